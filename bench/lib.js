@@ -1,0 +1,121 @@
+// Shared pieces of `npm run bench`: a started Scribe process and a closed-loop load generator.
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Starts `node dist/main.js` on a free port with a temporary DATA_DIR; resolves when ready. */
+export async function startServer(env = {}) {
+  const dataDir = await mkdtemp(join(tmpdir(), 'scribe-bench-'));
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const url = await new Promise((resolve, reject) => {
+    const onData = (chunk) => {
+      output += chunk;
+      const match = /GraphQL API ready at (http:\/\/\S+)\/graphql/.exec(output);
+      if (match) resolve(match[1]);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
+  });
+  return {
+    url,
+    pid: child.pid,
+    dataDir,
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Resident set size of a process in bytes, from /proc. */
+export async function rssOf(pid) {
+  const { readFile } = await import('node:fs/promises');
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) * 1024;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+/** One POST of a GraphQL body; resolves with the parsed JSON answer. */
+export function post(baseUrl, body, path = '/graphql') {
+  const payload = Buffer.from(JSON.stringify(body));
+  const url = new URL(path, baseUrl);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': payload.length },
+      },
+      (response) => {
+        const chunks = [];
+        response.on('data', (chunk) => chunks.push(chunk));
+        response.on('end', () => {
+          try {
+            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+          } catch (error) {
+            reject(error);
+          }
+        });
+      },
+    );
+    request.on('error', reject);
+    request.end(payload);
+  });
+}
+
+export function get(baseUrl, path) {
+  return new Promise((resolve, reject) => {
+    http
+      .get(new URL(path, baseUrl), { agent }, (response) => {
+        let text = '';
+        response.on('data', (chunk) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode, text }));
+      })
+      .on('error', reject);
+  });
+}
+
+/**
+ * Closed loop: `clients` workers each send `makeBody(client, i)` back to back until
+ * `durationMs` has passed. Returns throughput and latency percentiles.
+ */
+export async function load({ url, clients, durationMs, makeBody, check }) {
+  const latencies = [];
+  let errors = 0;
+  const deadline = performance.now() + durationMs;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async (_, client) => {
+      for (let i = 0; performance.now() < deadline; i++) {
+        const begin = performance.now();
+        const answer = await post(url, makeBody(client, i));
+        latencies.push(performance.now() - begin);
+        if (answer.errors || (check && !check(answer))) errors += 1;
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+  return {
+    requests: latencies.length,
+    errors,
+    perSecond: latencies.length / elapsed,
+    p50: at(0.5),
+    p99: at(0.99),
+  };
+}
+
+export function fmt(result) {
+  return `${result.perSecond.toFixed(0).padStart(7)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms  (${result.requests} requests, ${result.errors} errors)`;
+}

@@ -1,0 +1,24 @@
+// Nest 12 ships as ES modules only, so Jest runs in its native ESM mode
+// (npm scripts pass --experimental-vm-modules) and ts-jest emits ESM.
+const tsJest = [
+  'ts-jest',
+  { useESM: true, tsconfig: 'tsconfig.json', diagnostics: { ignoreCodes: ['TS151001'] } },
+];
+
+/** @type {import('jest').Config} */
+const shared = {
+  moduleFileExtensions: ['js', 'json', 'ts'],
+  extensionsToTreatAsEsm: ['.ts'],
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': tsJest },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  clearMocks: true,
+};
+
+/** @type {import('jest').Config} */
+export default {
+  projects: [
+    { ...shared, displayName: 'unit', rootDir: 'src', testMatch: ['**/*.spec.ts'] },
+    { ...shared, displayName: 'e2e', rootDir: 'test', testMatch: ['**/*.e2e-spec.ts'] },
+  ],
+};

@@ -1,0 +1,8 @@
+/** Every error a client can be shown. The GraphQL layer maps each to an `extensions.code`. */
+export enum ScribeErrorCode {
+  InvalidInput = 'INVALID_INPUT',
+  Unauthenticated = 'UNAUTHENTICATED',
+  QueryTooExpensive = 'QUERY_TOO_EXPENSIVE',
+  SessionResolveTimeout = 'SESSION_RESOLVE_TIMEOUT',
+  ShuttingDown = 'SHUTTING_DOWN',
+}

@@ -1,0 +1,66 @@
+import {
+  GraphQLError,
+  Kind,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
+import { type ComplexityEstimator } from 'graphql-query-complexity';
+import { DEFAULT_PAGE_SIZE } from '../pagination/page.args.js';
+
+export const MAX_QUERY_DEPTH = 12;
+export const MAX_MESSAGES_PER_QUERY = 100_000;
+
+/**
+ * Cost = how many messages a query could read: `messages(first: n)` reads up to n, and a list
+ * with `first` multiplies what each of its items could read.
+ */
+export const messagesReadEstimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
+  const takesFirst = field.args.some((argument) => argument.name === 'first');
+  if (!takesFirst) return childComplexity;
+  const first = typeof args.first === 'number' ? args.first : DEFAULT_PAGE_SIZE;
+  return field.name === 'messages' ? first : first * childComplexity;
+};
+
+/** Depth of the deepest field of any operation, following fragments (each at most once). */
+export function queryDepth(document: DocumentNode): number {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) {
+      fragments.set(definition.name.value, definition);
+    }
+  }
+  const depthOf = (selectionSet: SelectionSetNode, visiting: Set<string>): number => {
+    let deepest = 0;
+    for (const selection of selectionSet.selections) {
+      if (selection.kind === Kind.FIELD) {
+        const below = selection.selectionSet ? depthOf(selection.selectionSet, visiting) : 0;
+        deepest = Math.max(deepest, 1 + below);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        deepest = Math.max(deepest, depthOf(selection.selectionSet, visiting));
+      } else {
+        const name = selection.name.value;
+        const fragment = fragments.get(name);
+        // A fragment cycle is already a validation error; do not loop on it here.
+        if (!fragment || visiting.has(name)) continue;
+        visiting.add(name);
+        deepest = Math.max(deepest, depthOf(fragment.selectionSet, visiting));
+        visiting.delete(name);
+      }
+    }
+    return deepest;
+  };
+  let deepest = 0;
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.OPERATION_DEFINITION) {
+      deepest = Math.max(deepest, depthOf(definition.selectionSet, new Set()));
+    }
+  }
+  return deepest;
+}
+
+export function queryTooComplexError(message: string): GraphQLError {
+  return new GraphQLError(message, {
+    extensions: { code: 'QUERY_TOO_COMPLEX', http: { status: 400 } },
+  });
+}

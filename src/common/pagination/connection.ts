@@ -1,0 +1,68 @@
+import { type Type } from '@nestjs/common';
+import { Field, Int, ObjectType } from '@nestjs/graphql';
+import { encodeCursor } from './cursor.js';
+import { PageInfo } from './page-info.model.js';
+
+export interface Edge<T> {
+  cursor: string;
+  node: T;
+}
+
+export interface Connection<T> {
+  edges: Edge<T>[];
+  pageInfo: PageInfo;
+  totalCount: number;
+}
+
+/**
+ * Builds the Relay connection and edge types for `nodeType`, named `<name>Connection` and
+ * `<name>Edge`.
+ */
+export function ConnectionType<T>(nodeType: Type<T>, name: string): Type<Connection<T>> {
+  @ObjectType(`${name}Edge`, {
+    description: `One ${name.toLowerCase()} in a page, with its cursor.`,
+  })
+  class EdgeType {
+    @Field({ description: 'Opaque cursor of this item; pass it as `after` to continue after it.' })
+    cursor: string;
+
+    @Field(() => nodeType, { description: `The ${name.toLowerCase()}.` })
+    node: T;
+  }
+
+  @ObjectType(`${name}Connection`, { description: `A page of ${name.toLowerCase()}s.` })
+  class ConnectionClass {
+    @Field(() => [EdgeType], { description: 'The items of this page, in order.' })
+    edges: Edge<T>[];
+
+    @Field(() => PageInfo, { description: 'Where this page sits in the whole list.' })
+    pageInfo: PageInfo;
+
+    @Field(() => Int, { description: 'How many items the whole list holds.' })
+    totalCount: number;
+  }
+  return ConnectionClass;
+}
+
+/**
+ * Turns `first + 1` rows fetched after a cursor into a page: the extra row only says whether
+ * another page follows.
+ */
+export function toConnection<Row, Node>(
+  rows: Row[],
+  first: number,
+  totalCount: number,
+  keyOf: (row: Row) => string,
+  toNode: (row: Row) => Node,
+): Connection<Node> {
+  const page = rows.slice(0, first);
+  const edges = page.map((row) => ({ cursor: encodeCursor(keyOf(row)), node: toNode(row) }));
+  return {
+    edges,
+    pageInfo: {
+      hasNextPage: rows.length > first,
+      endCursor: edges.length > 0 ? edges[edges.length - 1].cursor : null,
+    },
+    totalCount,
+  };
+}

@@ -1,0 +1,147 @@
+import { plainToInstance } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  validateSync,
+} from 'class-validator';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'] as const;
+export type LogLevelName = (typeof LOG_LEVELS)[number];
+
+/** Room left in a request body for the query text and the other fields of a message. */
+export const BODY_ROOM_BYTES = 64 * 1024;
+
+/**
+ * Every environment variable Scribe reads, with its default. Checked once at start;
+ * a bad value stops the start with one line naming the variable.
+ */
+export class Environment {
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT = 3000;
+
+  @IsString()
+  @IsNotEmpty()
+  HOST = '127.0.0.1';
+
+  @IsString()
+  @IsNotEmpty()
+  DATA_DIR = './data';
+
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/\S+$/, {
+    message: 'DATABASE_URL must be a postgres:// or postgresql:// URL',
+  })
+  DATABASE_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  SPOOL_DIR?: string;
+
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  MAX_PENDING_PER_SESSION = 200;
+
+  @IsInt()
+  @Min(0)
+  @Max(3_600_000)
+  DB_RETRY_INTERVAL_MS = 1000;
+
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  SESSION_RESOLVE_CONCURRENCY = 2;
+
+  @IsInt()
+  @Min(1)
+  @Max(600_000)
+  SESSION_RESOLVE_TIMEOUT_MS = 10_000;
+
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  SESSION_CACHE_SIZE = 100;
+
+  @IsInt()
+  @Min(1)
+  @Max(256 * 1024 * 1024)
+  MAX_MESSAGE_BYTES = 1024 * 1024;
+
+  @IsInt()
+  @Min(1)
+  @Max(1024 * 1024 * 1024)
+  MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+  @IsOptional()
+  @IsString()
+  ADMIN_TOKEN?: string;
+
+  @IsIn(LOG_LEVELS)
+  LOG_LEVEL: LogLevelName = 'log';
+
+  @IsOptional()
+  @IsString()
+  NODE_ENV?: string;
+}
+
+const INTEGER_KEYS = new Set([
+  'PORT',
+  'MAX_PENDING_PER_SESSION',
+  'DB_RETRY_INTERVAL_MS',
+  'SESSION_RESOLVE_CONCURRENCY',
+  'SESSION_RESOLVE_TIMEOUT_MS',
+  'SESSION_CACHE_SIZE',
+  'MAX_MESSAGE_BYTES',
+  'MAX_BODY_BYTES',
+]);
+
+/** Thrown when the environment is invalid; its message is the one line to print. */
+export class InvalidEnvironmentError extends Error {
+  override readonly name = 'InvalidEnvironmentError';
+}
+
+/**
+ * Turns the raw environment into an {@link Environment}. Empty strings count as unset;
+ * integers must be written as plain decimal digits ("1e3" or "12abc" are refused).
+ */
+export function validateEnvironment(raw: Record<string, unknown>): Environment {
+  // Every field, optional ones included, is an own property (ES2022 class fields).
+  const known = Object.keys(new Environment());
+  const plain: Record<string, unknown> = {};
+  for (const key of known) {
+    const value = raw[key];
+    if (value === undefined || value === '') continue;
+    if (INTEGER_KEYS.has(key) && typeof value === 'string') {
+      if (!/^\s*\d+\s*$/.test(value)) {
+        throw new InvalidEnvironmentError(`${key} must be a whole number (got "${value}")`);
+      }
+      plain[key] = Number(value);
+    } else {
+      plain[key] = value;
+    }
+  }
+  const environment = plainToInstance(Environment, plain);
+  const errors = validateSync(environment, { skipMissingProperties: false });
+  if (errors.length > 0) {
+    const first = errors[0];
+    const reason = Object.values(first.constraints ?? {})[0] ?? 'is invalid';
+    const message = reason.startsWith(first.property) ? reason : `${first.property} ${reason}`;
+    throw new InvalidEnvironmentError(message);
+  }
+  if (environment.MAX_BODY_BYTES < environment.MAX_MESSAGE_BYTES + BODY_ROOM_BYTES) {
+    throw new InvalidEnvironmentError(
+      `MAX_BODY_BYTES must be at least MAX_MESSAGE_BYTES + ${BODY_ROOM_BYTES} bytes ` +
+        `(${environment.MAX_MESSAGE_BYTES + BODY_ROOM_BYTES}); got ${environment.MAX_BODY_BYTES}`,
+    );
+  }
+  return environment;
+}

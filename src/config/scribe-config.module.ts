@@ -1,0 +1,25 @@
+import { Global, Module } from '@nestjs/common';
+import { ConfigModule, ConfigService } from '@nestjs/config';
+import { Environment, validateEnvironment } from './environment.js';
+import { ScribeConfig } from './scribe-config.js';
+
+@Global()
+@Module({
+  imports: [ConfigModule.forRoot({ ignoreEnvFile: true, validate: validateEnvironment })],
+  providers: [
+    {
+      provide: ScribeConfig,
+      inject: [ConfigService],
+      useFactory: (config: ConfigService<Environment, true>) => {
+        const environment = new Environment();
+        const fields = environment as unknown as Record<string, unknown>;
+        for (const key of Object.keys(environment) as (keyof Environment)[]) {
+          fields[key] = config.get(key, { infer: true });
+        }
+        return new ScribeConfig(environment);
+      },
+    },
+  ],
+  exports: [ScribeConfig],
+})
+export class ScribeConfigModule {}

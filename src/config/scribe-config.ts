@@ -1,0 +1,52 @@
+import { resolve } from 'node:path';
+import { Environment, validateEnvironment, type LogLevelName } from './environment.js';
+
+export type DatabaseSettings =
+  | { readonly kind: 'sqlite'; readonly path: string }
+  | { readonly kind: 'postgres'; readonly url: string };
+
+/** Typed, resolved view of the validated environment. */
+export class ScribeConfig {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly spoolDir: string;
+  readonly database: DatabaseSettings;
+  readonly maxPendingPerSession: number;
+  readonly dbRetryIntervalMs: number;
+  readonly sessionResolveConcurrency: number;
+  readonly sessionResolveTimeoutMs: number;
+  readonly sessionCacheSize: number;
+  readonly maxMessageBytes: number;
+  readonly maxBodyBytes: number;
+  readonly adminToken: string | undefined;
+  readonly logLevel: LogLevelName;
+  readonly development: boolean;
+
+  /** From raw variables, as tests and tools pass them; throws InvalidEnvironmentError. */
+  static fromVariables(variables: Record<string, string | undefined>): ScribeConfig {
+    return new ScribeConfig(validateEnvironment(variables));
+  }
+
+  constructor(environment: Environment) {
+    const get = <K extends keyof Environment>(key: K): Environment[K] => environment[key];
+    this.port = get('PORT');
+    this.host = get('HOST');
+    this.dataDir = resolve(get('DATA_DIR'));
+    this.spoolDir = resolve(get('SPOOL_DIR') ?? resolve(this.dataDir, 'pending_messages'));
+    const url = get('DATABASE_URL');
+    this.database = url
+      ? { kind: 'postgres', url }
+      : { kind: 'sqlite', path: resolve(this.dataDir, 'scribe.sqlite') };
+    this.maxPendingPerSession = get('MAX_PENDING_PER_SESSION');
+    this.dbRetryIntervalMs = get('DB_RETRY_INTERVAL_MS');
+    this.sessionResolveConcurrency = get('SESSION_RESOLVE_CONCURRENCY');
+    this.sessionResolveTimeoutMs = get('SESSION_RESOLVE_TIMEOUT_MS');
+    this.sessionCacheSize = get('SESSION_CACHE_SIZE');
+    this.maxMessageBytes = get('MAX_MESSAGE_BYTES');
+    this.maxBodyBytes = get('MAX_BODY_BYTES');
+    this.adminToken = get('ADMIN_TOKEN') || undefined;
+    this.logLevel = get('LOG_LEVEL');
+    this.development = get('NODE_ENV') === 'development';
+  }
+}

@@ -1,0 +1,44 @@
+import sqlite3 from 'sqlite3';
+import { type DataSourceOptions } from 'typeorm';
+import { type DatabaseSettings } from '../config/scribe-config.js';
+import { SessionEntity } from '../session/entities/session.entity.js';
+import { MessageEntity } from '../transcript/entities/message.entity.js';
+import { InitialSchema1764460800000 } from './migrations/1764460800000-initial-schema.js';
+
+export const ENTITIES = [SessionEntity, MessageEntity];
+export const MIGRATIONS = [InitialSchema1764460800000];
+
+/** How long one SQLite statement waits for another process's lock before failing. */
+export const SQLITE_BUSY_TIMEOUT_MS = 1000;
+
+// TypeORM calls `sqlite3.verbose()`, which wraps every call in a stack-capturing trace and
+// roughly halves write throughput. Hand it a module whose `verbose()` changes nothing.
+const quietSqlite3 = { ...sqlite3, verbose: () => sqlite3 };
+
+export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOptions {
+  const common = {
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsRun: true,
+    synchronize: false,
+    logging: false,
+  } as const;
+  if (settings.kind === 'postgres') {
+    return {
+      ...common,
+      type: 'postgres',
+      url: settings.url,
+      // Fail a write within seconds when the server is unreachable, instead of hanging.
+      connectTimeoutMS: 3000,
+      extra: { max: 10, query_timeout: 5000, keepAlive: true },
+    };
+  }
+  return {
+    ...common,
+    type: 'sqlite',
+    database: settings.path,
+    driver: quietSqlite3,
+    enableWAL: true,
+    busyTimeout: SQLITE_BUSY_TIMEOUT_MS,
+  };
+}

@@ -1,0 +1,69 @@
+import { Controller, Get, Res } from '@nestjs/common';
+import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import { type Response } from 'express';
+import { describeDatabaseError } from '../database/database-errors.js';
+import { SpoolService } from '../spool/spool.service.js';
+import { TranscriptService } from '../transcript/transcript.service.js';
+
+// A probe that has not answered by then counts as down.
+const PROBE_TIMEOUT_MS = 3000;
+
+type HealthStatus = 'ok' | 'degraded' | 'error' | 'shutting_down';
+
+/**
+ * `GET /health`, in terminus's shape. 200 while the instance can accept appends: a database
+ * outage alone shows as `database: down` with status `degraded`, because queueing is the
+ * instance doing its job and a load balancer must not pull every instance at once. 503 only
+ * when neither the database nor the spool can take a write, or while shutting down.
+ */
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly indicators: HealthIndicatorService,
+    private readonly transcripts: TranscriptService,
+    private readonly spool: SpoolService,
+  ) {}
+
+  @Get()
+  async check(@Res() response: Response): Promise<void> {
+    const [database, spool] = await Promise.all([
+      this.probe('database', () => this.transcripts.probeDatabase()),
+      this.probe('spool', () => this.spool.checkWritable(), { path: this.spool.path }),
+    ]);
+    const details = { ...database, ...spool };
+    const databaseUp = database.database.status === 'up';
+    const spoolUp = spool.spool.status === 'up';
+    let status: HealthStatus = databaseUp && spoolUp ? 'ok' : 'degraded';
+    if (!databaseUp && !spoolUp) status = 'error';
+    if (!this.transcripts.isAccepting) status = 'shutting_down';
+    const info = Object.fromEntries(Object.entries(details).filter(([, v]) => v.status === 'up'));
+    const error = Object.fromEntries(Object.entries(details).filter(([, v]) => v.status !== 'up'));
+    const httpStatus = status === 'ok' || status === 'degraded' ? 200 : 503;
+    response.status(httpStatus).json({ status, info, error, details });
+  }
+
+  private async probe<Key extends string>(
+    key: Key,
+    check: () => Promise<void>,
+    data: Record<string, unknown> = {},
+  ): Promise<HealthIndicatorResult<Key>> {
+    const indicator = this.indicators.check(key);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        check(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)),
+            PROBE_TIMEOUT_MS,
+          );
+        }),
+      ]);
+      return indicator.up(data);
+    } catch (error) {
+      return indicator.down({ ...data, message: describeDatabaseError(error) });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
+import { SpoolModule } from '../spool/spool.module.js';
+import { TranscriptModule } from '../transcript/transcript.module.js';
+import { HealthController } from './health.controller.js';
+
+@Module({
+  imports: [TerminusModule, TranscriptModule, SpoolModule],
+  controllers: [HealthController],
+})
+export class HealthModule {}

@@ -1,0 +1,37 @@
+import 'reflect-metadata';
+import { Logger, type LogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { type NestExpressApplication } from '@nestjs/platform-express';
+import { AppModule } from './app.module.js';
+import { configureHttp } from './common/http/configure-http.js';
+import { LOG_LEVELS, validateEnvironment, type Environment } from './config/environment.js';
+
+/** Nest log levels from the most severe down to and including `level`. */
+export function logLevelsUpTo(level: Environment['LOG_LEVEL']): LogLevel[] {
+  return LOG_LEVELS.slice(0, LOG_LEVELS.indexOf(level) + 1);
+}
+
+async function bootstrap(): Promise<void> {
+  let environment: Environment;
+  try {
+    environment = validateEnvironment(process.env);
+  } catch (error) {
+    process.stderr.write(`scribe: invalid configuration: ${(error as Error).message}\n`);
+    process.exit(1);
+  }
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, {
+    bodyParser: false,
+    logger: logLevelsUpTo(environment.LOG_LEVEL),
+    return503OnClosing: true,
+  });
+  configureHttp(app);
+  app.enableShutdownHooks();
+  await app.listen(environment.PORT, environment.HOST);
+  const url = await app.getUrl();
+  new Logger('Scribe').log(`GraphQL API ready at ${url.replace('[::1]', 'localhost')}/graphql`);
+}
+
+bootstrap().catch((error: unknown) => {
+  new Logger('Scribe').fatal(`Failed to start: ${(error as Error)?.message ?? String(error)}`);
+  process.exit(1);
+});

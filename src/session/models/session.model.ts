@@ -1,0 +1,33 @@
+import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
+import { GraphQLDateTime } from 'graphql-scalars';
+import { ConnectionType } from '../../common/pagination/connection.js';
+
+@ObjectType({
+  description: 'A chat session: its metadata and, through `messages`, its transcript.',
+})
+export class Session {
+  @Field(() => ID, { description: 'The client-chosen session id.' })
+  id: string;
+
+  @Field(() => String, { nullable: true, description: 'Optional human-readable title.' })
+  title: string | null;
+
+  @Field(() => GraphQLDateTime, {
+    description: 'When the first message of the session was accepted.',
+  })
+  createdAt: Date;
+
+  @Field(() => GraphQLDateTime, { description: 'When a message of the session was last stored.' })
+  updatedAt: Date;
+
+  @Field(() => Int, { description: 'How many messages are stored.' })
+  messageCount: number;
+
+  @Field(() => Int, {
+    description:
+      'Grows by one with every stored message; a changed revision means the transcript changed.',
+  })
+  revision: number;
+}
+
+export const SessionConnection = ConnectionType(Session, 'Session');

@@ -1,0 +1,93 @@
+import { Args, Info, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import { type GraphQLResolveInfo } from 'graphql';
+import { toConnection, type Connection } from '../common/pagination/connection.js';
+import { PageArgs } from '../common/pagination/page.args.js';
+import { type MessageRecord } from '../transcript/message-record.js';
+import { toMessageModel } from '../transcript/message.mapper.js';
+import { Message } from '../transcript/models/message.model.js';
+import { SessionArgs } from './dto/session.args.js';
+import { MessageConnection } from './models/message-connection.model.js';
+import { Session, SessionConnection } from './models/session.model.js';
+import { SessionReader } from './session-reader.js';
+import { decodeMessageCursor } from './session.service.js';
+import { sessionListKey, toSessionModel } from './session.mapper.js';
+
+/** A Session as resolved, carrying the whole transcript when a full load produced it. */
+type ResolvedSession = Session & { transcript?: MessageRecord[] };
+
+@Resolver(() => Session)
+export class SessionResolver {
+  constructor(private readonly reader: SessionReader) {}
+
+  @Query(() => Session, {
+    nullable: true,
+    description: 'One session, or null when it does not exist.',
+  })
+  async session(
+    @Args() args: SessionArgs,
+    @Info() info: GraphQLResolveInfo,
+  ): Promise<ResolvedSession | null> {
+    if (!selectsField(info, 'messages')) {
+      const metadata = await this.reader.metadata(args.id);
+      return metadata ? toSessionModel(metadata) : null;
+    }
+    const full = await this.reader.full(args.id);
+    return full ? { ...toSessionModel(full.session), transcript: full.messages } : null;
+  }
+
+  @Query(() => SessionConnection, {
+    description: 'Sessions, most recently updated first.',
+  })
+  async sessions(@Args() page: PageArgs): Promise<Connection<Session>> {
+    const [rows, totalCount] = await Promise.all([
+      this.reader.list(page.first, page.after),
+      this.reader.count(),
+    ]);
+    return toConnection(rows, page.first, totalCount, sessionListKey, toSessionModel);
+  }
+
+  @ResolveField(() => MessageConnection, {
+    description: 'The transcript, in the order its appends were accepted.',
+  })
+  async messages(
+    @Parent() session: ResolvedSession,
+    @Args() page: PageArgs,
+  ): Promise<Connection<Message>> {
+    const rows = session.transcript
+      ? pageOf(session.transcript, page.first, page.after)
+      : await this.reader.messagePage(session.id, page.first, page.after);
+    return toConnection(
+      rows,
+      page.first,
+      session.messageCount,
+      (row) => row.orderKey,
+      toMessageModel,
+    );
+  }
+}
+
+function pageOf(
+  transcript: MessageRecord[],
+  first: number,
+  after?: string | null,
+): MessageRecord[] {
+  let start = 0;
+  if (after) {
+    const afterKey = decodeMessageCursor(after);
+    start = transcript.findIndex((message) => message.orderKey > afterKey);
+    if (start < 0) start = transcript.length;
+  }
+  return transcript.slice(start, start + first + 1);
+}
+
+/** Whether the query selects `name` directly under this field (fragments included). */
+function selectsField(info: GraphQLResolveInfo, name: string): boolean {
+  const visit = (selections: readonly import('graphql').SelectionNode[]): boolean =>
+    selections.some((selection) => {
+      if (selection.kind === 'Field') return selection.name.value === name;
+      if (selection.kind === 'InlineFragment') return visit(selection.selectionSet.selections);
+      const fragment = info.fragments[selection.name.value];
+      return fragment ? visit(fragment.selectionSet.selections) : false;
+    });
+  return info.fieldNodes.some((node) => visit(node.selectionSet?.selections ?? []));
+}

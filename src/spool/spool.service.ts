@@ -1,0 +1,74 @@
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { ScribeConfig } from '../config/scribe-config.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { type MessageRecord } from '../transcript/message-record.js';
+import {
+  OWNED_SPOOL_REASONS,
+  SpoolDirectory,
+  type SpoolEntry,
+  type SpoolReason,
+  type SpoolStats,
+} from './spool-directory.js';
+
+/** The on-disk spool of messages that could not wait in memory, wired to logs and metrics. */
+@Injectable()
+export class SpoolService implements OnModuleInit {
+  private readonly logger = new Logger(SpoolService.name);
+  private readonly directory: SpoolDirectory;
+
+  constructor(config: ScribeConfig, metrics: MetricsService) {
+    this.directory = new SpoolDirectory(config.spoolDir, {
+      badFile: (fileName, error) => {
+        metrics.spoolBadFiles.inc();
+        this.logger.error(
+          `Spool file ${fileName} is unreadable (${error}); set aside as ${fileName}.bad`,
+        );
+      },
+      written: (reason) => metrics.spoolWrites.inc({ reason }),
+      replayed: (count) => metrics.spoolReplays.inc(count),
+    });
+    metrics.observeGauge('scribe_spool_files', async () => (await this.stats()).files);
+  }
+
+  get path(): string {
+    return this.directory.path;
+  }
+
+  // The service starts even when the spool is unusable: appends still work, evictions drop.
+  async onModuleInit(): Promise<void> {
+    const { usable, error } = await this.directory.init();
+    if (!usable) {
+      this.logger.warn(
+        `on-disk spool unavailable at ${this.path}: ${error}; messages evicted past the pending cap will be dropped`,
+      );
+    }
+  }
+
+  write(record: MessageRecord, reason: SpoolReason): Promise<string> {
+    return this.directory.write(record, reason);
+  }
+
+  drainSession(
+    sessionId: string,
+    store: (record: MessageRecord) => Promise<void>,
+  ): Promise<{ replayed: number; remaining: number; error?: unknown }> {
+    return this.directory.drainSession(sessionId, store, OWNED_SPOOL_REASONS);
+  }
+
+  /** Every file the transcript owns, in drop order. */
+  listOwned(): Promise<SpoolEntry[]> {
+    return this.directory.list({ reasons: OWNED_SPOOL_REASONS });
+  }
+
+  async stats(): Promise<SpoolStats> {
+    try {
+      return await this.directory.stats();
+    } catch {
+      return { files: 0, bySession: [], oldestFileAgeMs: null, badFiles: 0 };
+    }
+  }
+
+  checkWritable(): Promise<void> {
+    return this.directory.checkWritable();
+  }
+}

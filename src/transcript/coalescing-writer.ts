@@ -1,0 +1,97 @@
+import { TranscriptStore, type SessionWrite } from './transcript.store.js';
+
+interface Submission {
+  /** A write to store, or undefined for a probe of the database. */
+  write?: SessionWrite;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+// Enough to amortise a transaction, small enough to keep one commit short.
+const MAX_RECORDS_PER_TRANSACTION = 2000;
+
+/**
+ * Group commit: writes submitted while a transaction is running are stored together in the
+ * next one, so concurrent appends share a transaction instead of queueing for one each.
+ * Transactions run one at a time (SQLite has a single connection, and it keeps order simple).
+ * Each write stays all-or-nothing; callers hold their session's lock while a write is pending,
+ * so a session never has two writes in one group.
+ */
+export class CoalescingWriter {
+  private waiting: Submission[] = [];
+  private running = false;
+
+  constructor(
+    private readonly store: TranscriptStore,
+    private readonly isConstraintViolation: (error: unknown) => boolean,
+  ) {}
+
+  submit(write: SessionWrite): Promise<void> {
+    return this.enqueue(write);
+  }
+
+  /** Probes the database for writability in turn with the writes. */
+  probe(): Promise<void> {
+    return this.enqueue(undefined);
+  }
+
+  private enqueue(write: SessionWrite | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.push({ write, resolve, reject });
+      if (!this.running) void this.run();
+    });
+  }
+
+  private async run(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.waiting.length > 0) {
+        const group = this.takeGroup();
+        try {
+          if (group[0].write) {
+            await this.store.write(group.map((submission) => submission.write as SessionWrite));
+          } else {
+            await this.store.probeWrite();
+          }
+          for (const submission of group) submission.resolve();
+        } catch (error) {
+          await this.settleFailedGroup(group, error);
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** The longest run of writes from the head that fits one transaction; a probe runs alone. */
+  private takeGroup(): Submission[] {
+    if (!this.waiting[0].write) return this.waiting.splice(0, 1);
+    let records = 0;
+    let count = 0;
+    while (count < this.waiting.length) {
+      const write = this.waiting[count].write;
+      if (!write) break;
+      if (count > 0 && records + write.records.length > MAX_RECORDS_PER_TRANSACTION) break;
+      records += write.records.length;
+      count += 1;
+    }
+    return this.waiting.splice(0, count);
+  }
+
+  // One write that breaks a constraint must not fail the others it shared a transaction with;
+  // any other error (database down, locked) fails them all without a retry each.
+  private async settleFailedGroup(group: Submission[], error: unknown): Promise<void> {
+    if (group.length === 1 || !this.isConstraintViolation(error)) {
+      for (const submission of group) submission.reject(error);
+      return;
+    }
+    for (const submission of group) {
+      try {
+        await this.store.write([submission.write as SessionWrite]);
+        submission.resolve();
+      } catch (singleError) {
+        submission.reject(singleError);
+      }
+    }
+  }
+}

@@ -1,0 +1,47 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { epochMsTransformer } from '../../database/epoch-ms.transformer.js';
+
+/** Any JSON value, as stored in a `simple-json` column. */
+export type JsonColumnValue = string | number | boolean | object | null;
+
+@Entity('messages')
+@Index('UQ_messages_session_order', ['sessionId', 'orderKey'], { unique: true })
+@Index('UQ_messages_session_client_id', ['sessionId', 'clientMessageId'], { unique: true })
+export class MessageEntity {
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id: string;
+
+  @Column({ name: 'session_id', type: 'varchar', length: 128 })
+  sessionId: string;
+
+  /** Sorts a session's messages into the order their appends were accepted. */
+  @Column({ name: 'order_key', type: 'varchar', length: 64 })
+  orderKey: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  role: string;
+
+  @Column({ type: 'text' })
+  content: string;
+
+  @Column({ name: 'client_message_id', type: 'varchar', length: 256, nullable: true })
+  clientMessageId: string | null;
+
+  @Column({ name: 'tool_name', type: 'varchar', length: 256, nullable: true })
+  toolName: string | null;
+
+  @Column({ name: 'tool_call_id', type: 'varchar', length: 256, nullable: true })
+  toolCallId: string | null;
+
+  @Column({ name: 'tool_calls', type: 'simple-json', nullable: true })
+  toolCalls: JsonColumnValue;
+
+  @Column({ type: 'simple-json', nullable: true })
+  metadata: JsonColumnValue;
+
+  @Column({ name: 'accepted_at', type: 'bigint', transformer: epochMsTransformer })
+  acceptedAt: number;
+
+  @Column({ name: 'stored_at', type: 'bigint', transformer: epochMsTransformer })
+  storedAt: number;
+}

@@ -1,0 +1,28 @@
+import { MessageRole } from './models/message-role.enum.js';
+
+/** A message as the domain knows it: assigned its id and place when its append was accepted. */
+export interface MessageRecord {
+  id: string;
+  sessionId: string;
+  orderKey: string;
+  role: MessageRole;
+  content: string;
+  clientMessageId: string | null;
+  toolName: string | null;
+  toolCallId: string | null;
+  toolCalls: unknown;
+  metadata: unknown;
+  /** Epoch milliseconds at which the append was accepted. */
+  acceptedAt: number;
+}
+
+/** What a client sends for one message. */
+export interface NewMessage {
+  role: MessageRole;
+  content: string;
+  clientMessageId?: string | null;
+  toolName?: string | null;
+  toolCallId?: string | null;
+  toolCalls?: unknown;
+  metadata?: unknown;
+}

@@ -1,0 +1,23 @@
+import { Field, ObjectType } from '@nestjs/graphql';
+import { AppendStatus } from './append-status.enum.js';
+import { Message } from './message.model.js';
+
+@ObjectType({ description: 'The result of appendMessage.' })
+export class AppendMessagePayload {
+  @Field(() => Message, { description: 'The accepted message, with its server-assigned id.' })
+  message: Message;
+
+  @Field(() => AppendStatus, { description: 'Whether it is stored yet or held until it can be.' })
+  status: AppendStatus;
+}
+
+@ObjectType({ description: 'The result of appendMessages.' })
+export class AppendMessagesPayload {
+  @Field(() => [Message], { description: 'The accepted messages, in order.' })
+  messages: Message[];
+
+  @Field(() => AppendStatus, {
+    description: 'Whether they are stored yet or held until they can be.',
+  })
+  status: AppendStatus;
+}

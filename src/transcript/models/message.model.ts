@@ -1,0 +1,44 @@
+import { Field, ID, ObjectType } from '@nestjs/graphql';
+import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
+import { MessageRole } from './message-role.enum.js';
+
+@ObjectType({ description: 'One message of a session transcript.' })
+export class Message {
+  @Field(() => ID, {
+    description: 'Server-assigned id (a UUID), given when the append was accepted.',
+  })
+  id: string;
+
+  @Field(() => ID, { description: 'The session the message belongs to.' })
+  sessionId: string;
+
+  @Field(() => MessageRole, { description: 'Who the message is from.' })
+  role: MessageRole;
+
+  @Field({ description: 'The message text.' })
+  content: string;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'The id the client gave the message, unique within its session.',
+  })
+  clientMessageId: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Name of the tool, for tool messages.' })
+  toolName: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Id of the tool call this message answers.' })
+  toolCallId: string | null;
+
+  @Field(() => GraphQLJSON, {
+    nullable: true,
+    description: 'Tool calls the assistant made, as sent.',
+  })
+  toolCalls: unknown;
+
+  @Field(() => GraphQLJSON, { nullable: true, description: 'Free-form client metadata, as sent.' })
+  metadata: unknown;
+
+  @Field(() => GraphQLDateTime, { description: 'When the append was accepted.' })
+  createdAt: Date;
+}

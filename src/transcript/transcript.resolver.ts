@@ -1,0 +1,34 @@
+import { Args, Mutation, Resolver } from '@nestjs/graphql';
+import { AppendMessageInput } from './dto/append-message.input.js';
+import { AppendMessagesInput } from './dto/append-messages.input.js';
+import { toMessageModel } from './message.mapper.js';
+import { AppendMessagePayload, AppendMessagesPayload } from './models/append-payload.model.js';
+import { TranscriptService } from './transcript.service.js';
+
+@Resolver()
+export class TranscriptResolver {
+  constructor(private readonly transcripts: TranscriptService) {}
+
+  @Mutation(() => AppendMessagePayload, {
+    description:
+      'Appends one message to a session, creating the session if it is new. The answer says whether it is stored yet (PERSISTED) or held until the database can take it (QUEUED).',
+  })
+  async appendMessage(@Args('input') input: AppendMessageInput): Promise<AppendMessagePayload> {
+    const { sessionId, ...message } = input;
+    const result = await this.transcripts.append(sessionId, [message], () => 'input');
+    return { message: toMessageModel(result.records[0]), status: result.status };
+  }
+
+  @Mutation(() => AppendMessagesPayload, {
+    description:
+      'Appends several messages to one session in one round trip, stored atomically and in order.',
+  })
+  async appendMessages(@Args('input') input: AppendMessagesInput): Promise<AppendMessagesPayload> {
+    const result = await this.transcripts.append(
+      input.sessionId,
+      input.messages,
+      (index) => `input.messages.${index}`,
+    );
+    return { messages: result.records.map(toMessageModel), status: result.status };
+  }
+}

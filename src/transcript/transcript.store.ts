@@ -1,0 +1,33 @@
+import { type MessageRecord } from './message-record.js';
+
+/** Messages of one session to store, in order. */
+export interface SessionWrite {
+  sessionId: string;
+  records: MessageRecord[];
+  /**
+   * Skip records whose id or clientMessageId is already stored (replays of queued or spooled
+   * messages, which may have been stored before a crash).
+   */
+  skipExisting?: boolean;
+}
+
+/**
+ * The database seam of the transcript: every write of messages goes through here, so tests
+ * can put a store that fails and heals in its place.
+ */
+export abstract class TranscriptStore {
+  /** Stores every write in one transaction: all of them or none. */
+  abstract write(writes: SessionWrite[]): Promise<void>;
+
+  /**
+   * Starts a write transaction and rolls it back: fails when the database cannot take a
+   * write right now (unreachable, locked by another process, read-only).
+   */
+  abstract probeWrite(): Promise<void>;
+
+  /** Stored messages of a session with any of these client ids. */
+  abstract findByClientMessageIds(
+    sessionId: string,
+    clientMessageIds: string[],
+  ): Promise<MessageRecord[]>;
+}

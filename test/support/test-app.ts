@@ -1,0 +1,83 @@
+import { type INestApplication } from '@nestjs/common';
+import { type NestExpressApplication } from '@nestjs/platform-express';
+import { Test } from '@nestjs/testing';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { AppModule } from '../../src/app.module.js';
+import { configureHttp } from '../../src/common/http/configure-http.js';
+import { ScribeConfig } from '../../src/config/scribe-config.js';
+import { createPostgresSchema, type DatabaseKind } from './databases.js';
+
+export interface GqlResponse<T = any> {
+  status: number;
+  data?: T;
+  errors?: {
+    message: string;
+    extensions?: { code?: string; field?: string; [key: string]: unknown };
+  }[];
+  body: any;
+}
+
+export interface TestApp {
+  app: INestApplication;
+  dataDir: string;
+  config: ScribeConfig;
+  gql<T = any>(
+    query: string,
+    variables?: Record<string, unknown>,
+    headers?: Record<string, string>,
+  ): Promise<GqlResponse<T>>;
+  http(): ReturnType<typeof request>;
+  close(): Promise<void>;
+}
+
+/**
+ * The real AppModule in-process, on a temporary data directory (never ./data), with SQLite or
+ * a schema of its own on the test PostgreSQL. Only the configuration, which comes from the
+ * environment in production, is provided by the test.
+ */
+export async function createTestApp(
+  database: DatabaseKind = 'sqlite',
+  variables: Record<string, string> = {},
+): Promise<TestApp> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'scribe-e2e-'));
+  const postgres = database === 'postgres' ? await createPostgresSchema() : undefined;
+  const config = ScribeConfig.fromVariables({
+    DATA_DIR: dataDir,
+    DB_RETRY_INTERVAL_MS: '0',
+    ...(postgres ? { DATABASE_URL: postgres.url } : {}),
+    ...variables,
+  });
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+    .overrideProvider(ScribeConfig)
+    .useValue(config)
+    .compile();
+  const app = moduleRef.createNestApplication<NestExpressApplication>({
+    bodyParser: false,
+    logger: ['fatal'],
+  });
+  configureHttp(app);
+  await app.init();
+  const server = app.getHttpServer();
+  return {
+    app,
+    dataDir,
+    config,
+    http: () => request(server),
+    async gql(query, variablesIn, headers = {}) {
+      const response = await request(server)
+        .post('/graphql')
+        .set({ 'content-type': 'application/json', ...headers })
+        .send({ query, variables: variablesIn });
+      const body = response.body ?? {};
+      return { status: response.status, data: body.data, errors: body.errors, body };
+    },
+    async close() {
+      await app.close();
+      await postgres?.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
