@@ -318,7 +318,7 @@ describe.each(databaseKinds())('GraphQL API on %s', (database) => {
     );
     expect(fine.errors).toBeUndefined();
     const deep = await sut.gql(
-      `{ session(id: "x") { messages { edges { node { id } } } } ${'a: __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } }'} }`,
+      `{ session(id: "x") { messages { edges { node { id } } } } ${'a: __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } }'} }`,
     );
     expect(deep.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
     expect(deep.errors?.[0]?.message).toMatch(/depth/);

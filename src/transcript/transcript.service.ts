@@ -146,7 +146,9 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
   async beforeApplicationShutdown(): Promise<void> {
     this.accepting = false;
     clearInterval(this.retryTimer);
-    await Promise.allSettled([...this.inFlight]);
+    const inFlight = [...this.inFlight];
+    await Promise.allSettled(inFlight);
+    this.logger.log(`Shutting down: waited for ${inFlight.length} in-flight append(s)`);
     await this.retryRun;
     if (this.pending.total > 0) await this.retryAll();
     await this.spoolPendingForShutdown();

@@ -26,11 +26,11 @@ export function graphqlCodeFor(code: ScribeErrorCode): string {
   }
 }
 
-// Codes that graphql-js and Apollo assign themselves for malformed requests.
-const REQUEST_ERROR_CODES = new Set([
+// Request-level codes worth keeping as they are; every other error found before anything ran
+// (a validation failure, a variable of the wrong type, an unknown field) is BAD_USER_INPUT.
+const KEPT_REQUEST_CODES = new Set([
   'GRAPHQL_PARSE_FAILED',
-  'GRAPHQL_VALIDATION_FAILED',
-  'BAD_USER_INPUT',
+  'QUERY_TOO_COMPLEX',
   'BAD_REQUEST',
   'PERSISTED_QUERY_NOT_FOUND',
   'PERSISTED_QUERY_NOT_SUPPORTED',
@@ -59,14 +59,13 @@ export function formatGraphQLError(
     };
   }
   const code = formatted.extensions?.code;
-  if (typeof code === 'string' && REQUEST_ERROR_CODES.has(code)) {
-    return { ...base, message: formatted.message, extensions: { code } };
+  if (original instanceof GraphQLError && !formatted.path) {
+    const clientCode =
+      typeof code === 'string' && KEPT_REQUEST_CODES.has(code) ? code : 'BAD_USER_INPUT';
+    return { ...base, message: formatted.message, extensions: { code: clientCode } };
   }
   if (original instanceof HttpException && original.getStatus() < 500) {
     return { ...base, message: original.message, extensions: { code: 'BAD_REQUEST' } };
-  }
-  if (original instanceof GraphQLError && !original.originalError && typeof code === 'string') {
-    return { ...base, message: formatted.message, extensions: { code } };
   }
   logger.error(
     `Unhandled error at ${formatted.path?.join('.') ?? 'request'}: ${String(original)}`,

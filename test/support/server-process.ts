@@ -1,0 +1,117 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import request from 'supertest';
+import { type GqlResponse } from './test-app.js';
+
+const MAIN = resolve('dist/main.js');
+const READY = /GraphQL API ready at (http:\/\/\S+)\/graphql/;
+
+/** Nest re-raises the signal after its shutdown hooks, so a clean stop ends by that signal. */
+export interface ProcessEnd {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  /** Everything the process printed so far, stdout and stderr interleaved. */
+  output(): string;
+  /** Resolves when the output contains `pattern`, rejects after `timeoutMs`. */
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  gql<T = any>(
+    query: string,
+    variables?: Record<string, unknown>,
+    headers?: Record<string, string>,
+  ): Promise<GqlResponse<T>>;
+  get(path: string): Promise<request.Response>;
+  /** Sends `signal` and resolves with how the process ended once it is gone. */
+  stop(signal?: NodeJS.Signals): Promise<ProcessEnd>;
+}
+
+/** A temporary data directory, removed by the returned function. */
+export async function temporaryDataDir(): Promise<{ path: string; remove: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), 'scribe-proc-'));
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+/**
+ * Starts the built server (`npm test` builds it first) as a real process on a free port and
+ * resolves once it says it is ready. Logs are plain (no colours) so tests can match them.
+ */
+export async function startServer(
+  env: Record<string, string>,
+  { readyTimeoutMs = 20_000 } = {},
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [MAIN], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      PORT: '0',
+      LOG_LEVEL: 'log',
+      NO_COLOR: '1',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const waiters = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+    for (const waiter of waiters) waiter();
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const exited = new Promise<ProcessEnd>((resolveExit) =>
+    child.once('exit', (code, signal) => {
+      for (const waiter of waiters) waiter();
+      resolveExit({ code, signal });
+    }),
+  );
+
+  const waitForOutput = (pattern: RegExp, timeoutMs = 10_000) =>
+    new Promise<RegExpExecArray>((resolveWait, rejectWait) => {
+      const check = () => {
+        const match = pattern.exec(output);
+        if (match) {
+          cleanup();
+          resolveWait(match);
+        } else if (child.exitCode !== null || child.signalCode !== null) {
+          cleanup();
+          rejectWait(new Error(`server exited before printing ${pattern}:\n${output}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        rejectWait(new Error(`no ${pattern} within ${timeoutMs} ms:\n${output}`));
+      }, timeoutMs);
+      const cleanup = () => {
+        clearTimeout(timer);
+        waiters.delete(check);
+      };
+      waiters.add(check);
+      check();
+    });
+
+  const url = (await waitForOutput(READY, readyTimeoutMs))[1];
+  return {
+    url,
+    child,
+    output: () => output,
+    waitForOutput,
+    async gql(query, variables, headers = {}) {
+      const response = await request(url)
+        .post('/graphql')
+        .set({ 'content-type': 'application/json', ...headers })
+        .send({ query, variables });
+      const body = response.body ?? {};
+      return { status: response.status, data: body.data, errors: body.errors, body };
+    },
+    get: (path) => request(url).get(path),
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
