@@ -1,6 +1,11 @@
 import { type Type } from '@nestjs/common';
 import { SessionResolver } from './session/session.resolver.js';
+import { SpoolResolver } from './spool/spool.resolver.js';
 import { TranscriptResolver } from './transcript/transcript.resolver.js';
 
 /** Every resolver class of the API: the schema script builds `schema.gql` from these. */
-export const SCHEMA_RESOLVERS: Type<unknown>[] = [SessionResolver, TranscriptResolver];
+export const SCHEMA_RESOLVERS: Type<unknown>[] = [
+  SessionResolver,
+  SpoolResolver,
+  TranscriptResolver,
+];

@@ -1,11 +1,14 @@
+import { UseGuards } from '@nestjs/common';
 import { Args, Info, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
-import { type GraphQLResolveInfo } from 'graphql';
+import { AdminTokenGuard } from '../common/auth/admin-token.guard.js';
+import { Kind, type GraphQLResolveInfo, type SelectionNode } from 'graphql';
 import { toConnection, type Connection } from '../common/pagination/connection.js';
 import { PageArgs } from '../common/pagination/page.args.js';
 import { type MessageRecord } from '../transcript/message-record.js';
 import { toMessageModel } from '../transcript/message.mapper.js';
 import { Message } from '../transcript/models/message.model.js';
 import { SessionArgs } from './dto/session.args.js';
+import { GateStatus } from './models/gate-status.model.js';
 import { MessageConnection } from './models/message-connection.model.js';
 import { Session, SessionConnection } from './models/session.model.js';
 import { SessionReader } from './session-reader.js';
@@ -46,6 +49,15 @@ export class SessionResolver {
     return toConnection(rows, page.first, totalCount, sessionListKey, toSessionModel);
   }
 
+  @Query(() => GateStatus, {
+    description:
+      'Admin: full session loads and the session cache of this instance. Needs Authorization: Bearer <ADMIN_TOKEN>.',
+  })
+  @UseGuards(AdminTokenGuard)
+  gateStatus(): GateStatus {
+    return this.reader.gateStatus();
+  }
+
   @ResolveField(() => MessageConnection, {
     description: 'The transcript, in the order its appends were accepted.',
   })
@@ -82,10 +94,10 @@ function pageOf(
 
 /** Whether the query selects `name` directly under this field (fragments included). */
 function selectsField(info: GraphQLResolveInfo, name: string): boolean {
-  const visit = (selections: readonly import('graphql').SelectionNode[]): boolean =>
+  const visit = (selections: readonly SelectionNode[]): boolean =>
     selections.some((selection) => {
-      if (selection.kind === 'Field') return selection.name.value === name;
-      if (selection.kind === 'InlineFragment') return visit(selection.selectionSet.selections);
+      if (selection.kind === Kind.FIELD) return selection.name.value === name;
+      if (selection.kind === Kind.INLINE_FRAGMENT) return visit(selection.selectionSet.selections);
       const fragment = info.fragments[selection.name.value];
       return fragment ? visit(fragment.selectionSet.selections) : false;
     });

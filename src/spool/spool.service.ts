@@ -2,6 +2,7 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { type MessageRecord } from '../transcript/message-record.js';
+import { SpoolStatus } from './models/spool-status.model.js';
 import {
   OWNED_SPOOL_REASONS,
   SpoolDirectory,
@@ -66,6 +67,25 @@ export class SpoolService implements OnModuleInit {
     } catch {
       return { files: 0, bySession: [], oldestFileAgeMs: null, badFiles: 0 };
     }
+  }
+
+  async status(): Promise<SpoolStatus> {
+    let error: string | null = null;
+    try {
+      await this.checkWritable();
+    } catch (cause) {
+      error = cause instanceof Error ? cause.message : String(cause);
+    }
+    const stats = await this.stats();
+    return {
+      path: this.path,
+      writable: error === null,
+      error,
+      files: stats.files,
+      badFiles: stats.badFiles,
+      oldestFileAgeMs: stats.oldestFileAgeMs,
+      sessions: stats.bySession,
+    };
   }
 
   checkWritable(): Promise<void> {

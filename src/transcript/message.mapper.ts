@@ -1,4 +1,4 @@
-import { MessageEntity, type JsonColumnValue } from './entities/message.entity.js';
+import { MessageEntity } from './entities/message.entity.js';
 import { type MessageRecord } from './message-record.js';
 import { MessageRole } from './models/message-role.enum.js';
 import { Message } from './models/message.model.js';
@@ -30,8 +30,8 @@ export function messageEntityFromRecord(record: MessageRecord, storedAt: number)
     clientMessageId: record.clientMessageId,
     toolName: record.toolName,
     toolCallId: record.toolCallId,
-    toolCalls: (record.toolCalls ?? null) as JsonColumnValue,
-    metadata: (record.metadata ?? null) as JsonColumnValue,
+    toolCalls: record.toolCalls ?? null,
+    metadata: record.metadata ?? null,
     acceptedAt: record.acceptedAt,
     storedAt,
   });

@@ -1,8 +1,11 @@
-import { Args, Mutation, Resolver } from '@nestjs/graphql';
+import { UseGuards } from '@nestjs/common';
+import { Args, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { AdminTokenGuard } from '../common/auth/admin-token.guard.js';
 import { AppendMessageInput } from './dto/append-message.input.js';
 import { AppendMessagesInput } from './dto/append-messages.input.js';
 import { toMessageModel } from './message.mapper.js';
 import { AppendMessagePayload, AppendMessagesPayload } from './models/append-payload.model.js';
+import { PendingStatus } from './models/pending-status.model.js';
 import { TranscriptService } from './transcript.service.js';
 
 @Resolver()
@@ -30,5 +33,19 @@ export class TranscriptResolver {
       (index) => `input.messages.${index}`,
     );
     return { messages: result.records.map(toMessageModel), status: result.status };
+  }
+
+  @Query(() => PendingStatus, {
+    description:
+      'Admin: pending queues and database health of this instance. Needs Authorization: Bearer <ADMIN_TOKEN>.',
+  })
+  @UseGuards(AdminTokenGuard)
+  pendingStatus(): PendingStatus {
+    const status = this.transcripts.pendingStatus();
+    return {
+      ...status,
+      lastDatabaseErrorAt:
+        status.lastDatabaseErrorAt === null ? null : new Date(status.lastDatabaseErrorAt),
+    };
   }
 }

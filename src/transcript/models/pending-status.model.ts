@@ -1,0 +1,37 @@
+import { Field, Float, ID, Int, ObjectType } from '@nestjs/graphql';
+import { GraphQLDateTime } from 'graphql-scalars';
+
+@ObjectType({ description: 'Pending messages of one session on this instance.' })
+export class PendingSessionStatus {
+  @Field(() => ID, { description: 'The session.' })
+  sessionId: string;
+
+  @Field(() => Int, { description: 'Accepted messages held in memory, waiting for the database.' })
+  pending: number;
+
+  @Field(() => Int, { description: 'Database writes of this session that failed in a row.' })
+  consecutiveFailures: number;
+
+  @Field({ description: 'Whether the session has messages in the on-disk spool to replay.' })
+  hasSpooledMessages: boolean;
+}
+
+@ObjectType({ description: 'The pending queues of this instance.' })
+export class PendingStatus {
+  @Field({ description: 'False while database writes fail.' })
+  databaseWritable: boolean;
+
+  @Field(() => String, { nullable: true, description: 'The last database write error.' })
+  lastDatabaseError: string | null;
+
+  @Field(() => GraphQLDateTime, { nullable: true, description: 'When the last error happened.' })
+  lastDatabaseErrorAt: Date | null;
+
+  @Field(() => Float, { description: 'Messages held in memory, all sessions together.' })
+  totalPending: number;
+
+  @Field(() => [PendingSessionStatus], {
+    description: 'Sessions with pending or spooled messages, or failing writes.',
+  })
+  sessions: PendingSessionStatus[];
+}

@@ -1,0 +1,229 @@
+import { spawn } from 'node:child_process';
+import { readFile, readdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { type ServerProcess } from './server-process.js';
+
+const LOCK_HOLDER = resolve('test/support/sqlite-lock-holder.js');
+
+export const APPEND = `mutation($input: AppendMessageInput!) {
+  appendMessage(input: $input) { status message { id } }
+}`;
+export const READ = `query($id: ID!) {
+  session(id: $id) { messageCount messages(first: 1000) { edges { node { id content } } } }
+}`;
+
+/**
+ * Retries `check` every `intervalMs` until it returns without throwing, for at most
+ * `timeoutMs`; then fails with the last error. For conditions the test can observe.
+ */
+export async function eventually<T>(
+  check: () => T | Promise<T>,
+  timeoutMs = 5000,
+  intervalMs = 75,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() >= deadline) break;
+    await new Promise((resolveDelay) => setTimeout(resolveDelay, intervalMs));
+  }
+  const reason = lastError instanceof Error ? lastError.message : String(lastError);
+  throw new Error(`condition not met within ${timeoutMs} ms; last failure:\n${reason}`);
+}
+
+/** Runs registered clean-ups in reverse order; every one runs even when others fail. */
+export class Cleanups {
+  private readonly steps: (() => Promise<unknown>)[] = [];
+
+  add(step: () => Promise<unknown>): void {
+    this.steps.push(step);
+  }
+
+  async run(): Promise<void> {
+    const errors: unknown[] = [];
+    while (this.steps.length > 0) {
+      const step = this.steps.pop() as () => Promise<unknown>;
+      try {
+        await step();
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    if (errors.length > 0) throw errors[0];
+  }
+}
+
+/** Appends one USER message and returns the answer; fails on any GraphQL error. */
+export async function appendMessage(
+  server: ServerProcess,
+  sessionId: string,
+  content: string,
+): Promise<{ status: 'PERSISTED' | 'QUEUED'; id: string }> {
+  const response = await server.gql(APPEND, { input: { sessionId, role: 'USER', content } });
+  if (response.errors || !response.data?.appendMessage) {
+    throw new Error(`append of ${content} failed: ${JSON.stringify(response.body)}`);
+  }
+  const { status, message } = response.data.appendMessage;
+  return { status, id: message.id };
+}
+
+export interface StoredTranscript {
+  messageCount: number | null;
+  ids: string[];
+  contents: string[];
+}
+
+/** What the database holds for the session (reads show stored messages only). */
+export async function readTranscript(
+  server: ServerProcess,
+  sessionId: string,
+): Promise<StoredTranscript> {
+  const response = await server.gql(READ, { id: sessionId });
+  if (response.errors) throw new Error(`read failed: ${JSON.stringify(response.errors)}`);
+  const session = response.data?.session;
+  if (!session) return { messageCount: null, ids: [], contents: [] };
+  const nodes = session.messages.edges.map((edge: any) => edge.node);
+  return {
+    messageCount: session.messageCount,
+    ids: nodes.map((node: any) => node.id),
+    contents: nodes.map((node: any) => node.content),
+  };
+}
+
+export interface SpoolFileContent {
+  fileName: string;
+  reason: string;
+  sessionId: string;
+  id: string;
+  content: string;
+}
+
+/** The `pending-*.json` files of a spool directory in file-name (drop) order, parsed. */
+export async function readSpool(spoolDir: string): Promise<SpoolFileContent[]> {
+  let names: string[];
+  try {
+    names = await readdir(spoolDir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  const files: SpoolFileContent[] = [];
+  for (const fileName of names.filter((name) => /^pending-.+\.json$/.test(name)).sort()) {
+    const file = JSON.parse(await readFile(join(spoolDir, fileName), 'utf8'));
+    files.push({
+      fileName,
+      reason: file.reason,
+      sessionId: file.session_key,
+      id: file.data.message.id,
+      content: file.data.message.content,
+    });
+  }
+  return files;
+}
+
+/** The value of an unlabelled Prometheus sample in a /metrics text, or undefined. */
+export function metricValue(metricsText: string, name: string): number | undefined {
+  const line = metricsText.split('\n').find((candidate) => candidate.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+}
+
+/** How many times `needle` occurs in `text`. */
+export function occurrences(text: string, needle: string | RegExp): number {
+  const pattern =
+    typeof needle === 'string'
+      ? new RegExp(needle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'g')
+      : new RegExp(needle.source, 'g');
+  return text.match(pattern)?.length ?? 0;
+}
+
+export interface SqliteLockHolder {
+  pid: number | undefined;
+  /** Commits and closes in the holder process; resolves once it said RELEASED and exited 0. */
+  release(): Promise<void>;
+  /** SIGKILLs the holder if it still runs (the OS drops its lock); for clean-up. */
+  kill(): Promise<void>;
+}
+
+/**
+ * Starts `sqlite-lock-holder.js` on `databaseFile` and resolves once it holds the write lock
+ * (it printed LOCKED). Rejects if it exits or has not locked within `timeoutMs`.
+ */
+export async function holdSqliteLock(
+  databaseFile: string,
+  timeoutMs = 10_000,
+): Promise<SqliteLockHolder> {
+  const child = spawn(process.execPath, [LOCK_HOLDER, databaseFile], {
+    env: { PATH: process.env.PATH ?? '' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  const listeners = new Set<() => void>();
+  const notify = () => listeners.forEach((listener) => listener());
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+    notify();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  // Writing RELEASE to a holder that already died must not crash the test process.
+  child.stdin.on('error', () => undefined);
+  // 'close' comes after the process exited and its output was read to the end.
+  let closed = false;
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
+    (resolveExit) =>
+      child.once('close', (code, signal) => {
+        closed = true;
+        resolveExit({ code, signal });
+        notify();
+      }),
+  );
+
+  const waitFor = (line: string, what: string) =>
+    new Promise<void>((resolveWait, rejectWait) => {
+      const check = () => {
+        if (stdout.split('\n').includes(line)) finish();
+        else if (closed) finish(new Error(`lock holder exited before ${what}:\n${stderr}`));
+      };
+      const timer = setTimeout(
+        () => finish(new Error(`lock holder not ${what} within ${timeoutMs} ms:\n${stderr}`)),
+        timeoutMs,
+      );
+      const finish = (error?: Error) => {
+        clearTimeout(timer);
+        listeners.delete(check);
+        if (error) rejectWait(error);
+        else resolveWait();
+      };
+      listeners.add(check);
+      check();
+    });
+
+  const kill = async () => {
+    if (!closed && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  };
+
+  try {
+    await waitFor('LOCKED', 'locked');
+  } catch (error) {
+    await kill();
+    throw error;
+  }
+  return {
+    pid: child.pid,
+    async release() {
+      child.stdin.write('RELEASE\n');
+      await waitFor('RELEASED', 'released');
+      const end = await exited;
+      if (end.code !== 0) throw new Error(`lock holder ended with ${JSON.stringify(end)}`);
+    },
+    kill,
+  };
+}
