@@ -19,6 +19,13 @@ const shared = {
 export default {
   projects: [
     { ...shared, displayName: 'unit', rootDir: 'src', testMatch: ['**/*.spec.ts'] },
-    { ...shared, displayName: 'e2e', rootDir: 'test', testMatch: ['**/*.e2e-spec.ts'] },
+    // e2e suites start real server processes; a start alone takes a second or two here.
+    {
+      ...shared,
+      displayName: 'e2e',
+      rootDir: 'test',
+      testMatch: ['**/*.e2e-spec.ts'],
+      testTimeout: 60_000,
+    },
   ],
 };
