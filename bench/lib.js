@@ -9,7 +9,7 @@ import { join } from 'node:path';
 export async function startServer(env = {}) {
   const dataDir = await mkdtemp(join(tmpdir(), 'scribe-bench-'));
   const child = spawn(process.execPath, ['dist/main.js'], {
-    env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'log', NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
