@@ -19,25 +19,6 @@ export function messageRecordFromEntity(entity: MessageEntity): MessageRecord {
   };
 }
 
-export function messageEntityFromRecord(record: MessageRecord, storedAt: number): MessageEntity {
-  const entity = new MessageEntity();
-  Object.assign(entity, {
-    id: record.id,
-    sessionId: record.sessionId,
-    orderKey: record.orderKey,
-    role: record.role,
-    content: record.content,
-    clientMessageId: record.clientMessageId,
-    toolName: record.toolName,
-    toolCallId: record.toolCallId,
-    toolCalls: record.toolCalls ?? null,
-    metadata: record.metadata ?? null,
-    acceptedAt: record.acceptedAt,
-    storedAt,
-  });
-  return entity;
-}
-
 export function toMessageModel(record: MessageRecord): Message {
   return {
     id: record.id,

@@ -256,10 +256,15 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
   /** Writes or queues `records`; true when they are stored now. Caller holds the lock. */
   private async storeOrQueue(sessionId: string, records: MessageRecord[]): Promise<boolean> {
     if (this.pending.size(sessionId) > 0) {
-      // Nothing newer is stored before older pending messages: join the tail, then flush.
-      const evicted = await this.enqueue(sessionId, records);
-      const flushed = await this.flushLocked(sessionId);
-      return flushed && !records.some((record) => evicted.has(record.id));
+      // Nothing newer is stored before older pending messages: join the tail and flush; the cap
+      // applies only to what the database did not take.
+      this.pending.push(sessionId, records);
+      if (await this.flushBacklogLocked(sessionId)) {
+        if (this.spooledSessions.has(sessionId)) await this.drainSpoolLocked(sessionId);
+        return true;
+      }
+      await this.evictPastCap(sessionId);
+      return false;
     }
     if (await this.attemptWrite({ sessionId, records })) {
       if (this.spooledSessions.has(sessionId)) await this.drainSpoolLocked(sessionId);
@@ -315,17 +320,17 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     else this.logger.warn(line);
   }
 
-  /** Queues at the tail; past the cap evicts the oldest to the spool. Returns evicted ids. */
-  private async enqueue(sessionId: string, records: MessageRecord[]): Promise<Set<string>> {
+  /** Queues at the tail; past the cap evicts the oldest to the spool. */
+  private async enqueue(sessionId: string, records: MessageRecord[]): Promise<void> {
     this.pending.push(sessionId, records);
+    await this.evictPastCap(sessionId);
+  }
+
+  /** Past the cap, moves the session's oldest queued messages to the spool. */
+  private async evictPastCap(sessionId: string): Promise<void> {
     const overflow = this.pending.size(sessionId) - this.config.maxPendingPerSession;
-    const evicted = new Set<string>();
-    if (overflow <= 0) return evicted;
-    for (const record of this.pending.shift(sessionId, overflow)) {
-      evicted.add(record.id);
-      await this.evict(record);
-    }
-    return evicted;
+    if (overflow <= 0) return;
+    for (const record of this.pending.shift(sessionId, overflow)) await this.evict(record);
   }
 
   private async evict(record: MessageRecord): Promise<void> {
@@ -347,6 +352,12 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
 
   /** Writes the session's backlog oldest first, then its spooled drops. Caller holds the lock. */
   private async flushLocked(sessionId: string): Promise<boolean> {
+    if (!(await this.flushBacklogLocked(sessionId))) return false;
+    return this.spooledSessions.has(sessionId) ? this.drainSpoolLocked(sessionId) : true;
+  }
+
+  /** Writes the session's queued messages oldest first; true once none is left. */
+  private async flushBacklogLocked(sessionId: string): Promise<boolean> {
     while (this.pending.size(sessionId) > 0) {
       const chunk = this.pending.peek(sessionId, FLUSH_CHUNK);
       if (!(await this.attemptWrite({ sessionId, records: chunk, skipExisting: true }))) {
@@ -354,7 +365,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
       }
       this.pending.shift(sessionId, chunk.length);
     }
-    return this.spooledSessions.has(sessionId) ? this.drainSpoolLocked(sessionId) : true;
+    return true;
   }
 
   /** Replays the session's spool files in drop order; keeps the rest on the first failure. */

@@ -1,14 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, type EntityManager } from 'typeorm';
-import { SessionEntity } from '../session/entities/session.entity.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { type MessageRecord } from './message-record.js';
-import { messageEntityFromRecord, messageRecordFromEntity } from './message.mapper.js';
+import { messageRecordFromEntity } from './message.mapper.js';
 import { TranscriptStore, type SessionWrite } from './transcript.store.js';
 
 // 12 bound values a row; stays under SQLite's limit of host parameters in one statement.
 const INSERT_CHUNK_ROWS = 500;
+
+/** What TypeORM's `simple-json` columns hold: the JSON text, or NULL. */
+function toJsonColumn(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
 
 @Injectable()
 export class TypeOrmTranscriptStore extends TranscriptStore {
@@ -16,11 +20,30 @@ export class TypeOrmTranscriptStore extends TranscriptStore {
     super();
   }
 
+  /**
+   * One transaction, two kinds of statement whatever the number of sessions: a multi-row
+   * upsert of the sessions (creating new ones, adding to counters and revisions) and multi-row
+   * inserts of the messages. Per-row ORM statements cost far more than the commit here.
+   */
   async write(writes: SessionWrite[]): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       const storedAt = Date.now();
+      const batches: { sessionId: string; records: MessageRecord[] }[] = [];
       for (const write of writes) {
-        await this.writeSession(manager, write, storedAt);
+        const records = write.skipExisting
+          ? await this.withoutStored(manager, write.sessionId, write.records)
+          : write.records;
+        if (records.length > 0) batches.push({ sessionId: write.sessionId, records });
+      }
+      if (batches.length === 0) return;
+      await this.upsertSessions(manager, batches, storedAt);
+      const records = batches.flatMap((batch) => batch.records);
+      for (let start = 0; start < records.length; start += INSERT_CHUNK_ROWS) {
+        await this.insertMessages(
+          manager,
+          records.slice(start, start + INSERT_CHUNK_ROWS),
+          storedAt,
+        );
       }
     });
   }
@@ -51,51 +74,84 @@ export class TypeOrmTranscriptStore extends TranscriptStore {
     return rows.map(messageRecordFromEntity);
   }
 
-  private async writeSession(
+  private async upsertSessions(
     manager: EntityManager,
-    write: SessionWrite,
+    batches: { sessionId: string; records: MessageRecord[] }[],
     storedAt: number,
   ): Promise<void> {
-    const records = write.skipExisting
-      ? await this.withoutStored(manager, write.sessionId, write.records)
-      : write.records;
-    if (records.length === 0) return;
-    await manager
-      .createQueryBuilder()
-      .insert()
-      .into(SessionEntity)
-      .values({
-        id: write.sessionId,
-        title: null,
-        createdAt: Math.min(...records.map((record) => record.acceptedAt)),
-        updatedAt: storedAt,
-        messageCount: 0,
-        revision: 0,
-      })
-      .orIgnore()
-      .updateEntity(false)
-      .execute();
-    for (let start = 0; start < records.length; start += INSERT_CHUNK_ROWS) {
-      const chunk = records.slice(start, start + INSERT_CHUNK_ROWS);
-      await manager
-        .createQueryBuilder()
-        .insert()
-        .into(MessageEntity)
-        .values(chunk.map((record) => messageEntityFromRecord(record, storedAt)))
-        .updateEntity(false)
-        .execute();
+    // One row per session: a session's writes in one group are merged (PostgreSQL refuses to
+    // update one row twice in one upsert).
+    const rows = new Map<string, { createdAt: number; count: number }>();
+    for (const batch of batches) {
+      const createdAt = Math.min(...batch.records.map((record) => record.acceptedAt));
+      const row = rows.get(batch.sessionId);
+      if (row) {
+        row.count += batch.records.length;
+        row.createdAt = Math.min(row.createdAt, createdAt);
+      } else {
+        rows.set(batch.sessionId, { createdAt, count: batch.records.length });
+      }
     }
-    await manager
-      .createQueryBuilder()
-      .update(SessionEntity)
-      .set({
-        messageCount: () => `message_count + ${records.length}`,
-        revision: () => `revision + ${records.length}`,
-        updatedAt: storedAt,
-      })
-      .where('id = :id', { id: write.sessionId })
-      .updateEntity(false)
-      .execute();
+    const values: unknown[] = [];
+    for (const [sessionId, row] of rows) {
+      values.push(sessionId, row.createdAt, storedAt, row.count, row.count);
+    }
+    await manager.query(
+      `INSERT INTO "sessions" ("id", "created_at", "updated_at", "message_count", "revision")
+       VALUES ${this.placeholders(rows.size, 5)}
+       ON CONFLICT ("id") DO UPDATE SET
+         "message_count" = "sessions"."message_count" + excluded."message_count",
+         "revision" = "sessions"."revision" + excluded."revision",
+         "updated_at" = excluded."updated_at"`,
+      values,
+    );
+  }
+
+  private async insertMessages(
+    manager: EntityManager,
+    records: MessageRecord[],
+    storedAt: number,
+  ): Promise<void> {
+    const values: unknown[] = [];
+    for (const record of records) {
+      values.push(
+        record.id,
+        record.sessionId,
+        record.orderKey,
+        record.role,
+        record.content,
+        record.clientMessageId,
+        record.toolName,
+        record.toolCallId,
+        toJsonColumn(record.toolCalls),
+        toJsonColumn(record.metadata),
+        record.acceptedAt,
+        storedAt,
+      );
+    }
+    await manager.query(
+      `INSERT INTO "messages" ("id", "session_id", "order_key", "role", "content",
+         "client_message_id", "tool_name", "tool_call_id", "tool_calls", "metadata",
+         "accepted_at", "stored_at")
+       VALUES ${this.placeholders(records.length, 12)}`,
+      values,
+    );
+  }
+
+  /** `(?, ?), (?, ?)` for SQLite, `($1, $2), ($3, $4)` for PostgreSQL. */
+  private placeholders(rows: number, columns: number): string {
+    const numbered = this.dataSource.options.type === 'postgres';
+    const groups: string[] = [];
+    let index = 0;
+    for (let row = 0; row < rows; row++) {
+      const marks: string[] = [];
+      for (let column = 0; column < columns; column++) {
+        index += 1;
+        marks.push(numbered ? `$${index}` : '?');
+      }
+      groups.push(`(${marks.join(', ')})`);
+    }
+    return groups.join(', ');
   }
 
   private async withoutStored(
