@@ -1,39 +1,36 @@
-// `npm run bench`: measurements side by side in one run against one started server.
-// Absolute numbers on shared machines are noisy; the ratios are what to compare.
+// `npm run bench`: measurements side by side in one run, each against one started server.
+// Absolute numbers on shared machines are noisy; compare the ratios measured in the same run.
 import { fmt, load, startServer } from './lib.js';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32);
 const DURATION_MS = Number(process.env.BENCH_SECONDS ?? 5) * 1000;
 
 const APPEND = `mutation($input: AppendMessageInput!) { appendMessage(input: $input) { status message { id } } }`;
+const TYPENAME = { query: '{ __typename }' };
 
-async function healthyAppendVersusTypename() {
-  const server = await startServer();
+const appendBody = (client, i) => ({
+  query: APPEND,
+  variables: {
+    input: {
+      sessionId: `bench-${client}`,
+      role: 'USER',
+      content: `message ${i} of client ${client}`,
+    },
+  },
+});
+
+/** Append throughput against `{ __typename }` on the same server, at CLIENTS concurrent clients. */
+async function healthyPath(label, env) {
+  const server = await startServer(env);
   try {
-    const typenameBody = { query: '{ __typename }' };
-    const appendBody = (client, i) => ({
-      query: APPEND,
-      variables: {
-        input: {
-          sessionId: `bench-${client}`,
-          role: 'USER',
-          content: `message ${i} of client ${client}`,
-        },
-      },
-    });
-    // Warm both paths (JIT, prepared statements, the SQLite file) before measuring.
-    await load({
-      url: server.url,
-      clients: CLIENTS,
-      durationMs: 1000,
-      makeBody: () => typenameBody,
-    });
+    // Warm both paths (JIT, the database file) before measuring.
+    await load({ url: server.url, clients: CLIENTS, durationMs: 1000, makeBody: () => TYPENAME });
     await load({ url: server.url, clients: CLIENTS, durationMs: 1000, makeBody: appendBody });
     const typename = await load({
       url: server.url,
       clients: CLIENTS,
       durationMs: DURATION_MS,
-      makeBody: () => typenameBody,
+      makeBody: () => TYPENAME,
     });
     const append = await load({
       url: server.url,
@@ -42,17 +39,17 @@ async function healthyAppendVersusTypename() {
       makeBody: appendBody,
       check: (answer) => answer.data?.appendMessage?.status === 'PERSISTED',
     });
-    console.log(
-      `\nHealthy path, SQLite, ${CLIENTS} concurrent clients, ${DURATION_MS / 1000} s each:`,
-    );
-    console.log(`  { __typename }      ${fmt(typename)}`);
-    console.log(`  appendMessage       ${fmt(append)}`);
-    console.log(
-      `  append / __typename throughput ratio: ${(append.perSecond / typename.perSecond).toFixed(2)}`,
-    );
+    console.log(`\n${label}, ${CLIENTS} concurrent clients, ${DURATION_MS / 1000} s each:`);
+    console.log(`  { __typename }   ${fmt(typename)}`);
+    console.log(`  appendMessage    ${fmt(append)}`);
+    console.log(`  append / __typename: ${(append.perSecond / typename.perSecond).toFixed(2)}`);
   } finally {
     await server.stop();
   }
 }
 
-await healthyAppendVersusTypename();
+await healthyPath('SQLite, SQLITE_SYNCHRONOUS=FULL (default)', {});
+await healthyPath('SQLite, SQLITE_SYNCHRONOUS=NORMAL', { SQLITE_SYNCHRONOUS: 'NORMAL' });
+if (process.env.BENCH_DATABASE_URL) {
+  await healthyPath('PostgreSQL', { DATABASE_URL: process.env.BENCH_DATABASE_URL });
+}

@@ -14,6 +14,14 @@ import {
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'] as const;
 export type LogLevelName = (typeof LOG_LEVELS)[number];
 
+/**
+ * SQLite's `synchronous` setting. FULL syncs every commit to disk: an answered PERSISTED
+ * survives a power cut. NORMAL (in WAL mode) survives a crash of Scribe but may lose the last
+ * commits to a power cut or kernel crash, and writes much faster.
+ */
+export const SQLITE_SYNCHRONOUS_MODES = ['FULL', 'NORMAL'] as const;
+export type SqliteSynchronousMode = (typeof SQLITE_SYNCHRONOUS_MODES)[number];
+
 /** Room left in a request body for the query text and the other fields of a message. */
 export const BODY_ROOM_BYTES = 64 * 1024;
 
@@ -45,6 +53,9 @@ export class Environment {
   @IsString()
   @IsNotEmpty()
   SPOOL_DIR?: string;
+
+  @IsIn(SQLITE_SYNCHRONOUS_MODES)
+  SQLITE_SYNCHRONOUS: SqliteSynchronousMode = 'FULL';
 
   @IsInt()
   @Min(1)

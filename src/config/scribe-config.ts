@@ -1,8 +1,13 @@
 import { resolve } from 'node:path';
-import { Environment, validateEnvironment, type LogLevelName } from './environment.js';
+import {
+  Environment,
+  validateEnvironment,
+  type LogLevelName,
+  type SqliteSynchronousMode,
+} from './environment.js';
 
 export type DatabaseSettings =
-  | { readonly kind: 'sqlite'; readonly path: string }
+  | { readonly kind: 'sqlite'; readonly path: string; readonly synchronous: SqliteSynchronousMode }
   | { readonly kind: 'postgres'; readonly url: string };
 
 /** Typed, resolved view of the validated environment. */
@@ -37,7 +42,11 @@ export class ScribeConfig {
     const url = get('DATABASE_URL');
     this.database = url
       ? { kind: 'postgres', url }
-      : { kind: 'sqlite', path: resolve(this.dataDir, 'scribe.sqlite') };
+      : {
+          kind: 'sqlite',
+          path: resolve(this.dataDir, 'scribe.sqlite'),
+          synchronous: get('SQLITE_SYNCHRONOUS'),
+        };
     this.maxPendingPerSession = get('MAX_PENDING_PER_SESSION');
     this.dbRetryIntervalMs = get('DB_RETRY_INTERVAL_MS');
     this.sessionResolveConcurrency = get('SESSION_RESOLVE_CONCURRENCY');

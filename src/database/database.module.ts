@@ -1,7 +1,23 @@
-import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { Injectable, Module, type OnModuleInit } from '@nestjs/common';
+import { InjectDataSource, TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { buildDataSourceOptions } from './data-source-options.js';
+
+/** Connection settings TypeORM has no option for. SQLite runs on one connection, so once is enough. */
+@Injectable()
+export class SqliteSettings implements OnModuleInit {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly config: ScribeConfig,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const database = this.config.database;
+    if (database.kind !== 'sqlite') return;
+    await this.dataSource.query(`PRAGMA synchronous = ${database.synchronous}`);
+  }
+}
 
 @Module({
   imports: [
@@ -14,5 +30,6 @@ import { buildDataSourceOptions } from './data-source-options.js';
       }),
     }),
   ],
+  providers: [SqliteSettings],
 })
 export class DatabaseModule {}
