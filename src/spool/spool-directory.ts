@@ -188,10 +188,8 @@ export class SpoolDirectory {
   }
 
   /**
-   * Replays the session's files of the given reasons (default OWNED_SPOOL_REASONS) in drop order
-   * through `store`; deletes each file only after its store call resolved; on the first failure
-   * stops, keeping that file and every later one. Never touches other sessions' files or other
-   * reasons. Not safe to run twice at once for the same session: the caller serializes.
+   * Replays the session's files of the given reasons in drop order through `store`, one record
+   * at a time; see {@link drainEntries}.
    */
   async drainSession(
     sessionId: string,
@@ -199,22 +197,38 @@ export class SpoolDirectory {
     reasons: readonly string[] = OWNED_SPOOL_REASONS,
   ): Promise<{ replayed: number; remaining: number; error?: unknown }> {
     const entries = await this.list({ sessionId, reasons });
+    return this.drainEntries(entries, ([record]) => store(record), 1);
+  }
+
+  /**
+   * Replays `entries` (as listed, in drop order) through `store`, `batchSize` records per call.
+   * A file is deleted only after the call that stored its record resolved; on the first failure
+   * the drain stops and keeps that batch's files and every later one.
+   */
+  async drainEntries(
+    entries: SpoolEntry[],
+    store: (records: MessageRecord[]) => Promise<void>,
+    batchSize: number,
+  ): Promise<{ replayed: number; remaining: number; error?: unknown }> {
     let replayed = 0;
     let failure: { remaining: number; error: unknown } | undefined;
-    for (const [index, entry] of entries.entries()) {
+    for (let start = 0; start < entries.length && !failure; start += batchSize) {
+      const batch = entries.slice(start, start + batchSize);
       try {
-        await store(entry.record);
+        await store(batch.map((entry) => entry.record));
       } catch (error) {
-        failure = { remaining: entries.length - index, error };
+        failure = { remaining: entries.length - start, error };
         break;
       }
-      replayed++;
-      try {
-        await this.removeFile(entry.fileName);
-      } catch (error) {
-        // Stored but still on disk: it will be replayed again, which the store must tolerate.
-        failure = { remaining: entries.length - index, error };
-        break;
+      for (const [offset, entry] of batch.entries()) {
+        replayed++;
+        try {
+          await this.removeFile(entry.fileName);
+        } catch (error) {
+          // Stored but still on disk: it will be replayed again, which the store must tolerate.
+          failure = { remaining: entries.length - (start + offset), error };
+          break;
+        }
       }
     }
     if (replayed > 0) this.emit(() => this.events.replayed?.(replayed));

@@ -49,11 +49,20 @@ export class SpoolService implements OnModuleInit {
     return this.directory.write(record, reason);
   }
 
-  drainSession(
+  /**
+   * Replays a session's owned files in drop order, `batchSize` records per store call, deleting
+   * each file once stored and keeping the rest on the first failure. Pass `entries` when they
+   * were listed already (boot replay lists the directory once for every session).
+   */
+  async drainSession(
     sessionId: string,
-    store: (record: MessageRecord) => Promise<void>,
+    store: (records: MessageRecord[]) => Promise<void>,
+    batchSize: number,
+    entries?: SpoolEntry[],
   ): Promise<{ replayed: number; remaining: number; error?: unknown }> {
-    return this.directory.drainSession(sessionId, store, OWNED_SPOOL_REASONS);
+    const owned =
+      entries ?? (await this.directory.list({ sessionId, reasons: OWNED_SPOOL_REASONS }));
+    return this.directory.drainEntries(owned, store, batchSize);
   }
 
   /** Every file the transcript owns, in drop order. */

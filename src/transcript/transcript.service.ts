@@ -11,7 +11,11 @@ import { ScribeException } from '../common/errors/scribe.exception.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { describeDatabaseError, isConstraintViolation } from '../database/database-errors.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { SPOOL_REASON_CAP_DROP, SPOOL_REASON_SHUTDOWN } from '../spool/spool-directory.js';
+import {
+  SPOOL_REASON_CAP_DROP,
+  SPOOL_REASON_SHUTDOWN,
+  type SpoolEntry,
+} from '../spool/spool-directory.js';
 import { SpoolService } from '../spool/spool.service.js';
 import { CoalescingWriter } from './coalescing-writer.js';
 import { type MessageRecord, type NewMessage } from './message-record.js';
@@ -369,13 +373,18 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
   }
 
   /** Replays the session's spool files in drop order; keeps the rest on the first failure. */
-  private async drainSpoolLocked(sessionId: string): Promise<boolean> {
+  private async drainSpoolLocked(sessionId: string, entries?: SpoolEntry[]): Promise<boolean> {
     try {
-      const result = await this.spool.drainSession(sessionId, async (record) => {
-        if (!(await this.attemptWrite({ sessionId, records: [record], skipExisting: true }))) {
-          throw new Error(this.lastDatabaseError?.message ?? 'database write failed');
-        }
-      });
+      const result = await this.spool.drainSession(
+        sessionId,
+        async (records) => {
+          if (!(await this.attemptWrite({ sessionId, records, skipExisting: true }))) {
+            throw new Error(this.lastDatabaseError?.message ?? 'database write failed');
+          }
+        },
+        FLUSH_CHUNK,
+        entries,
+      );
       if (result.remaining === 0 && result.error === undefined) {
         this.spooledSessions.delete(sessionId);
         return true;
@@ -409,29 +418,35 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
 
   /** At start: every owned spool file is replayed, per session, in drop order. */
   private async replaySpool(): Promise<void> {
-    let sessionIds: string[];
+    const bySession = new Map<string, SpoolEntry[]>();
     try {
-      const entries = await this.spool.listOwned();
-      sessionIds = [...new Set(entries.map((entry) => entry.sessionId))];
+      for (const entry of await this.spool.listOwned()) {
+        const entries = bySession.get(entry.sessionId);
+        if (entries) entries.push(entry);
+        else bySession.set(entry.sessionId, [entry]);
+      }
     } catch (error) {
       this.logger.warn(`Could not read the spool at ${this.spool.path}: ${String(error)}`);
       return;
     }
-    if (sessionIds.length === 0) return;
+    if (bySession.size === 0) return;
     const failed: string[] = [];
-    for (const sessionId of sessionIds) {
+    for (const [sessionId, entries] of bySession) {
       const drained = await this.locks.runExclusive(sessionId, () =>
-        this.drainSpoolLocked(sessionId),
+        this.drainSpoolLocked(sessionId, entries),
       );
       if (!drained) failed.push(sessionId);
     }
+    const messages = [...bySession.values()].reduce((sum, entries) => sum + entries.length, 0);
     if (failed.length > 0) {
       this.logger.warn(
         `Boot replay left spooled messages of ${failed.length} session(s) in ${this.spool.path}; ` +
           `each is drained on its next successful write or by the background retry`,
       );
     } else {
-      this.logger.log(`Boot replay stored the spooled messages of ${sessionIds.length} session(s)`);
+      this.logger.log(
+        `Boot replay stored ${messages} spooled message(s) of ${bySession.size} session(s)`,
+      );
     }
   }
 

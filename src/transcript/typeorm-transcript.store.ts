@@ -174,13 +174,16 @@ export class TypeOrmTranscriptStore extends TranscriptStore {
         { sessionId, clientIds },
       )
       .getMany();
-    if (stored.length === 0) return records;
     const storedIds = new Set(stored.map((row) => row.id));
-    const storedClientIds = new Set(stored.map((row) => row.clientMessageId));
-    return records.filter(
-      (record) =>
-        !storedIds.has(record.id) &&
-        !(record.clientMessageId && storedClientIds.has(record.clientMessageId)),
-    );
+    const seenClientIds = new Set(stored.map((row) => row.clientMessageId));
+    // A replayed batch can hold two acceptances of one clientMessageId (a retry accepted again
+    // after the first copy was spooled): the first one wins, as it would have live.
+    return records.filter((record) => {
+      if (storedIds.has(record.id)) return false;
+      if (!record.clientMessageId) return true;
+      if (seenClientIds.has(record.clientMessageId)) return false;
+      seenClientIds.add(record.clientMessageId);
+      return true;
+    });
   }
 }
