@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { isConstraintViolation } from '../src/database/database-errors.js';
+import { SessionService } from '../src/session/session.service.js';
+import { type MessageRecord } from '../src/transcript/message-record.js';
+import { MessageRole } from '../src/transcript/models/message-role.enum.js';
+import { OrderKeyGenerator } from '../src/transcript/order-key.js';
+import { TranscriptStore } from '../src/transcript/transcript.store.js';
+import { databaseKinds } from './support/databases.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+describe.each(databaseKinds())('TypeOrmTranscriptStore on %s', (database) => {
+  let app: TestApp;
+  let sut: TranscriptStore;
+  let sessions: SessionService;
+  const keys = new OrderKeyGenerator('test0001');
+
+  function record(sessionId: string, content: string, clientMessageId: string | null = null) {
+    const { key, ms } = keys.next();
+    const message: MessageRecord = {
+      id: randomUUID(),
+      sessionId,
+      orderKey: key,
+      role: MessageRole.USER,
+      content,
+      clientMessageId,
+      toolName: null,
+      toolCallId: null,
+      toolCalls: [{ name: 'f', arguments: { n: 1 } }],
+      metadata: null,
+      acceptedAt: ms,
+    };
+    return message;
+  }
+
+  async function stored(sessionId: string): Promise<string[]> {
+    const full = await sessions.loadFull(sessionId);
+    return full?.messages.map((message) => message.content) ?? [];
+  }
+
+  beforeAll(async () => {
+    app = await createTestApp(database);
+    sut = app.app.get(TranscriptStore);
+    sessions = app.app.get(SessionService);
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('stores several sessions in one transaction and counts each', async () => {
+    const a = [record('store-a', 'a0'), record('store-a', 'a1')];
+    const b = [record('store-b', 'b0')];
+    await sut.write([
+      { sessionId: 'store-a', records: a },
+      { sessionId: 'store-b', records: b },
+    ]);
+    await sut.write([{ sessionId: 'store-a', records: [record('store-a', 'a2')] }]);
+
+    expect(await stored('store-a')).toEqual(['a0', 'a1', 'a2']);
+    expect(await sessions.findMetadata('store-a')).toMatchObject({ messageCount: 3, revision: 3 });
+    expect(await sessions.findMetadata('store-b')).toMatchObject({ messageCount: 1, revision: 1 });
+    const full = await sessions.loadFull('store-a');
+    expect(full?.messages[0]).toEqual(a[0]);
+  });
+
+  it('stores nothing of a transaction that fails, and reports a duplicate as a constraint violation', async () => {
+    const first = record('store-dup', 'first');
+    await sut.write([{ sessionId: 'store-dup', records: [first] }]);
+
+    const failure = await sut
+      .write([
+        { sessionId: 'store-other', records: [record('store-other', 'lost with the rest')] },
+        { sessionId: 'store-dup', records: [{ ...first, content: 'again' }] },
+      ])
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+
+    expect(isConstraintViolation(failure)).toBe(true);
+    expect(await stored('store-other')).toEqual([]);
+    expect(await sessions.findMetadata('store-dup')).toMatchObject({
+      messageCount: 1,
+      revision: 1,
+    });
+  });
+
+  it('skips, on replay, what is stored already and repeats of a clientMessageId', async () => {
+    const kept = record('store-replay', 'kept', 'c-1');
+    await sut.write([{ sessionId: 'store-replay', records: [kept] }]);
+
+    await sut.write([
+      {
+        sessionId: 'store-replay',
+        skipExisting: true,
+        records: [
+          kept,
+          { ...record('store-replay', 'same client id, new acceptance'), clientMessageId: 'c-1' },
+          record('store-replay', 'new', 'c-2'),
+          record('store-replay', 'repeat within the batch', 'c-2'),
+          record('store-replay', 'plain'),
+        ],
+      },
+    ]);
+
+    expect(await stored('store-replay')).toEqual(['kept', 'new', 'plain']);
+    expect(await sessions.findMetadata('store-replay')).toMatchObject({ revision: 3 });
+  });
+
+  it('probes writability without writing', async () => {
+    const before = await sessions.listSessions(1000);
+    await expect(sut.probeWrite()).resolves.toBeUndefined();
+    expect(await sessions.listSessions(1000)).toEqual(before);
+  });
+});
