@@ -7,7 +7,7 @@ import { join } from 'node:path';
 
 /** Starts `node dist/main.js` on a free port with a temporary DATA_DIR; resolves when ready. */
 export async function startServer(env = {}) {
-  const dataDir = await mkdtemp(join(tmpdir(), 'scribe-bench-'));
+  const dataDir = env.DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'scribe-bench-')));
   const child = spawn(process.execPath, ['dist/main.js'], {
     env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'log', NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -27,10 +27,10 @@ export async function startServer(env = {}) {
     url,
     pid: child.pid,
     dataDir,
-    async stop() {
+    async stop({ keepData = false } = {}) {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
-      await rm(dataDir, { recursive: true, force: true });
+      if (!keepData) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
@@ -119,3 +119,46 @@ export async function load({ url, clients, durationMs, makeBody, check }) {
 export function fmt(result) {
   return `${result.perSecond.toFixed(0).padStart(7)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms  (${result.requests} requests, ${result.errors} errors)`;
 }
+
+/** Holds the SQLite write lock from another process until `release()` (the e2e tests' holder). */
+export async function holdSqliteLock(databaseFile) {
+  const { spawn: spawnChild } = await import('node:child_process');
+  const child = spawnChild(process.execPath, ['test/support/sqlite-lock-holder.js', databaseFile], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (out.includes('LOCKED')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`lock holder exited with ${code}`)));
+  });
+  return {
+    async release() {
+      child.stdin.end('RELEASE\n');
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
+}
+
+/** Samples a process's RSS every 50 ms until stopped; returns the peak in bytes. */
+export function sampleRss(pid) {
+  let peak = 0;
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      peak = Math.max(peak, await rssOf(pid).catch(() => 0));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return peak;
+    },
+  };
+}
+
+export const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;

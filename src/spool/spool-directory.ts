@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import {
-  type FileHandle,
   chmod,
   mkdir,
   open,
@@ -9,6 +8,8 @@ import {
   rename,
   rm,
   stat,
+  type FileHandle,
+  unlink,
 } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { type MessageRecord } from '../transcript/message-record.js';
@@ -161,30 +162,36 @@ export class SpoolDirectory {
   async list(
     filter: { sessionId?: string; reasons?: readonly string[] } = {},
   ): Promise<SpoolEntry[]> {
-    const entries: SpoolEntry[] = [];
-    for (const fileName of await this.pendingFileNames()) {
-      let text: string;
-      try {
-        text = await readFile(join(this.path, fileName), 'utf8');
-      } catch (error) {
-        // Drained or set aside by someone else since readdir.
-        if (errorCode(error) === 'ENOENT') continue;
-        // Not corrupt, just unreadable right now: skip it without moving it.
-        this.emit(() => this.events.badFile?.(fileName, describeError(error)));
-        continue;
-      }
-      let entry: SpoolEntry;
-      try {
-        entry = { fileName, ...parseSpoolFile(text) };
-      } catch (error) {
-        await this.setAside(fileName, describeError(error));
-        continue;
-      }
-      if (filter.sessionId !== undefined && entry.sessionId !== filter.sessionId) continue;
-      if (filter.reasons !== undefined && !filter.reasons.includes(entry.reason)) continue;
-      entries.push(entry);
+    const names = await this.pendingFileNames();
+    // Files are read a few at a time: one by one is slow on network disks, all at once would
+    // open thousands of handles. Results keep the drop order of `names`.
+    const parsed = await mapInBatches(names, IO_BATCH, (fileName) => this.readEntry(fileName));
+    return parsed.filter(
+      (entry): entry is SpoolEntry =>
+        entry !== undefined &&
+        (filter.sessionId === undefined || entry.sessionId === filter.sessionId) &&
+        (filter.reasons === undefined || filter.reasons.includes(entry.reason)),
+    );
+  }
+
+  /** One file as an entry; undefined when it vanished, is unreadable, or was set aside. */
+  private async readEntry(fileName: string): Promise<SpoolEntry | undefined> {
+    let text: string;
+    try {
+      text = await readFile(join(this.path, fileName), 'utf8');
+    } catch (error) {
+      // Drained or set aside by someone else since readdir.
+      if (errorCode(error) === 'ENOENT') return undefined;
+      // Not corrupt, just unreadable right now: skip it without moving it.
+      this.emit(() => this.events.badFile?.(fileName, describeError(error)));
+      return undefined;
     }
-    return entries;
+    try {
+      return { fileName, ...parseSpoolFile(text) };
+    } catch (error) {
+      await this.setAside(fileName, describeError(error));
+      return undefined;
+    }
   }
 
   /**
@@ -220,15 +227,22 @@ export class SpoolDirectory {
         failure = { remaining: entries.length - start, error };
         break;
       }
-      for (const [offset, entry] of batch.entries()) {
-        replayed++;
-        try {
-          await this.removeFile(entry.fileName);
-        } catch (error) {
-          // Stored but still on disk: it will be replayed again, which the store must tolerate.
-          failure = { remaining: entries.length - (start + offset), error };
-          break;
-        }
+      // Every record of the batch is stored: delete their files, a few at a time.
+      const removals = await mapInBatches(batch, IO_BATCH, (entry) =>
+        this.removeFile(entry.fileName).then(
+          () => undefined,
+          (error: unknown) => ({ error }),
+        ),
+      );
+      replayed += batch.length;
+      const failedAt = removals.findIndex((removal) => removal !== undefined);
+      if (failedAt >= 0) {
+        // Stored but still on disk: it will be replayed again, which the store must tolerate.
+        failure = {
+          remaining: entries.length - (start + failedAt),
+          error: removals[failedAt]?.error,
+        };
+        break;
       }
     }
     if (replayed > 0) this.emit(() => this.events.replayed?.(replayed));
@@ -339,7 +353,12 @@ export class SpoolDirectory {
     if (basename(fileName) !== fileName || !PENDING_NAME.test(fileName)) {
       throw new Error(`Not a spool file name: ${fileName}`);
     }
-    await rm(join(this.path, fileName), { force: true });
+    try {
+      await unlink(join(this.path, fileName));
+    } catch (error) {
+      // Already gone: drained by someone else sharing the directory.
+      if (errorCode(error) !== 'ENOENT') throw error;
+    }
   }
 
   private async pendingFileNames(): Promise<string[]> {
@@ -452,6 +471,22 @@ function requireNumber(object: Record<string, unknown>, key: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value))
     throw new Error(`${key} is not a number`);
   return value;
+}
+
+/** How many files are read or deleted at once. */
+const IO_BATCH = 32;
+
+/** `map` with at most `limit` calls running at once; results in input order. */
+async function mapInBatches<T, R>(
+  items: T[],
+  limit: number,
+  map: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = [];
+  for (let start = 0; start < items.length; start += limit) {
+    results.push(...(await Promise.all(items.slice(start, start + limit).map(map))));
+  }
+  return results;
 }
 
 function compareStrings(left: string, right: string): number {

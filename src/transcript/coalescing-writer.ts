@@ -78,11 +78,17 @@ export class CoalescingWriter {
     return this.waiting.splice(0, count);
   }
 
-  // One write that breaks a constraint must not fail the others it shared a transaction with;
-  // any other error (database down, locked) fails them all without a retry each.
+  // One write that breaks a constraint must not fail the others it shared a transaction with.
+  // Any other error (database down, locked) fails the group and everything that queued up
+  // behind it meanwhile: those would only wait out the same timeout again, and their callers
+  // hold the messages safely queued instead.
   private async settleFailedGroup(group: Submission[], error: unknown): Promise<void> {
-    if (group.length === 1 || !this.isConstraintViolation(error)) {
-      for (const submission of group) submission.reject(error);
+    if (!this.isConstraintViolation(error)) {
+      for (const submission of [...group, ...this.waiting.splice(0)]) submission.reject(error);
+      return;
+    }
+    if (group.length === 1) {
+      group[0].reject(error);
       return;
     }
     for (const submission of group) {

@@ -49,6 +49,8 @@ export interface PendingStatus {
 const FLUSH_CHUNK = 500;
 // From this many consecutive failed writes of a session on, failures log at ERROR.
 const LOUD_FAILURE_COUNT = 3;
+// How often the background retry repeats that an outage goes on.
+const OUTAGE_REPORT_INTERVAL_MS = 60_000;
 
 /**
  * Owns appends: gives each accepted message its id and place, writes it, and when the
@@ -72,6 +74,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
   private lastDatabaseError: { message: string; at: number } | null = null;
   private retryTimer: NodeJS.Timeout | undefined;
   private retryRun: Promise<void> | null = null;
+  private lastOutageReport = 0;
 
   constructor(
     private readonly store: TranscriptStore,
@@ -281,12 +284,13 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
   /**
    * One write attempt. While the database is known to be failing only one attempt at a time
    * goes to it (the probe); the others report failure at once instead of each waiting out
-   * a database timeout.
+   * a database timeout. With the background retry on, it alone probes, so that no append
+   * waits out a timeout while it holds its session's lock.
    */
   private async attemptWrite(write: SessionWrite): Promise<boolean> {
     let probe = false;
     if (this.databaseFailing) {
-      if (this.probeInFlight) return false;
+      if (this.probeInFlight || this.config.dbRetryIntervalMs > 0) return false;
       this.probeInFlight = probe = true;
     }
     try {
@@ -409,11 +413,45 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
 
   /** Flushes every session with pending or spooled messages; stops while the database fails. */
   private async retryAll(): Promise<void> {
+    // Probe without holding any session's lock: a probe can take a whole database timeout,
+    // and appends to that session must not wait it out.
+    if (this.databaseFailing && !(await this.probeOutsideLocks())) return;
     const sessionIds = new Set([...this.pending.sessions(), ...this.spooledSessions]);
     for (const sessionId of sessionIds) {
       const flushed = await this.locks.runExclusive(sessionId, () => this.flushLocked(sessionId));
       if (!flushed && this.databaseFailing) return;
     }
+  }
+
+  /** The background retry's probe: true when the database took a write transaction again. */
+  private async probeOutsideLocks(): Promise<boolean> {
+    if (this.probeInFlight) return false;
+    this.probeInFlight = true;
+    try {
+      await this.writer.probe();
+    } catch (error) {
+      this.lastDatabaseError = { message: describeDatabaseError(error), at: Date.now() };
+      this.reportOngoingOutage();
+      return false;
+    } finally {
+      this.probeInFlight = false;
+    }
+    this.databaseFailing = false;
+    this.logger.log(
+      `Database writable again; flushing ${this.pending.total} pending message(s) of ${this.pending.sessions().length} session(s)`,
+    );
+    return true;
+  }
+
+  // A quiet outage (no appends, so no failing writes to log) still says so once a minute.
+  private reportOngoingOutage(): void {
+    const now = Date.now();
+    if (now - this.lastOutageReport < OUTAGE_REPORT_INTERVAL_MS) return;
+    this.lastOutageReport = now;
+    this.logger.error(
+      `Database still not writable (${this.lastDatabaseError?.message}); ${this.pending.total} message(s) pending in memory, ` +
+        `${this.spooledSessions.size} session(s) with spooled messages`,
+    );
   }
 
   /** At start: every owned spool file is replayed, per session, in drop order. */

@@ -30,6 +30,9 @@ export function queryDepth(document: DocumentNode): number {
       fragments.set(definition.name.value, definition);
     }
   }
+  // Depth below each fragment, computed once: a fragment spread many times (or spreading
+  // another twice, and so on) must not be walked once per path.
+  const fragmentDepths = new Map<string, number>();
   const depthOf = (selectionSet: SelectionSetNode, visiting: Set<string>): number => {
     let deepest = 0;
     for (const selection of selectionSet.selections) {
@@ -40,12 +43,19 @@ export function queryDepth(document: DocumentNode): number {
         deepest = Math.max(deepest, depthOf(selection.selectionSet, visiting));
       } else {
         const name = selection.name.value;
+        const known = fragmentDepths.get(name);
+        if (known !== undefined) {
+          deepest = Math.max(deepest, known);
+          continue;
+        }
         const fragment = fragments.get(name);
         // A fragment cycle is already a validation error; do not loop on it here.
         if (!fragment || visiting.has(name)) continue;
         visiting.add(name);
-        deepest = Math.max(deepest, depthOf(fragment.selectionSet, visiting));
+        const depth = depthOf(fragment.selectionSet, visiting);
         visiting.delete(name);
+        fragmentDepths.set(name, depth);
+        deepest = Math.max(deepest, depth);
       }
     }
     return deepest;

@@ -1,0 +1,272 @@
+import {
+  BadRequestException,
+  ConsoleLogger,
+  InternalServerErrorException,
+  Logger,
+  type LoggerService,
+} from '@nestjs/common';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { queryTooComplexError } from '../graphql/query-limits.js';
+import { formatGraphQLError, graphqlCodeFor } from './graphql-error.util.js';
+import { ScribeErrorCode } from './scribe-error-code.js';
+import { ScribeException } from './scribe.exception.js';
+
+interface LogLine {
+  level: string;
+  message: unknown;
+  params: unknown[];
+}
+
+/** Keeps what Nest's Logger would print, for the test to read and the console to be spared. */
+class CapturingLogger implements LoggerService {
+  readonly lines: LogLine[] = [];
+
+  log(message: unknown, ...params: unknown[]): void {
+    this.lines.push({ level: 'log', message, params });
+  }
+
+  error(message: unknown, ...params: unknown[]): void {
+    this.lines.push({ level: 'error', message, params });
+  }
+
+  warn(message: unknown, ...params: unknown[]): void {
+    this.lines.push({ level: 'warn', message, params });
+  }
+
+  debug(message: unknown, ...params: unknown[]): void {
+    this.lines.push({ level: 'debug', message, params });
+  }
+
+  verbose(message: unknown, ...params: unknown[]): void {
+    this.lines.push({ level: 'verbose', message, params });
+  }
+
+  fatal(message: unknown, ...params: unknown[]): void {
+    this.lines.push({ level: 'fatal', message, params });
+  }
+}
+
+const LOCATIONS = [{ line: 1, column: 3 }];
+
+/** An error thrown by a resolver, as graphql-js hands it to Apollo. */
+function resolverError(originalError: Error, path: (string | number)[] = ['x']): GraphQLError {
+  return new GraphQLError(originalError.message, { originalError, path });
+}
+
+/** What Apollo passes to formatError as the formatted error, with the code it assigned. */
+function formattedBy(error: GraphQLError, code: string): GraphQLFormattedError {
+  const json = error.toJSON();
+  return {
+    ...json,
+    locations: json.locations ?? LOCATIONS,
+    extensions: { ...json.extensions, code, stacktrace: ['Apollo', 'stack'] },
+  };
+}
+
+describe(graphqlCodeFor.name, () => {
+  const expected: Record<ScribeErrorCode, string> = {
+    [ScribeErrorCode.InvalidInput]: 'BAD_USER_INPUT',
+    [ScribeErrorCode.Unauthenticated]: 'UNAUTHENTICATED',
+    [ScribeErrorCode.QueryTooExpensive]: 'QUERY_TOO_EXPENSIVE',
+    [ScribeErrorCode.SessionResolveTimeout]: 'SESSION_RESOLVE_TIMEOUT',
+    [ScribeErrorCode.ShuttingDown]: 'SERVICE_UNAVAILABLE',
+  };
+
+  it.each(Object.values(ScribeErrorCode))('maps %s to a code', (code) => {
+    const graphqlCode = graphqlCodeFor(code);
+
+    expect(graphqlCode).toMatch(/^[A-Z][A-Z_]+$/);
+    expect(graphqlCode).toBe(expected[code]);
+  });
+
+  it('throws for a code it does not know', () => {
+    expect(() => graphqlCodeFor('NOT_A_CODE' as ScribeErrorCode)).toThrow(
+      'unmapped error code NOT_A_CODE',
+    );
+  });
+});
+
+describe(formatGraphQLError.name, () => {
+  let logs: CapturingLogger;
+
+  beforeEach(() => {
+    logs = new CapturingLogger();
+    Logger.overrideLogger(logs);
+  });
+
+  afterEach(() => {
+    // overrideLogger(true) would switch logging off in Nest 12: put a console logger back.
+    Logger.overrideLogger(new ConsoleLogger());
+  });
+
+  describe('domain errors', () => {
+    it('gives a ScribeException thrown by a resolver its code, message and field', () => {
+      const exception = ScribeException.invalidInput('input.sessionId', 'must be 1 to 128 chars');
+      const error = resolverError(exception, ['appendMessage']);
+
+      const result = formatGraphQLError(formattedBy(error, 'INTERNAL_SERVER_ERROR'), error, false);
+
+      expect(result).toStrictEqual({
+        locations: LOCATIONS,
+        path: ['appendMessage'],
+        message: 'input.sessionId: must be 1 to 128 chars',
+        extensions: { code: 'BAD_USER_INPUT', field: 'input.sessionId' },
+      });
+      expect(logs.lines).toEqual([]);
+    });
+
+    it.each(Object.values(ScribeErrorCode))('maps a ScribeException with code %s', (code) => {
+      const error = resolverError(new ScribeException(code, `failed with ${code}`));
+
+      const result = formatGraphQLError(formattedBy(error, 'INTERNAL_SERVER_ERROR'), error, true);
+
+      expect(result.message).toBe(`failed with ${code}`);
+      expect(result.extensions).toStrictEqual({ code: graphqlCodeFor(code) });
+    });
+
+    it('recognises a ScribeException that is not wrapped', () => {
+      const exception = new ScribeException(ScribeErrorCode.Unauthenticated, 'admin token needed');
+
+      const result = formatGraphQLError({ message: exception.message }, exception, false);
+
+      expect(result.extensions).toStrictEqual({ code: 'UNAUTHENTICATED' });
+      expect(result.message).toBe('admin token needed');
+    });
+  });
+
+  describe('request errors', () => {
+    it('turns a validation error without a path into BAD_USER_INPUT', () => {
+      const error = new GraphQLError('Cannot query field "nope" on type "Query".');
+
+      const result = formatGraphQLError(
+        formattedBy(error, 'GRAPHQL_VALIDATION_FAILED'),
+        error,
+        false,
+      );
+
+      expect(result).toStrictEqual({
+        locations: LOCATIONS,
+        path: undefined,
+        message: 'Cannot query field "nope" on type "Query".',
+        extensions: { code: 'BAD_USER_INPUT' },
+      });
+      expect(logs.lines).toEqual([]);
+    });
+
+    it('turns a request error without any code into BAD_USER_INPUT', () => {
+      const error = new GraphQLError('Variable "$first" got invalid value "ten".');
+
+      const result = formatGraphQLError({ message: error.message }, error, false);
+
+      expect(result.extensions).toStrictEqual({ code: 'BAD_USER_INPUT' });
+    });
+
+    it.each([
+      'GRAPHQL_PARSE_FAILED',
+      'QUERY_TOO_COMPLEX',
+      'BAD_REQUEST',
+      'PERSISTED_QUERY_NOT_FOUND',
+      'PERSISTED_QUERY_NOT_SUPPORTED',
+      'OPERATION_RESOLUTION_FAILURE',
+    ])('keeps the request code %s', (code) => {
+      const error = new GraphQLError(`failed with ${code}`, { extensions: { code } });
+
+      const result = formatGraphQLError(formattedBy(error, code), error, false);
+
+      expect(result.message).toBe(`failed with ${code}`);
+      expect(result.extensions).toStrictEqual({ code });
+    });
+
+    it('keeps QUERY_TOO_COMPLEX from the query limits plugin, without its http status', () => {
+      const error = queryTooComplexError('Query depth 13 exceeds the limit of 12');
+
+      const result = formatGraphQLError(formattedBy(error, 'QUERY_TOO_COMPLEX'), error, false);
+
+      expect(result).toStrictEqual({
+        locations: LOCATIONS,
+        path: undefined,
+        message: 'Query depth 13 exceeds the limit of 12',
+        extensions: { code: 'QUERY_TOO_COMPLEX' },
+      });
+    });
+
+    it('turns a client-side HttpException into BAD_REQUEST', () => {
+      const exception = new BadRequestException('bad body');
+      const error = resolverError(exception);
+
+      const result = formatGraphQLError(formattedBy(error, 'BAD_REQUEST'), error, false);
+
+      expect(result.message).toBe('bad body');
+      expect(result.extensions).toStrictEqual({ code: 'BAD_REQUEST' });
+    });
+  });
+
+  describe('unexpected errors', () => {
+    it('hides an unknown resolver error behind a generic INTERNAL_SERVER_ERROR', () => {
+      const failure = new Error('connect ECONNREFUSED 10.0.0.5:5432 password=hunter2');
+      const error = resolverError(failure, ['sessions', 0, 'messages']);
+
+      const result = formatGraphQLError(formattedBy(error, 'INTERNAL_SERVER_ERROR'), error, false);
+
+      expect(result).toStrictEqual({
+        locations: LOCATIONS,
+        path: ['sessions', 0, 'messages'],
+        message: 'Internal server error',
+        extensions: { code: 'INTERNAL_SERVER_ERROR' },
+      });
+      expect(JSON.stringify(result)).not.toContain('hunter2');
+    });
+
+    it('logs an unknown resolver error with where it happened and its stack', () => {
+      const failure = new Error('database exploded');
+      const error = resolverError(failure, ['sessions', 0, 'messages']);
+
+      formatGraphQLError(formattedBy(error, 'INTERNAL_SERVER_ERROR'), error, false);
+
+      expect(logs.lines).toEqual([
+        {
+          level: 'error',
+          message: 'Unhandled error at sessions.0.messages: Error: database exploded',
+          params: [failure.stack, 'GraphQLErrors'],
+        },
+      ]);
+    });
+
+    it('treats a GraphQLError raised while resolving (it has a path) as unexpected', () => {
+      // For example a scalar's serialize() refusing a value the server itself produced.
+      const serializeFailure = new GraphQLError('Value is not a valid DateTime: 42');
+      const error = resolverError(serializeFailure, ['session', 'createdAt']);
+
+      const result = formatGraphQLError(formattedBy(error, 'INTERNAL_SERVER_ERROR'), error, false);
+
+      expect(result.message).toBe('Internal server error');
+      expect(result.extensions).toStrictEqual({ code: 'INTERNAL_SERVER_ERROR' });
+      expect(logs.lines).toHaveLength(1);
+    });
+
+    it('treats a server-side HttpException as unexpected', () => {
+      const error = resolverError(new InternalServerErrorException('pool exhausted'));
+
+      const result = formatGraphQLError(formattedBy(error, 'INTERNAL_SERVER_ERROR'), error, false);
+
+      expect(result.message).toBe('Internal server error');
+      expect(result.extensions).toStrictEqual({ code: 'INTERNAL_SERVER_ERROR' });
+    });
+
+    it('shows the message and stack of an unknown error only in development', () => {
+      const failure = new Error('database exploded');
+      const error = resolverError(failure);
+
+      const result = formatGraphQLError(formattedBy(error, 'INTERNAL_SERVER_ERROR'), error, true);
+
+      expect(result.message).toBe('database exploded');
+      expect(result.extensions).toStrictEqual({
+        code: 'INTERNAL_SERVER_ERROR',
+        stacktrace: failure.stack?.split('\n'),
+      });
+      expect(result.extensions?.stacktrace).toEqual(
+        expect.arrayContaining([expect.stringContaining('graphql-error.util.spec')]),
+      );
+    });
+  });
+});

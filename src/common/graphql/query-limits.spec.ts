@@ -1,0 +1,211 @@
+import { buildSchema, Kind, parse, type DocumentNode } from 'graphql';
+import { getComplexity } from 'graphql-query-complexity';
+import { messagesReadEstimator, queryDepth } from './query-limits.js';
+
+describe(queryDepth.name, () => {
+  const depth = (text: string): number => queryDepth(parse(text));
+
+  it('counts the fields of a flat query as depth 1', () => {
+    expect(depth('{ a b c }')).toBe(1);
+  });
+
+  it('counts nested fields', () => {
+    expect(depth('{ a { b { c } } }')).toBe(3);
+  });
+
+  it('takes the deepest branch', () => {
+    expect(depth('{ a { b } d { e { f { g } } } h }')).toBe(4);
+  });
+
+  it('does not count an inline fragment as a level, only the fields in it', () => {
+    expect(depth('{ a { ... on T { b { c } } } }')).toBe(3);
+    expect(depth('{ ... on Query { ... on Query { a } } }')).toBe(1);
+  });
+
+  it('counts a named fragment where it is spread', () => {
+    const text = `
+      query { a { b { ...F } } }
+      fragment F on T { c { d } }
+    `;
+
+    expect(depth(text)).toBe(4);
+  });
+
+  it('follows fragments spread inside fragments', () => {
+    const text = `
+      query { a { ...F } }
+      fragment F on T { b { ...G } }
+      fragment G on T { c { d } }
+    `;
+
+    expect(depth(text)).toBe(4);
+  });
+
+  it('does not count a fragment that no operation spreads', () => {
+    const text = `
+      query { a }
+      fragment Deep on T { b { c { d { e } } } }
+    `;
+
+    expect(depth(text)).toBe(1);
+  });
+
+  it('ignores a spread of an unknown fragment', () => {
+    expect(depth('{ a { ...Missing } }')).toBe(1);
+  });
+
+  it('stops at a fragment cycle instead of looping', () => {
+    const text = `
+      query { a { ...F } }
+      fragment F on T { b { ...G } }
+      fragment G on T { c { ...F } }
+    `;
+
+    expect(depth(text)).toBe(3);
+    expect(depth('query { a { ...Self } } fragment Self on T { b { ...Self } }')).toBe(2);
+  });
+
+  it('takes the deepest of several operations, mutations included', () => {
+    const text = `
+      query Shallow { a }
+      mutation Deep { b { c { d } } }
+    `;
+
+    expect(depth(text)).toBe(3);
+  });
+
+  it('walks each fragment once, however often it is spread', () => {
+    // F0 spreads F1 twice, F1 spreads F2 twice, ...: a small document that names 2^LEVELS
+    // paths. Walking each path (rather than each fragment) turns a few hundred bytes of query
+    // into minutes of CPU before the limits refuse anything.
+    const LEVELS = 14;
+    let text = 'query { a { ...F0 } }\n';
+    for (let i = 0; i < LEVELS; i++)
+      text += `fragment F${i} on T { b ...F${i + 1} ...F${i + 1} }\n`;
+    text += `fragment F${LEVELS} on T { c { d } }\n`;
+    const { document, reads } = countingFragmentReads(parse(text));
+
+    expect(queryDepth(document)).toBe(3);
+    expect(reads.count).toBeLessThanOrEqual(2 * (LEVELS + 1));
+  });
+});
+
+/** A copy of `document` whose fragments count how often their selection set is read. */
+function countingFragmentReads(document: DocumentNode): {
+  document: DocumentNode;
+  reads: { count: number };
+} {
+  const reads = { count: 0 };
+  const definitions = document.definitions.map((definition) => {
+    if (definition.kind !== Kind.FRAGMENT_DEFINITION) return definition;
+    const { selectionSet, ...rest } = definition;
+    const counted = { ...rest } as typeof definition;
+    Object.defineProperty(counted, 'selectionSet', {
+      enumerable: true,
+      get: () => {
+        reads.count += 1;
+        return selectionSet;
+      },
+    });
+    return counted;
+  });
+  return { document: { ...document, definitions }, reads };
+}
+
+describe(messagesReadEstimator.name, () => {
+  // Mirrors the parts of schema.gql that matter: lists paged with `first`, and `messages`.
+  const schema = buildSchema(`
+    type Query {
+      session(id: ID!): Session
+      sessions(first: Int, after: String): SessionConnection!
+    }
+    type Session {
+      id: ID!
+      title: String
+      messages(first: Int, after: String): MessageConnection!
+    }
+    type SessionConnection {
+      edges: [SessionEdge!]!
+      totalCount: Int!
+    }
+    type SessionEdge {
+      cursor: String!
+      node: Session!
+    }
+    type MessageConnection {
+      edges: [MessageEdge!]!
+      totalCount: Int!
+    }
+    type MessageEdge {
+      cursor: String!
+      node: Message!
+    }
+    type Message {
+      id: ID!
+      content: String!
+    }
+  `);
+
+  const cost = (text: string, variables?: Record<string, unknown>): number =>
+    getComplexity({
+      schema,
+      query: parse(text),
+      variables,
+      estimators: [messagesReadEstimator],
+    });
+
+  it('costs messages(first: n) n', () => {
+    expect(cost('{ session(id: "s") { messages(first: 10) { totalCount } } }')).toBe(10);
+  });
+
+  it('costs messages the number asked for, whatever is selected inside', () => {
+    const text = `{
+      session(id: "s") {
+        messages(first: 10) { totalCount edges { cursor node { id content } } }
+      }
+    }`;
+
+    expect(cost(text)).toBe(10);
+  });
+
+  it('costs messages without first at the default page size, 100', () => {
+    expect(cost('{ session(id: "s") { messages { totalCount } } }')).toBe(100);
+  });
+
+  it('costs a query that reads no messages 0', () => {
+    expect(cost('{ session(id: "s") { id title } sessions(first: 5) { totalCount } }')).toBe(0);
+  });
+
+  it('multiplies what each item of a paged list reads by its first', () => {
+    const text = `{
+      sessions(first: 5) { edges { node { messages(first: 7) { totalCount } } } }
+    }`;
+
+    expect(cost(text)).toBe(35);
+  });
+
+  it('multiplies by the default page size when the list has no first', () => {
+    const text = '{ sessions { edges { node { messages(first: 7) { totalCount } } } } }';
+
+    expect(cost(text)).toBe(700);
+  });
+
+  it('adds up aliased fields', () => {
+    const text = `{
+      a: session(id: "a") { messages(first: 10) { totalCount } }
+      b: session(id: "b") { older: messages(first: 20) { totalCount } newer: messages(first: 3) { totalCount } }
+      c: sessions(first: 2) { edges { node { messages(first: 4) { totalCount } } } }
+    }`;
+
+    expect(cost(text)).toBe(10 + 20 + 3 + 2 * 4);
+  });
+
+  it('honours variables', () => {
+    const text = `query Page($sessions: Int, $messages: Int) {
+      sessions(first: $sessions) { edges { node { messages(first: $messages) { totalCount } } } }
+    }`;
+
+    expect(cost(text, { sessions: 3, messages: 42 })).toBe(126);
+    expect(cost(text, { sessions: 3 })).toBe(300);
+  });
+});

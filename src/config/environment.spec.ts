@@ -1,0 +1,307 @@
+import { isAbsolute, join, resolve } from 'node:path';
+import {
+  BODY_ROOM_BYTES,
+  InvalidEnvironmentError,
+  LOG_LEVELS,
+  SQLITE_SYNCHRONOUS_MODES,
+  validateEnvironment,
+} from './environment.js';
+import { ScribeConfig } from './scribe-config.js';
+
+const DEFAULTS = {
+  PORT: 3000,
+  HOST: '127.0.0.1',
+  DATA_DIR: './data',
+  DATABASE_URL: undefined,
+  SPOOL_DIR: undefined,
+  SQLITE_SYNCHRONOUS: 'FULL',
+  MAX_PENDING_PER_SESSION: 200,
+  DB_RETRY_INTERVAL_MS: 1000,
+  SESSION_RESOLVE_CONCURRENCY: 2,
+  SESSION_RESOLVE_TIMEOUT_MS: 10_000,
+  SESSION_CACHE_SIZE: 100,
+  MAX_MESSAGE_BYTES: 1024 * 1024,
+  MAX_BODY_BYTES: 16 * 1024 * 1024,
+  ADMIN_TOKEN: undefined,
+  LOG_LEVEL: 'log',
+  NODE_ENV: undefined,
+};
+
+const INTEGER_VARIABLES = [
+  'PORT',
+  'MAX_PENDING_PER_SESSION',
+  'DB_RETRY_INTERVAL_MS',
+  'SESSION_RESOLVE_CONCURRENCY',
+  'SESSION_RESOLVE_TIMEOUT_MS',
+  'SESSION_CACHE_SIZE',
+  'MAX_MESSAGE_BYTES',
+  'MAX_BODY_BYTES',
+] as const;
+
+/** The error validateEnvironment throws for `raw`; fails the test when it throws none. */
+function refusal(raw: Record<string, unknown>): InvalidEnvironmentError {
+  try {
+    validateEnvironment(raw);
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidEnvironmentError);
+    return error as InvalidEnvironmentError;
+  }
+  throw new Error(`validateEnvironment accepted ${JSON.stringify(raw)}`);
+}
+
+describe(validateEnvironment.name, () => {
+  it('gives every default for an empty environment', () => {
+    const environment = validateEnvironment({});
+
+    expect({ ...environment }).toStrictEqual(DEFAULTS);
+  });
+
+  it('treats empty strings as unset', () => {
+    const allEmpty = Object.fromEntries(Object.keys(DEFAULTS).map((key) => [key, '']));
+
+    const environment = validateEnvironment(allEmpty);
+
+    expect({ ...environment }).toStrictEqual(DEFAULTS);
+  });
+
+  it('reads set values, integers as numbers', () => {
+    const environment = validateEnvironment({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      DATA_DIR: '/var/lib/scribe',
+      SPOOL_DIR: '/var/spool/scribe',
+      SQLITE_SYNCHRONOUS: 'NORMAL',
+      MAX_PENDING_PER_SESSION: '5',
+      DB_RETRY_INTERVAL_MS: '0',
+      SESSION_RESOLVE_CONCURRENCY: '64',
+      SESSION_RESOLVE_TIMEOUT_MS: '250',
+      SESSION_CACHE_SIZE: '0',
+      MAX_MESSAGE_BYTES: '1000',
+      MAX_BODY_BYTES: '200000',
+      ADMIN_TOKEN: 'secret',
+      LOG_LEVEL: 'debug',
+      NODE_ENV: 'production',
+    });
+
+    expect(environment).toMatchObject({
+      PORT: 8080,
+      HOST: '0.0.0.0',
+      DATA_DIR: '/var/lib/scribe',
+      SPOOL_DIR: '/var/spool/scribe',
+      SQLITE_SYNCHRONOUS: 'NORMAL',
+      MAX_PENDING_PER_SESSION: 5,
+      DB_RETRY_INTERVAL_MS: 0,
+      SESSION_RESOLVE_CONCURRENCY: 64,
+      SESSION_RESOLVE_TIMEOUT_MS: 250,
+      SESSION_CACHE_SIZE: 0,
+      MAX_MESSAGE_BYTES: 1000,
+      MAX_BODY_BYTES: 200000,
+      ADMIN_TOKEN: 'secret',
+      LOG_LEVEL: 'debug',
+      NODE_ENV: 'production',
+    });
+  });
+
+  it('ignores variables it does not know', () => {
+    const environment = validateEnvironment({
+      PATH: '/usr/bin',
+      PORT_NUMBER: 'not a number',
+      port: 'lowercase is another variable',
+      log_level: 'shouting',
+    });
+
+    expect({ ...environment }).toStrictEqual(DEFAULTS);
+  });
+
+  describe('integers', () => {
+    const notDigits = ['12abc', '1e3', '-1', '1.5', '0x10', '+5', 'abc', ' '];
+
+    it.each(INTEGER_VARIABLES.flatMap((key) => notDigits.map((value) => [key, value])))(
+      'refuses %s=%j with one line naming the variable',
+      (key, value) => {
+        const error = refusal({ [key]: value });
+
+        expect(error.message).toBe(`${key} must be a whole number (got "${value}")`);
+        expect(error.message).not.toContain('\n');
+      },
+    );
+
+    it.each(INTEGER_VARIABLES)('leaves %s at its default when set to the empty string', (key) => {
+      expect(validateEnvironment({ [key]: '' })[key]).toBe(DEFAULTS[key]);
+    });
+  });
+
+  describe('bounds', () => {
+    it.each([
+      ['PORT', '65536', 'PORT must not be greater than 65535'],
+      ['SESSION_RESOLVE_CONCURRENCY', '0', 'SESSION_RESOLVE_CONCURRENCY must not be less than 1'],
+      [
+        'SESSION_RESOLVE_CONCURRENCY',
+        '65',
+        'SESSION_RESOLVE_CONCURRENCY must not be greater than 64',
+      ],
+      ['MAX_PENDING_PER_SESSION', '0', 'MAX_PENDING_PER_SESSION must not be less than 1'],
+    ])('refuses %s=%s', (key, value, message) => {
+      const error = refusal({ [key]: value });
+
+      expect(error.message).toBe(message);
+    });
+
+    it.each([
+      ['PORT', '65535', 65535],
+      ['PORT', '0', 0],
+      ['SESSION_RESOLVE_CONCURRENCY', '1', 1],
+      ['SESSION_RESOLVE_CONCURRENCY', '64', 64],
+      ['MAX_PENDING_PER_SESSION', '1', 1],
+    ])('accepts %s=%s at the edge', (key, value, expected) => {
+      expect(validateEnvironment({ [key]: value })).toMatchObject({ [key]: expected });
+    });
+  });
+
+  describe('DATABASE_URL', () => {
+    it.each(['postgres://scribe:pw@db:5432/scribe', 'postgresql://localhost/scribe'])(
+      'accepts %s',
+      (url) => {
+        expect(validateEnvironment({ DATABASE_URL: url }).DATABASE_URL).toBe(url);
+      },
+    );
+
+    it.each([
+      'mysql://localhost/scribe',
+      'postgres:/localhost/scribe',
+      'postgres://',
+      'http://postgres://localhost/scribe',
+      'sqlite:///data/scribe.sqlite',
+      'postgres://host/db with spaces',
+    ])('refuses %s', (url) => {
+      expect(refusal({ DATABASE_URL: url }).message).toBe(
+        'DATABASE_URL must be a postgres:// or postgresql:// URL',
+      );
+    });
+  });
+
+  describe('listed values', () => {
+    it.each(LOG_LEVELS)('accepts LOG_LEVEL=%s', (level) => {
+      expect(validateEnvironment({ LOG_LEVEL: level }).LOG_LEVEL).toBe(level);
+    });
+
+    it.each(['info', 'LOG', 'trace', 'warning'])('refuses LOG_LEVEL=%s', (level) => {
+      const error = refusal({ LOG_LEVEL: level });
+
+      expect(error.message).toMatch(/^LOG_LEVEL must be one of the following values: /);
+      expect(error.message).toContain(LOG_LEVELS.join(', '));
+    });
+
+    it.each(SQLITE_SYNCHRONOUS_MODES)('accepts SQLITE_SYNCHRONOUS=%s', (mode) => {
+      expect(validateEnvironment({ SQLITE_SYNCHRONOUS: mode }).SQLITE_SYNCHRONOUS).toBe(mode);
+    });
+
+    it.each(['OFF', 'EXTRA', 'full', 'normal', '2'])('refuses SQLITE_SYNCHRONOUS=%s', (mode) => {
+      expect(refusal({ SQLITE_SYNCHRONOUS: mode }).message).toMatch(
+        /^SQLITE_SYNCHRONOUS must be one of the following values: FULL, NORMAL$/,
+      );
+    });
+  });
+
+  describe('MAX_BODY_BYTES', () => {
+    it('must leave room for the query around the largest message', () => {
+      const error = refusal({
+        MAX_MESSAGE_BYTES: '1000',
+        MAX_BODY_BYTES: String(1000 + BODY_ROOM_BYTES - 1),
+      });
+
+      expect(BODY_ROOM_BYTES).toBe(65536);
+      expect(error.message).toContain('MAX_BODY_BYTES');
+      expect(error.message).toContain('MAX_MESSAGE_BYTES');
+      expect(error.message).toBe(
+        `MAX_BODY_BYTES must be at least MAX_MESSAGE_BYTES + 65536 bytes (66536); got 66535`,
+      );
+      expect(error.message).not.toContain('\n');
+    });
+
+    it('accepts exactly MAX_MESSAGE_BYTES + 65536', () => {
+      const environment = validateEnvironment({
+        MAX_MESSAGE_BYTES: '1000',
+        MAX_BODY_BYTES: '66536',
+      });
+
+      expect(environment.MAX_BODY_BYTES).toBe(66536);
+    });
+
+    it('checks the default body limit against a raised message limit', () => {
+      const error = refusal({ MAX_MESSAGE_BYTES: String(16 * 1024 * 1024) });
+
+      expect(error.message).toMatch(/^MAX_BODY_BYTES must be at least MAX_MESSAGE_BYTES/);
+    });
+  });
+});
+
+describe(ScribeConfig.name, () => {
+  describe(ScribeConfig.fromVariables.name, () => {
+    it('resolves DATA_DIR to an absolute path', () => {
+      const config = ScribeConfig.fromVariables({ DATA_DIR: 'relative/data' });
+
+      expect(isAbsolute(config.dataDir)).toBe(true);
+      expect(config.dataDir).toBe(resolve(process.cwd(), 'relative/data'));
+    });
+
+    it('defaults DATA_DIR to ./data, absolute', () => {
+      expect(ScribeConfig.fromVariables({}).dataDir).toBe(resolve(process.cwd(), 'data'));
+    });
+
+    it('puts the spool in DATA_DIR/pending_messages unless SPOOL_DIR is set', () => {
+      const config = ScribeConfig.fromVariables({ DATA_DIR: '/srv/scribe' });
+
+      expect(config.spoolDir).toBe(join('/srv/scribe', 'pending_messages'));
+    });
+
+    it('takes SPOOL_DIR when set, resolved absolute', () => {
+      const config = ScribeConfig.fromVariables({ DATA_DIR: '/srv/scribe', SPOOL_DIR: 'spool' });
+
+      expect(config.spoolDir).toBe(resolve(process.cwd(), 'spool'));
+    });
+
+    it('uses SQLite in DATA_DIR when DATABASE_URL is unset', () => {
+      const config = ScribeConfig.fromVariables({
+        DATA_DIR: '/srv/scribe',
+        SQLITE_SYNCHRONOUS: 'NORMAL',
+      });
+
+      expect(config.database).toEqual({
+        kind: 'sqlite',
+        path: join('/srv/scribe', 'scribe.sqlite'),
+        synchronous: 'NORMAL',
+      });
+    });
+
+    it('switches to PostgreSQL when DATABASE_URL is set', () => {
+      const url = 'postgresql://scribe@db/scribe';
+
+      expect(ScribeConfig.fromVariables({ DATABASE_URL: url }).database).toEqual({
+        kind: 'postgres',
+        url,
+      });
+    });
+
+    it.each([
+      ['unset', undefined],
+      ['empty', ''],
+    ])('has no admin token when ADMIN_TOKEN is %s', (_, value) => {
+      expect(ScribeConfig.fromVariables({ ADMIN_TOKEN: value }).adminToken).toBeUndefined();
+    });
+
+    it('keeps a set ADMIN_TOKEN', () => {
+      expect(ScribeConfig.fromVariables({ ADMIN_TOKEN: 's3cret' }).adminToken).toBe('s3cret');
+    });
+
+    it('is in development only when NODE_ENV is development', () => {
+      expect(ScribeConfig.fromVariables({ NODE_ENV: 'development' }).development).toBe(true);
+      expect(ScribeConfig.fromVariables({ NODE_ENV: 'production' }).development).toBe(false);
+      expect(ScribeConfig.fromVariables({}).development).toBe(false);
+    });
+
+    it('throws InvalidEnvironmentError for a bad variable', () => {
+      expect(() => ScribeConfig.fromVariables({ PORT: 'eighty' })).toThrow(InvalidEnvironmentError);
+    });
+  });
+});
