@@ -216,6 +216,14 @@ describe.each(databaseKinds())('GraphQL API on %s', (database) => {
       expect(read.errors?.[0]?.message).toMatch(/id/);
     });
 
+    it('refuses a NUL character, which PostgreSQL could never store', async () => {
+      await expectRejected(
+        APPEND,
+        { input: { sessionId: 'nul', role: 'USER', content: 'before\u0000after' } },
+        /input\.content.*NUL/,
+      );
+    });
+
     it('refuses an unknown role', async () => {
       await expectRejected(
         APPEND,

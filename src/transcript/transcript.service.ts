@@ -165,6 +165,16 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     const limit = this.config.maxMessageBytes;
     const seenClientIds = new Map<string, number>();
     inputs.forEach((input, index) => {
+      // PostgreSQL cannot store U+0000 in a text column: an accepted message holding one could
+      // never be written, and would stall its session (and the background retry) for good.
+      for (const key of ['content', 'clientMessageId', 'toolName', 'toolCallId'] as const) {
+        if (input[key]?.includes('\u0000')) {
+          throw ScribeException.invalidInput(
+            `${fieldOf(index)}.${key}`,
+            'must not contain the NUL character (U+0000)',
+          );
+        }
+      }
       const contentBytes = Buffer.byteLength(input.content, 'utf8');
       if (contentBytes > limit) {
         throw ScribeException.invalidInput(

@@ -36,12 +36,35 @@ export async function eventually<T>(
   throw new Error(`condition not met within ${timeoutMs} ms; last failure:\n${reason}`);
 }
 
-/** Runs registered clean-ups in reverse order; every one runs even when others fail. */
+/**
+ * Runs registered clean-ups in reverse order; every one runs even when others fail. Also keeps
+ * the output of the processes a test started, to attach to the test's failure.
+ */
 export class Cleanups {
   private readonly steps: (() => Promise<unknown>)[] = [];
+  private readonly outputs: { label: string; output: () => string }[] = [];
 
   add(step: () => Promise<unknown>): void {
     this.steps.push(step);
+  }
+
+  /** `output` is printed with the failure of the test body run by guard(). */
+  showOnFailure(label: string, output: () => string): void {
+    this.outputs.push({ label, output });
+  }
+
+  /** Runs a test body; when it fails, appends the tail of every registered output to the error. */
+  async guard(body: () => Promise<void>): Promise<void> {
+    try {
+      await body();
+    } catch (error) {
+      if (error instanceof Error) {
+        for (const { label, output } of this.outputs) {
+          error.message += `\n--- ${label} (last 6000 characters) ---\n${output().slice(-6000)}`;
+        }
+      }
+      throw error;
+    }
   }
 
   async run(): Promise<void> {

@@ -79,7 +79,11 @@ export async function startServer(
           resolveWait(match);
         } else if (child.exitCode !== null || child.signalCode !== null) {
           cleanup();
-          rejectWait(new Error(`server exited before printing ${pattern}:\n${output}`));
+          rejectWait(
+            new Error(
+              `server exited (code ${child.exitCode}, signal ${child.signalCode}) before printing ${pattern}:\n${output}`,
+            ),
+          );
         }
       };
       const timer = setTimeout(() => {

@@ -1,0 +1,219 @@
+import { join } from 'node:path';
+import pg from 'pg';
+import { TEST_DATABASE_URL, createPostgresSchema, databaseKinds } from './support/databases.js';
+import {
+  APPEND,
+  Cleanups,
+  appendMessage,
+  eventually,
+  occurrences,
+  readSpool,
+  readTranscript,
+} from './support/fault-helpers.js';
+import { startServer, temporaryDataDir, type ServerProcess } from './support/server-process.js';
+import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
+
+// A PostgreSQL outage made real: the server reaches the database only through a TCP proxy in
+// this process, and cut() drops every connection and refuses new ones until restore().
+const TEST_TIMEOUT_MS = 30_000;
+const CAP = 4;
+const SESSION = 'pg-outage';
+
+// databaseKinds() says once, on stderr, why PostgreSQL is left out.
+const describeOnPostgres = databaseKinds().includes('postgres') ? describe : describe.skip;
+
+describeOnPostgres('durability of acknowledged appends across a PostgreSQL outage', () => {
+  let cleanups: Cleanups;
+
+  /** A test with a bound, whose failure carries the output of the servers it started. */
+  function faultTest(name: string, body: () => Promise<void>): void {
+    it(name, () => cleanups.guard(body), TEST_TIMEOUT_MS);
+  }
+
+  beforeEach(() => {
+    cleanups = new Cleanups();
+  });
+
+  afterEach(async () => {
+    await cleanups.run();
+  });
+
+  async function server(env: Record<string, string>): Promise<ServerProcess> {
+    const started = await startServer(env);
+    cleanups.showOnFailure(`server pid ${started.child.pid}`, () => started.output());
+    cleanups.add(() => started.stop('SIGKILL'));
+    return started;
+  }
+
+  /** A schema of its own, a proxy in front of the test server, and a URL through the proxy. */
+  async function proxiedDatabase(): Promise<{
+    proxy: TcpProxy;
+    url: string;
+    storedDirectly: (sessionId: string) => Promise<string[]>;
+  }> {
+    const schema = await createPostgresSchema();
+    cleanups.add(schema.drop);
+    const target = new URL(TEST_DATABASE_URL as string);
+    const proxy = await startTcpProxy(Number(target.port || 5432), target.hostname);
+    cleanups.add(() => proxy.close());
+    const url = new URL(schema.url);
+    url.hostname = '127.0.0.1';
+    url.port = String(proxy.port);
+    // Straight to the database, around the proxy: what is stored, whatever the outage.
+    const storedDirectly = async (sessionId: string) => {
+      const client = new pg.Client({ connectionString: schema.url });
+      await client.connect();
+      try {
+        const result = await client.query<{ content: string }>(
+          'SELECT content FROM messages WHERE session_id = $1 ORDER BY order_key',
+          [sessionId],
+        );
+        return result.rows.map((row) => row.content);
+      } finally {
+        await client.end();
+      }
+    };
+    return { proxy, url: url.toString(), storedDirectly };
+  }
+
+  async function appendAll(
+    target: ServerProcess,
+    contents: string[],
+    status: 'PERSISTED' | 'QUEUED',
+  ): Promise<string[]> {
+    const ids: string[] = [];
+    for (const content of contents) {
+      const answer = await appendMessage(target, SESSION, content);
+      expect({ content, status: answer.status }).toEqual({ content, status });
+      ids.push(answer.id);
+    }
+    return ids;
+  }
+
+  /** Stored `before`, then the cut and CAP + 3 appends QUEUED, the 3 oldest spooled. */
+  async function queueAndSpoolDuringCut(env: Record<string, string>, proxy: TcpProxy) {
+    const spoolDir = join(env.DATA_DIR, 'pending_messages');
+    const target = await server(env);
+    const before = ['before-1', 'before-2'];
+    const beforeIds = await appendAll(target, before, 'PERSISTED');
+
+    proxy.cut();
+    const cut = Array.from({ length: CAP + 3 }, (_, index) => `cut-${index + 1}`);
+    const cutIds = await appendAll(target, cut, 'QUEUED');
+
+    const spooled = await readSpool(spoolDir);
+    expect(spooled.map((file) => [file.reason, file.id, file.content])).toEqual(
+      cut.slice(0, 3).map((content, index) => ['transcript_cap_drop', cutIds[index], content]),
+    );
+    expect(occurrences(target.output(), 'spooled oldest message')).toBe(3);
+    const health = await target.get('/health');
+    expect(health.status).toBe(200);
+    expect(health.body.details.database.status).toBe('down');
+    expect(health.body.details.spool.status).toBe('up');
+    expect(proxy.refused).toBeGreaterThan(0);
+    return { target, spoolDir, before, sent: [...before, ...cut], ids: [...beforeIds, ...cutIds] };
+  }
+
+  faultTest(
+    'stores every queued and spooled message in send order once the database is reachable again (background retry)',
+    async () => {
+      const dataDir = await temporaryDataDir();
+      cleanups.add(dataDir.remove);
+      const { proxy, url, storedDirectly } = await proxiedDatabase();
+      const { target, spoolDir, before, sent, ids } = await queueAndSpoolDuringCut(
+        {
+          DATA_DIR: dataDir.path,
+          DATABASE_URL: url,
+          MAX_PENDING_PER_SESSION: String(CAP),
+          DB_RETRY_INTERVAL_MS: '200',
+        },
+        proxy,
+      );
+      expect(await storedDirectly(SESSION)).toEqual(before);
+
+      proxy.restore();
+
+      await eventually(async () => {
+        const stored = await readTranscript(target, SESSION);
+        expect(stored.contents).toEqual(sent);
+        expect(stored.ids).toEqual(ids);
+        expect(stored.messageCount).toBe(sent.length);
+        expect(await readSpool(spoolDir)).toEqual([]);
+      }, 10_000);
+      expect(await storedDirectly(SESSION)).toEqual(sent);
+    },
+  );
+
+  faultTest(
+    'SIGTERM during the outage spools the backlog with reason shutdown, and a start after it replays it all in send order',
+    async () => {
+      const dataDir = await temporaryDataDir();
+      cleanups.add(dataDir.remove);
+      const { proxy, url, storedDirectly } = await proxiedDatabase();
+      const env = {
+        DATA_DIR: dataDir.path,
+        DATABASE_URL: url,
+        MAX_PENDING_PER_SESSION: String(CAP),
+        DB_RETRY_INTERVAL_MS: '200',
+      };
+      const { target, spoolDir, before, sent, ids } = await queueAndSpoolDuringCut(env, proxy);
+
+      expect(await target.stop('SIGTERM')).toEqual({ code: null, signal: 'SIGTERM' });
+      expect(target.output()).toContain(
+        `Shutdown: spooled ${CAP} pending message(s) to ${spoolDir}`,
+      );
+      const spooled = await readSpool(spoolDir);
+      expect(spooled.map((file) => file.id)).toEqual(ids.slice(before.length));
+      expect(spooled.map((file) => file.reason)).toEqual([
+        ...Array<string>(3).fill('transcript_cap_drop'),
+        ...Array<string>(CAP).fill('shutdown'),
+      ]);
+      expect(await storedDirectly(SESSION)).toEqual(before);
+
+      proxy.restore();
+      const restarted = await server(env);
+      await eventually(async () => {
+        const stored = await readTranscript(restarted, SESSION);
+        expect(stored.contents).toEqual(sent);
+        expect(stored.ids).toEqual(ids);
+        expect(stored.messageCount).toBe(sent.length);
+        expect(await readSpool(spoolDir)).toEqual([]);
+      });
+    },
+  );
+
+  // Not an outage but a poison message: PostgreSQL cannot store U+0000 in a text column
+  // (22021), so such an append must be refused up front or stored; and whatever happens to it,
+  // other sessions must keep persisting while the database is up.
+  faultTest(
+    'a message PostgreSQL cannot store (a NUL character) is refused or stored, and never stalls the writes of other sessions',
+    async () => {
+      const dataDir = await temporaryDataDir();
+      cleanups.add(dataDir.remove);
+      const schema = await createPostgresSchema();
+      cleanups.add(schema.drop);
+      const target = await server({
+        DATA_DIR: dataDir.path,
+        DATABASE_URL: schema.url,
+        MAX_PENDING_PER_SESSION: String(CAP),
+        DB_RETRY_INTERVAL_MS: '200',
+      });
+      const poison = 'bad\u0000byte';
+
+      const answer = await target.gql(APPEND, {
+        input: { sessionId: 'poison', role: 'USER', content: poison },
+      });
+      const acknowledged = answer.errors === undefined;
+      if (!acknowledged) expect(answer.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      const healthy = await appendMessage(target, 'healthy', 'fine-1');
+
+      await eventually(async () => {
+        expect((await readTranscript(target, 'healthy')).contents).toEqual(['fine-1']);
+        if (acknowledged) {
+          expect((await readTranscript(target, 'poison')).contents).toEqual([poison]);
+        }
+      }, 3000);
+      expect(healthy.status).toBe('PERSISTED');
+    },
+  );
+});
