@@ -17,15 +17,11 @@ const shared = {
 
 /** @type {import('jest').Config} */
 export default {
+  // e2e suites start real server processes; a start alone takes seconds on a busy machine.
+  // (Jest reads testTimeout from the top level only, not per project.)
+  testTimeout: 60_000,
   projects: [
     { ...shared, displayName: 'unit', rootDir: 'src', testMatch: ['**/*.spec.ts'] },
-    // e2e suites start real server processes; a start alone takes a second or two here.
-    {
-      ...shared,
-      displayName: 'e2e',
-      rootDir: 'test',
-      testMatch: ['**/*.e2e-spec.ts'],
-      testTimeout: 60_000,
-    },
+    { ...shared, displayName: 'e2e', rootDir: 'test', testMatch: ['**/*.e2e-spec.ts'] },
   ],
 };
