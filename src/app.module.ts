@@ -4,6 +4,7 @@ import { APP_PIPE } from '@nestjs/core';
 import { GraphQLModule } from '@nestjs/graphql';
 import { type Request } from 'express';
 import { formatGraphQLError } from './common/errors/graphql-error.util.js';
+import { type GraphQLContext } from './common/graphql/graphql-context.js';
 import { queryLimitsPlugin } from './common/graphql/query-limits.plugin.js';
 import { createValidationPipe } from './common/validation/validation.pipe.js';
 import { ScribeConfig } from './config/scribe-config.js';
@@ -14,11 +15,6 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { SessionModule } from './session/session.module.js';
 import { SpoolModule } from './spool/spool.module.js';
 import { TranscriptModule } from './transcript/transcript.module.js';
-
-/** What each resolver receives as GraphQL context. */
-export interface GraphQLContext {
-  req: Request;
-}
 
 @Module({
   imports: [

@@ -1,6 +1,8 @@
 import { UseGuards } from '@nestjs/common';
-import { Args, Info, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import { Args, Context, Info, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import { AdminTokenGuard } from '../common/auth/admin-token.guard.js';
+import { type GraphQLContext } from '../common/graphql/graphql-context.js';
+import { requestAbortSignal } from '../common/http/request-abort-signal.js';
 import { Kind, type GraphQLResolveInfo, type SelectionNode } from 'graphql';
 import { toConnection, type Connection } from '../common/pagination/connection.js';
 import { PageArgs } from '../common/pagination/page.args.js';
@@ -29,12 +31,14 @@ export class SessionResolver {
   async session(
     @Args() args: SessionArgs,
     @Info() info: GraphQLResolveInfo,
+    @Context() context: GraphQLContext,
   ): Promise<ResolvedSession | null> {
     if (!selectsField(info, 'messages')) {
       const metadata = await this.reader.metadata(args.id);
       return metadata ? toSessionModel(metadata) : null;
     }
-    const full = await this.reader.full(args.id);
+    // A client that hangs up stops waiting; the load itself goes on for the others.
+    const full = await this.reader.full(args.id, requestAbortSignal(context.req));
     return full ? { ...toSessionModel(full.session), transcript: full.messages } : null;
   }
 

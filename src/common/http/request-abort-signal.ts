@@ -1,0 +1,15 @@
+import { type Request } from 'express';
+
+/**
+ * A signal that aborts when the client goes away before its answer is sent, so that work
+ * done only for that client (waiting for a session load) can stop.
+ */
+export function requestAbortSignal(request: Request | undefined): AbortSignal | undefined {
+  const response = request?.res;
+  if (!response) return undefined;
+  const controller = new AbortController();
+  response.once('close', () => {
+    if (!response.writableFinished) controller.abort(new Error('the client closed the request'));
+  });
+  return controller.signal;
+}
