@@ -3,7 +3,7 @@ import pg from 'pg';
 import { TEST_DATABASE_URL, createPostgresSchema, databaseKinds } from './support/databases.js';
 import {
   APPEND,
-  Cleanups,
+  faultSuite,
   appendMessage,
   eventually,
   occurrences,
@@ -23,20 +23,7 @@ const SESSION = 'pg-outage';
 const describeOnPostgres = databaseKinds().includes('postgres') ? describe : describe.skip;
 
 describeOnPostgres('durability of acknowledged appends across a PostgreSQL outage', () => {
-  let cleanups: Cleanups;
-
-  /** A test with a bound, whose failure carries the output of the servers it started. */
-  function faultTest(name: string, body: () => Promise<void>): void {
-    it(name, () => cleanups.guard(body), TEST_TIMEOUT_MS);
-  }
-
-  beforeEach(() => {
-    cleanups = new Cleanups();
-  });
-
-  afterEach(async () => {
-    await cleanups.run();
-  });
+  const { cleanups, faultTest } = faultSuite(TEST_TIMEOUT_MS);
 
   async function server(env: Record<string, string>): Promise<ServerProcess> {
     const started = await startServer(env);

@@ -3,7 +3,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createPostgresSchema, databaseKinds } from './support/databases.js';
 import {
-  Cleanups,
+  faultSuite,
   appendMessage,
   eventually,
   holdSqliteLock,
@@ -20,20 +20,7 @@ const TEST_TIMEOUT_MS = 30_000;
 const CAP = 4;
 const SESSION = 'outage';
 
-let cleanups: Cleanups;
-
-/** A test with a bound, whose failure carries the output of the servers it started. */
-function faultTest(name: string, body: () => Promise<void>): void {
-  it(name, () => cleanups.guard(body), TEST_TIMEOUT_MS);
-}
-
-beforeEach(() => {
-  cleanups = new Cleanups();
-});
-
-afterEach(async () => {
-  await cleanups.run();
-});
+const { cleanups, faultTest } = faultSuite(TEST_TIMEOUT_MS);
 
 async function dataDirectory(): Promise<string> {
   const dataDir = await temporaryDataDir();

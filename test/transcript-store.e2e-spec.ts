@@ -1,9 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { isConstraintViolation } from '../src/database/database-errors.js';
 import { SessionService } from '../src/session/session.service.js';
-import { type MessageRecord } from '../src/transcript/message-record.js';
-import { MessageRole } from '../src/transcript/models/message-role.enum.js';
-import { OrderKeyGenerator } from '../src/transcript/order-key.js';
+import { acceptedRecord } from '../src/transcript/testing/message-record.fixture.js';
 import { TranscriptStore } from '../src/transcript/transcript.store.js';
 import { databaseKinds } from './support/databases.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -12,25 +9,11 @@ describe.each(databaseKinds())('TypeOrmTranscriptStore on %s', (database) => {
   let app: TestApp;
   let sut: TranscriptStore;
   let sessions: SessionService;
-  const keys = new OrderKeyGenerator('test0001');
-
-  function record(sessionId: string, content: string, clientMessageId: string | null = null) {
-    const { key, ms } = keys.next();
-    const message: MessageRecord = {
-      id: randomUUID(),
-      sessionId,
-      orderKey: key,
-      role: MessageRole.USER,
-      content,
+  const record = (sessionId: string, content: string, clientMessageId: string | null = null) =>
+    acceptedRecord(sessionId, content, {
       clientMessageId,
-      toolName: null,
-      toolCallId: null,
       toolCalls: [{ name: 'f', arguments: { n: 1 } }],
-      metadata: null,
-      acceptedAt: ms,
-    };
-    return message;
-  }
+    });
 
   async function stored(sessionId: string): Promise<string[]> {
     const full = await sessions.loadFull(sessionId);

@@ -9,22 +9,7 @@ import {
   type SessionResolveGateMetrics,
   type SessionResolveGateOptions,
 } from './session-resolve-gate.js';
-
-interface Deferred<T> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(reason: unknown): void;
-}
-
-function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (reason: unknown) => void;
-  const promise = new Promise<T>((onResolve, onReject) => {
-    resolve = onResolve;
-    reject = onReject;
-  });
-  return { promise, resolve, reject };
-}
+import { deferred, type Deferred } from '../common/testing/deferred.js';
 
 function sessionRecord(sessionId: string, revision: number): SessionRecord {
   return {

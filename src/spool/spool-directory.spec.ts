@@ -1,11 +1,9 @@
 import { jest } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type MessageRecord } from '../transcript/message-record.js';
 import { MessageRole } from '../transcript/models/message-role.enum.js';
-import { OrderKeyGenerator } from '../transcript/order-key.js';
 import {
   OWNED_SPOOL_REASONS,
   SPOOL_REASON_CAP_DROP,
@@ -13,27 +11,9 @@ import {
   SpoolDirectory,
   type SpoolEvents,
 } from './spool-directory.js';
+import { acceptedRecord } from '../transcript/testing/message-record.fixture.js';
 
-const recordKeys = new OrderKeyGenerator('5pec0000');
-
-function makeRecord(sessionId: string, content: string, overrides: Partial<MessageRecord> = {}) {
-  const { key, ms } = recordKeys.next();
-  const record: MessageRecord = {
-    id: randomUUID(),
-    sessionId,
-    orderKey: key,
-    role: MessageRole.USER,
-    content,
-    clientMessageId: null,
-    toolName: null,
-    toolCallId: null,
-    toolCalls: null,
-    metadata: null,
-    acceptedAt: ms,
-    ...overrides,
-  };
-  return record;
-}
+const makeRecord = acceptedRecord;
 
 // Written independently of the implementation, so that the on-disk format is pinned here.
 function spoolFileBody(record: MessageRecord, reason: string, ts = 1, seq = 1) {

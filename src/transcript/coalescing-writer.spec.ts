@@ -2,19 +2,7 @@ import { CoalescingWriter } from './coalescing-writer.js';
 import { type MessageRecord } from './message-record.js';
 import { MessageRole } from './models/message-role.enum.js';
 import { TranscriptStore, type SessionWrite } from './transcript.store.js';
-
-interface Deferred<T = void> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-}
-
-function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((settle) => {
-    resolve = settle;
-  });
-  return { promise, resolve };
-}
+import { deferred, type Deferred } from '../common/testing/deferred.js';
 
 function record(sessionId: string, index: number): MessageRecord {
   return {

@@ -1,5 +1,4 @@
 import { ConsoleLogger, Logger, type LoggerService } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,22 +15,15 @@ import { SpoolService } from '../spool/spool.service.js';
 import { type MessageRecord, type NewMessage } from './message-record.js';
 import { AppendStatus } from './models/append-status.enum.js';
 import { MessageRole } from './models/message-role.enum.js';
-import { OrderKeyGenerator } from './order-key.js';
 import { TranscriptObserver } from './transcript-observer.js';
 import { TranscriptService, type PendingSessionStatus } from './transcript.service.js';
 import { TranscriptStore, type SessionWrite } from './transcript.store.js';
+import { deferred } from '../common/testing/deferred.js';
+import { acceptedRecord } from './testing/message-record.fixture.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fakes and helpers
 // ---------------------------------------------------------------------------------------------
-
-function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((settle) => {
-    resolve = settle;
-  });
-  return { promise, resolve };
-}
 
 /** Holds one call of the fake until the test opens it; `entered` resolves when the call arrives. */
 class Gate {
@@ -282,26 +274,6 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
   } finally {
     clearTimeout(timer);
   }
-}
-
-const recordKeys = new OrderKeyGenerator('0bd0b007');
-
-/** A message as an earlier process accepted it, for spool files written by hand. */
-function acceptedRecord(sessionId: string, content: string): MessageRecord {
-  const { key, ms } = recordKeys.next();
-  return {
-    id: randomUUID(),
-    sessionId,
-    orderKey: key,
-    role: MessageRole.USER,
-    content,
-    clientMessageId: null,
-    toolName: null,
-    toolCallId: null,
-    toolCalls: null,
-    metadata: null,
-    acceptedAt: ms,
-  };
 }
 
 // ---------------------------------------------------------------------------------------------

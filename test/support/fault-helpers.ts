@@ -69,6 +69,7 @@ export class Cleanups {
 
   async run(): Promise<void> {
     const errors: unknown[] = [];
+    this.outputs.length = 0;
     while (this.steps.length > 0) {
       const step = this.steps.pop() as () => Promise<unknown>;
       try {
@@ -79,6 +80,22 @@ export class Cleanups {
     }
     if (errors.length > 0) throw errors[0];
   }
+}
+
+/**
+ * Registers the per-test clean-up of a fault suite and returns its `faultTest`: a test with a
+ * bound, whose failure carries the output of the servers it started.
+ */
+export function faultSuite(timeoutMs: number): {
+  cleanups: Cleanups;
+  faultTest: (name: string, body: () => Promise<void>) => void;
+} {
+  const cleanups = new Cleanups();
+  afterEach(() => cleanups.run());
+  return {
+    cleanups,
+    faultTest: (name, body) => it(name, () => cleanups.guard(body), timeoutMs),
+  };
 }
 
 /** Appends one USER message and returns the answer; fails on any GraphQL error. */

@@ -1,17 +1,5 @@
 import { KeyedMutex } from './keyed-mutex.js';
-
-interface Deferred<T = void> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-}
-
-function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((settle) => {
-    resolve = settle;
-  });
-  return { promise, resolve };
-}
+import { deferred } from '../testing/deferred.js';
 
 /** Lets every pending promise callback run (a macrotask turn; not a timed wait). */
 function drainMicrotasks(): Promise<void> {
