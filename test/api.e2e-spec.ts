@@ -317,6 +317,16 @@ describe.each(databaseKinds())('GraphQL API on %s', (database) => {
     );
     expect(costly.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
     expect(costly.errors?.[0]?.message).toMatch(/1000000 messages/);
+    // The verdict on a document is remembered, but never across different `first` variables.
+    const again = await sut.gql(
+      `{ sessions(first: 1000) { edges { node { messages(first: 1000) { totalCount } } } } }`,
+    );
+    expect(again.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
+    const byVariable = `query($n: Int) { sessions(first: $n) { edges { node { messages(first: 1000) { totalCount } } } } }`;
+    expect((await sut.gql(byVariable, { n: 10 })).errors).toBeUndefined();
+    const tooMany = await sut.gql(byVariable, { n: 1000 });
+    expect(tooMany.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
+    expect((await sut.gql(byVariable, { n: 10 })).errors).toBeUndefined();
     const aliased = await sut.gql(
       `{ ${Array.from({ length: 101 }, (_, i) => `s${i}: session(id: "x") { messages(first: 1000) { totalCount } }`).join(' ')} }`,
     );

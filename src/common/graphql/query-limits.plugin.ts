@@ -1,5 +1,5 @@
 import { type ApolloServerPlugin } from '@apollo/server';
-import { type DocumentNode, type GraphQLSchema } from 'graphql';
+import { Kind, visit, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { getComplexity } from 'graphql-query-complexity';
 import {
   MAX_MESSAGES_PER_QUERY,
@@ -33,13 +33,41 @@ function refusal(
   return undefined;
 }
 
-/** Refuses, before anything runs, queries that are too deep or could read too much. */
+/** Whether a `first` argument takes a variable: only then does the cost vary by request. */
+function firstTakesVariable(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Argument(node) {
+      if (node.name.value === 'first' && node.value.kind === Kind.VARIABLE) found = true;
+    },
+  });
+  return found;
+}
+
+/**
+ * Refuses, before anything runs, queries that are too deep or could read too much. Apollo
+ * hands the same parsed document to every request with the same text, so the verdict on a
+ * document whose `first` arguments take no variables is worked out once.
+ */
 export function queryLimitsPlugin(): ApolloServerPlugin {
+  const verdicts = new WeakMap<DocumentNode, Map<string | undefined, string | undefined>>();
   return {
     requestDidStart: () =>
       Promise.resolve({
         didResolveOperation: ({ request, document, schema }) => {
-          const reason = refusal(schema, document, request.variables, request.operationName);
+          let byOperation = verdicts.get(document);
+          let reason = byOperation?.get(request.operationName);
+          if (!byOperation?.has(request.operationName)) {
+            reason = refusal(schema, document, request.variables, request.operationName);
+            if (!firstTakesVariable(document)) {
+              if (!byOperation)
+                verdicts.set(
+                  document,
+                  (byOperation = new Map<string | undefined, string | undefined>()),
+                );
+              byOperation.set(request.operationName, reason);
+            }
+          }
           return reason ? Promise.reject(queryTooComplexError(reason)) : Promise.resolve();
         },
       }),
