@@ -242,6 +242,26 @@ describe(SpoolDirectory.name, () => {
       expect((await sut.list()).map((entry) => entry.reason)).toEqual(['something_else']);
     });
 
+    it('never judges or moves a file of another reason, whatever its message looks like', async () => {
+      const sut = new SpoolDirectory(directory);
+      await sut.init();
+      await writeByHand('pending-999999999999998.json', {
+        session_key: 's',
+        reason: 'gateway_flush',
+        ts: 1,
+        seq: 1,
+        data: { key1: 'hello' },
+      });
+      const { store } = collector();
+
+      await sut.drainSession('s', store);
+      await sut.list();
+      await sut.stats();
+
+      expect(await pendingFiles()).toEqual(['pending-999999999999998.json']);
+      expect((await fs.readdir(directory)).filter((name) => name.endsWith('.bad'))).toEqual([]);
+    });
+
     it('drains only the requested session', async () => {
       const sut = new SpoolDirectory(directory);
       await sut.init();

@@ -15,6 +15,7 @@ import { basename, join } from 'node:path';
 import { type MessageRecord } from '../transcript/message-record.js';
 import { MessageRole } from '../transcript/models/message-role.enum.js';
 import { OrderKeyGenerator } from '../transcript/order-key.js';
+import { SESSION_ID_PATTERN } from '../common/validation/session-id.js';
 
 export const SPOOL_REASON_CAP_DROP = 'transcript_cap_drop';
 export const SPOOL_REASON_SHUTDOWN = 'shutdown';
@@ -165,17 +166,21 @@ export class SpoolDirectory {
     const names = await this.pendingFileNames();
     // Files are read a few at a time: one by one is slow on network disks, all at once would
     // open thousands of handles. Results keep the drop order of `names`.
-    const parsed = await mapInBatches(names, IO_BATCH, (fileName) => this.readEntry(fileName));
-    return parsed.filter(
-      (entry): entry is SpoolEntry =>
-        entry !== undefined &&
-        (filter.sessionId === undefined || entry.sessionId === filter.sessionId) &&
-        (filter.reasons === undefined || filter.reasons.includes(entry.reason)),
+    const parsed = await mapInBatches(names, IO_BATCH, (fileName) =>
+      this.readEntry(fileName, filter),
     );
+    return parsed.filter((entry): entry is SpoolEntry => entry !== undefined);
   }
 
-  /** One file as an entry; undefined when it vanished, is unreadable, or was set aside. */
-  private async readEntry(fileName: string): Promise<SpoolEntry | undefined> {
+  /**
+   * One file as an entry; undefined when it vanished, is unreadable, does not match `filter`,
+   * or was set aside. The envelope (session and reason) is checked first: a file of a reason
+   * this service does not own is never judged by its message, let alone moved.
+   */
+  private async readEntry(
+    fileName: string,
+    filter: { sessionId?: string; reasons?: readonly string[] },
+  ): Promise<SpoolEntry | undefined> {
     let text: string;
     try {
       text = await readFile(join(this.path, fileName), 'utf8');
@@ -186,10 +191,22 @@ export class SpoolDirectory {
       this.emit(() => this.events.badFile?.(fileName, describeError(error)));
       return undefined;
     }
+    let envelope: SpoolEnvelope;
     try {
-      return { fileName, ...parseSpoolFile(text) };
+      envelope = parseSpoolEnvelope(text);
     } catch (error) {
       await this.setAside(fileName, describeError(error));
+      return undefined;
+    }
+    if (filter.sessionId !== undefined && envelope.sessionId !== filter.sessionId) return undefined;
+    if (filter.reasons !== undefined && !filter.reasons.includes(envelope.reason)) return undefined;
+    try {
+      const { sessionId, reason, ts, seq } = envelope;
+      return { fileName, sessionId, reason, ts, seq, record: parseSpoolMessage(envelope) };
+    } catch (error) {
+      if (OWNED_SPOOL_REASONS.includes(envelope.reason)) {
+        await this.setAside(fileName, describeError(error));
+      }
       return undefined;
     }
   }
@@ -412,37 +429,48 @@ function toSpoolFile(record: MessageRecord, reason: string, ts: number, seq: num
 }
 
 /** Parses and checks one file; throws with the first problem found. */
-function parseSpoolFile(text: string): Omit<SpoolEntry, 'fileName'> {
+interface SpoolEnvelope {
+  sessionId: string;
+  reason: string;
+  ts: number;
+  seq: number;
+  file: Record<string, unknown>;
+}
+
+/** The parts every spool file has, whoever wrote it. */
+function parseSpoolEnvelope(text: string): SpoolEnvelope {
   const file = requireObject(JSON.parse(text) as unknown, 'file');
-  const sessionId = requireString(file, 'session_key');
-  const reason = requireString(file, 'reason');
-  const ts = requireNumber(file, 'ts');
-  const seq = requireNumber(file, 'seq');
+  return {
+    sessionId: requireString(file, 'session_key'),
+    reason: requireString(file, 'reason'),
+    ts: requireNumber(file, 'ts'),
+    seq: requireNumber(file, 'seq'),
+    file,
+  };
+}
+
+/** The message of a spool file, checked field by field. */
+function parseSpoolMessage({ file, sessionId }: SpoolEnvelope): MessageRecord {
   const data = requireObject(file.data, 'data');
   if (requireString(data, 'session_id') !== sessionId) {
     throw new Error('data.session_id differs from session_key');
   }
+  if (!SESSION_ID_PATTERN.test(sessionId)) throw new Error('session_key is not a session id');
   const message = requireObject(data.message, 'data.message');
   const role = requireString(message, 'role');
   if (!ROLES.includes(role)) throw new Error(`role is not one of ${ROLES.join(', ')}`);
   return {
+    id: requireString(message, 'id'),
     sessionId,
-    reason,
-    ts,
-    seq,
-    record: {
-      id: requireString(message, 'id'),
-      sessionId,
-      orderKey: requireString(message, 'orderKey'),
-      role: role as MessageRole,
-      content: requireString(message, 'content'),
-      clientMessageId: requireNullableString(message, 'clientMessageId'),
-      toolName: requireNullableString(message, 'toolName'),
-      toolCallId: requireNullableString(message, 'toolCallId'),
-      toolCalls: message.toolCalls ?? null,
-      metadata: message.metadata ?? null,
-      acceptedAt: requireNumber(message, 'acceptedAt'),
-    },
+    orderKey: requireString(message, 'orderKey'),
+    role: role as MessageRole,
+    content: requireString(message, 'content'),
+    clientMessageId: requireNullableString(message, 'clientMessageId'),
+    toolName: requireNullableString(message, 'toolName'),
+    toolCallId: requireNullableString(message, 'toolCallId'),
+    toolCalls: message.toolCalls ?? null,
+    metadata: message.metadata ?? null,
+    acceptedAt: requireNumber(message, 'acceptedAt'),
   };
 }
 
