@@ -363,6 +363,7 @@ describe.each(databaseKinds())('GraphQL API on %s', (database) => {
       status: 'ok',
       details: { database: { status: 'up' }, spool: { status: 'up' } },
     });
+    expect(health.text).not.toContain(sut.dataDir);
     await append('metrics', 'counted');
     const metrics = await sut.http().get('/metrics');
     expect(metrics.status).toBe(200);

@@ -33,11 +33,16 @@ describe.each(databaseKinds())('TypeOrmTranscriptStore on %s', (database) => {
   it('stores several sessions in one transaction and counts each', async () => {
     const a = [record('store-a', 'a0'), record('store-a', 'a1')];
     const b = [record('store-b', 'b0')];
-    await sut.write([
+    const results = await sut.write([
       { sessionId: 'store-a', records: a },
       { sessionId: 'store-b', records: b },
     ]);
-    await sut.write([{ sessionId: 'store-a', records: [record('store-a', 'a2')] }]);
+    expect(results).toEqual([
+      { stored: a, revision: 2 },
+      { stored: b, revision: 1 },
+    ]);
+    const [third] = await sut.write([{ sessionId: 'store-a', records: [record('store-a', 'a2')] }]);
+    expect(third.revision).toBe(3);
 
     expect(await stored('store-a')).toEqual(['a0', 'a1', 'a2']);
     expect(await sessions.findMetadata('store-a')).toMatchObject({ messageCount: 3, revision: 3 });
@@ -72,7 +77,7 @@ describe.each(databaseKinds())('TypeOrmTranscriptStore on %s', (database) => {
     const kept = record('store-replay', 'kept', 'c-1');
     await sut.write([{ sessionId: 'store-replay', records: [kept] }]);
 
-    await sut.write([
+    const [replay] = await sut.write([
       {
         sessionId: 'store-replay',
         skipExisting: true,
@@ -87,6 +92,8 @@ describe.each(databaseKinds())('TypeOrmTranscriptStore on %s', (database) => {
     ]);
 
     expect(await stored('store-replay')).toEqual(['kept', 'new', 'plain']);
+    expect(replay.stored.map((message) => message.content)).toEqual(['new', 'plain']);
+    expect(replay.revision).toBe(3);
     expect(await sessions.findMetadata('store-replay')).toMatchObject({ revision: 3 });
   });
 

@@ -62,9 +62,14 @@ export class SessionReader implements TranscriptObserver {
   }
 
   /** Write-through from the transcript side: keeps a cached copy current after a write. */
-  messagesStored(sessionId: string, records: MessageRecord[], exact: boolean): void {
-    if (exact) this.gate.applyStored(sessionId, records, Date.now());
-    else this.gate.evict(sessionId);
+  messagesStored(sessionId: string, stored: MessageRecord[], revision: number): void {
+    this.gate.applyStored(sessionId, stored, revision, Date.now());
+  }
+
+  // SQLite runs every statement on one connection, so a load can read a transaction's rows
+  // before it commits; if it then fails, no copy read meanwhile may be kept.
+  writeFailed(sessionId: string): void {
+    this.gate.evict(sessionId);
   }
 
   gateStatus(): SessionResolveGateStatus {

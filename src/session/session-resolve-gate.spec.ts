@@ -492,7 +492,7 @@ describe(SessionResolveGate.name, () => {
       const cached = await sut.resolveFull('written');
       const stored = message('written', 1);
 
-      sut.applyStored('written', [stored], 2);
+      sut.applyStored('written', [stored], 2, 2);
       loader.revisions.set('written', 2);
       const afterWrite = await sut.resolveFull('written');
 
@@ -508,7 +508,7 @@ describe(SessionResolveGate.name, () => {
     it('caches nothing for a session that was not cached', async () => {
       const { sut, loader } = createGate();
 
-      sut.applyStored('cold', [message('cold', 1)], 2);
+      sut.applyStored('cold', [message('cold', 1)], 2, 2);
 
       expect(sut.status().cacheSize).toBe(0);
       await sut.resolveFull('cold');
@@ -521,7 +521,7 @@ describe(SessionResolveGate.name, () => {
       const cached = await sut.resolveFull('replayed');
       const late = { ...message('replayed', 1), id: 'late', orderKey: '00000001.5' };
 
-      sut.applyStored('replayed', [late], 9);
+      sut.applyStored('replayed', [late], 4, 9);
 
       expect(cached?.messages.map((record) => record.id)).toEqual([
         'replayed-message-0',
@@ -536,7 +536,7 @@ describe(SessionResolveGate.name, () => {
       const { sut, loader } = createGate();
       await sut.resolveFull('shared');
 
-      sut.applyStored('shared', [message('shared', 1)], 2);
+      sut.applyStored('shared', [message('shared', 1)], 2, 2);
       // This instance stored one message, another instance one more.
       loader.revisions.set('shared', 3);
       const reloaded = await sut.resolveFull('shared');
@@ -545,13 +545,46 @@ describe(SessionResolveGate.name, () => {
       expect(loader.fullCalls).toEqual(['shared', 'shared']);
     });
 
+    it('drops a cached copy that had already seen the write (read before it committed)', async () => {
+      const { sut, loader } = createGate();
+      // The load read revision 2, message 1 included, while that write was still uncommitted.
+      loader.revisions.set('early', 2);
+      const cached = await sut.resolveFull('early');
+
+      sut.applyStored('early', [message('early', 1)], 2, 2);
+
+      expect(cached?.messages).toHaveLength(2);
+      expect(sut.status().cacheSize).toBe(0);
+    });
+
+    it('keeps one load for everyone when a write lands while that load waits for a slot', async () => {
+      const { sut, loader } = createGate();
+      loader.hold('busy-1');
+      loader.hold('busy-2');
+      const busy = [sut.resolveFull('busy-1'), sut.resolveFull('busy-2')];
+      await loader.untilStarted(2);
+      const first = sut.resolveFull('streamed');
+
+      sut.applyStored('streamed', [message('streamed', 1)], 2, 2);
+      loader.revisions.set('streamed', 2);
+      const second = sut.resolveFull('streamed');
+      loader.release('busy-1');
+      loader.release('busy-2');
+      await Promise.all(busy);
+
+      const [a, b] = await Promise.all([first, second]);
+      expect(a).toBe(b);
+      expect(a?.session.revision).toBe(2);
+      expect(loader.fullCalls.filter((id) => id === 'streamed')).toHaveLength(1);
+    });
+
     it('does not cache a load that started before a write', async () => {
       const { sut, loader } = createGate();
       loader.hold('racing');
       const beforeWrite = sut.resolveFull('racing');
       await loader.untilStarted(1);
 
-      sut.applyStored('racing', [message('racing', 1)], 2);
+      sut.applyStored('racing', [message('racing', 1)], 2, 2);
       loader.release('racing');
 
       expect((await beforeWrite)?.session.revision).toBe(1);
@@ -564,7 +597,7 @@ describe(SessionResolveGate.name, () => {
       const beforeWrite = sut.resolveFull('racing');
       await loader.untilStarted(1);
 
-      sut.applyStored('racing', [message('racing', 1)], 2);
+      sut.applyStored('racing', [message('racing', 1)], 2, 2);
       loader.revisions.set('racing', 2);
       const afterWrite = sut.resolveFull('racing');
       await loader.untilStarted(2);

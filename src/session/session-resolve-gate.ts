@@ -134,25 +134,36 @@ export class SessionResolveGate {
   }
 
   /**
-   * Write-through after this instance stored `messages`: a cached copy takes them in their
-   * accepted place (replayed messages can be older than cached ones) and its revision grows by
-   * their number. Writes made elsewhere are not in that count, so the revalidation still sees
-   * the database ahead and reloads.
+   * Write-through after this instance stored `messages`, leaving the session at `revision`: a
+   * cached copy takes them in their accepted place (replayed messages can be older than cached
+   * ones) when it was exactly one write behind, and is dropped otherwise.
    */
-  applyStored(sessionId: string, messages: MessageRecord[], storedAt: number): void {
+  applyStored(
+    sessionId: string,
+    messages: MessageRecord[],
+    revision: number,
+    storedAt: number,
+  ): void {
     const flight = this.inFlight.get(sessionId);
     if (flight) {
-      // A load that started before this write must neither be cached nor joined by later readers
-      flight.invalidated = true;
+      // A load already reading may have read before this write; one still waiting for a slot
+      // will read after it, and its followers can keep waiting for it.
+      if (flight.running) flight.invalidated = true;
       this.cache?.delete(sessionId);
       return;
     }
     const cached = this.cache?.get(sessionId);
     if (!cached || messages.length === 0) return;
+    if (cached.session.revision + messages.length !== revision) {
+      // Writes were missed (another instance) or already seen (a load that read them before
+      // they committed): only a reload is sure to be right.
+      this.cache?.delete(sessionId);
+      return;
+    }
     for (const message of messages) insertInOrder(cached.messages, message);
     cached.session = {
       ...cached.session,
-      revision: cached.session.revision + messages.length,
+      revision,
       messageCount: cached.session.messageCount + messages.length,
       updatedAt: storedAt,
     };

@@ -1,7 +1,7 @@
 import { CoalescingWriter } from './coalescing-writer.js';
 import { type MessageRecord } from './message-record.js';
 import { MessageRole } from './models/message-role.enum.js';
-import { TranscriptStore, type SessionWrite } from './transcript.store.js';
+import { TranscriptStore, type SessionWrite, type WriteResult } from './transcript.store.js';
 import { deferred, type Deferred } from '../common/testing/deferred.js';
 
 function record(sessionId: string, index: number): MessageRecord {
@@ -56,12 +56,13 @@ class FakeTranscriptStore extends TranscriptStore {
     this.failures.push(error);
   }
 
-  async write(writes: SessionWrite[]): Promise<void> {
+  async write(writes: SessionWrite[]): Promise<WriteResult[]> {
     this.calls.push([...writes]);
     await this.run();
     if (writes.some((w) => this.violating.has(w.sessionId))) {
       throw new ConstraintViolation(`duplicate key in ${writes.map((w) => w.sessionId).join()}`);
     }
+    return writes.map((write) => ({ stored: write.records, revision: write.records.length }));
   }
 
   async probeWrite(): Promise<void> {
@@ -93,7 +94,7 @@ class FakeTranscriptStore extends TranscriptStore {
 }
 
 /** Resolves with 'resolved' or the rejection reason, without leaving a rejection unhandled. */
-function outcome(promise: Promise<void>): Promise<unknown> {
+function outcome(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(
     () => 'resolved',
     (error: unknown) => error,
@@ -214,7 +215,8 @@ describe(CoalescingWriter.name, () => {
     it('runs a probe alone, in submission order, never grouped with writes', async () => {
       const gate = store.holdNextCall();
       const done: string[] = [];
-      const track = (name: string, promise: Promise<void>) => promise.then(() => done.push(name));
+      const track = (name: string, promise: Promise<unknown>) =>
+        promise.then(() => done.push(name));
       const settled = [
         track('first', sut.submit(write('first'))),
         track('a', sut.submit(write('a'))),
@@ -241,9 +243,9 @@ describe(CoalescingWriter.name, () => {
       gate.resolve();
 
       expect(await probe).toBe(locked);
-      await expect(held).resolves.toBeUndefined();
+      await expect(held).resolves.toMatchObject({ revision: 1 });
       expect(await behind).toBe(locked);
-      await expect(sut.submit(write('later'))).resolves.toBeUndefined();
+      await expect(sut.submit(write('later'))).resolves.toMatchObject({ revision: 1 });
       expect(store.shape).toEqual([['held'], PROBE, ['later']]);
     });
   });
@@ -304,7 +306,7 @@ describe(CoalescingWriter.name, () => {
       store.failNextCall(down);
 
       expect(await outcome(sut.submit(write('lost')))).toBe(down);
-      await expect(sut.submit(write('next'))).resolves.toBeUndefined();
+      await expect(sut.submit(write('next'))).resolves.toMatchObject({ revision: 1 });
       await expect(sut.probe()).resolves.toBeUndefined();
 
       expect(store.shape).toEqual([['lost'], ['next'], PROBE]);
@@ -326,7 +328,7 @@ describe(CoalescingWriter.name, () => {
       // They would only wait out the same failure again; their callers queue them instead.
       expect(await Promise.all(behind)).toEqual([down, down]);
       expect(store.shape).toEqual([['held'], ['a', 'b']]);
-      await expect(sut.submit(write('later'))).resolves.toBeUndefined();
+      await expect(sut.submit(write('later'))).resolves.toMatchObject({ revision: 1 });
       expect(store.shape).toEqual([['held'], ['a', 'b'], ['later']]);
     });
   });

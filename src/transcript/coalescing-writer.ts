@@ -1,9 +1,9 @@
-import { TranscriptStore, type SessionWrite } from './transcript.store.js';
+import { TranscriptStore, type SessionWrite, type WriteResult } from './transcript.store.js';
 
 interface Submission {
   /** A write to store, or undefined for a probe of the database. */
   write?: SessionWrite;
-  resolve: () => void;
+  resolve: (result: WriteResult | undefined) => void;
   reject: (error: unknown) => void;
 }
 
@@ -26,17 +26,17 @@ export class CoalescingWriter {
     private readonly isConstraintViolation: (error: unknown) => boolean,
   ) {}
 
-  submit(write: SessionWrite): Promise<void> {
-    return this.enqueue(write);
+  async submit(write: SessionWrite): Promise<WriteResult> {
+    return (await this.enqueue(write)) as WriteResult;
   }
 
   /** Probes the database for writability in turn with the writes. */
-  probe(): Promise<void> {
-    return this.enqueue(undefined);
+  async probe(): Promise<void> {
+    await this.enqueue(undefined);
   }
 
-  private enqueue(write: SessionWrite | undefined): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  private enqueue(write: SessionWrite | undefined): Promise<WriteResult | undefined> {
+    return new Promise<WriteResult | undefined>((resolve, reject) => {
       this.waiting.push({ write, resolve, reject });
       if (!this.running) void this.run();
     });
@@ -49,11 +49,14 @@ export class CoalescingWriter {
         const group = this.takeGroup();
         try {
           if (group[0].write) {
-            await this.store.write(group.map((submission) => submission.write as SessionWrite));
+            const results = await this.store.write(
+              group.map((submission) => submission.write as SessionWrite),
+            );
+            group.forEach((submission, index) => submission.resolve(results[index]));
           } else {
             await this.store.probeWrite();
+            group[0].resolve(undefined);
           }
-          for (const submission of group) submission.resolve();
         } catch (error) {
           await this.settleFailedGroup(group, error);
         }
@@ -93,8 +96,8 @@ export class CoalescingWriter {
     }
     for (const submission of group) {
       try {
-        await this.store.write([submission.write as SessionWrite]);
-        submission.resolve();
+        const [result] = await this.store.write([submission.write as SessionWrite]);
+        submission.resolve(result);
       } catch (singleError) {
         submission.reject(singleError);
       }

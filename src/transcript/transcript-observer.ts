@@ -1,10 +1,10 @@
 import { type MessageRecord } from './message-record.js';
 
-/** Told about every successful write of messages, e.g. to keep a session cache current. */
+/** Told about writes of messages, e.g. to keep a session cache current. */
 export abstract class TranscriptObserver {
-  /**
-   * `exact` is false when the write may have skipped messages that were stored already
-   * (replays), so the observer cannot count on every record being new.
-   */
-  abstract messagesStored(sessionId: string, records: MessageRecord[], exact: boolean): void;
+  /** `stored` were committed, leaving the session at `revision`. */
+  abstract messagesStored(sessionId: string, stored: MessageRecord[], revision: number): void;
+
+  /** A write of the session failed: anything read while it was under way may not be true. */
+  abstract writeFailed(sessionId: string): void;
 }

@@ -17,7 +17,7 @@ import { AppendStatus } from './models/append-status.enum.js';
 import { MessageRole } from './models/message-role.enum.js';
 import { TranscriptObserver } from './transcript-observer.js';
 import { TranscriptService, type PendingSessionStatus } from './transcript.service.js';
-import { TranscriptStore, type SessionWrite } from './transcript.store.js';
+import { TranscriptStore, type SessionWrite, type WriteResult } from './transcript.store.js';
 import { deferred } from '../common/testing/deferred.js';
 import { acceptedRecord } from './testing/message-record.fixture.js';
 
@@ -57,7 +57,7 @@ class BrokenThenHealedStore extends TranscriptStore {
   private readonly lookupHolds = new Map<string, Gate>();
   private readonly rowWaiters: { count: number; reached: () => void }[] = [];
 
-  async write(writes: SessionWrite[]): Promise<void> {
+  async write(writes: SessionWrite[]): Promise<WriteResult[]> {
     this.writeCalls.push(writes);
     const records = writes.flatMap((write) => write.records);
     const hold = this.writeHolds.findIndex(({ matches }) => records.some(matches));
@@ -66,7 +66,9 @@ class BrokenThenHealedStore extends TranscriptStore {
     const poisoned = records.find((record) => this.failing(record));
     if (poisoned) throw new Error(`still broken for ${poisoned.content}`);
     const accepted: MessageRecord[] = [];
+    const perWrite: MessageRecord[][] = [];
     for (const write of writes) {
+      const stored: MessageRecord[] = [];
       for (const record of write.records) {
         if (this.isStored(record, accepted)) {
           if (write.skipExisting) continue;
@@ -75,10 +77,19 @@ class BrokenThenHealedStore extends TranscriptStore {
           });
         }
         accepted.push(record);
+        stored.push(record);
       }
+      perWrite.push(stored);
     }
     this.rows.push(...accepted);
     for (const waiter of this.rowWaiters) if (this.rows.length >= waiter.count) waiter.reached();
+    return writes.map((write, index) => ({
+      stored: perWrite[index],
+      revision:
+        perWrite[index].length > 0
+          ? this.rows.filter((row) => row.sessionId === write.sessionId).length
+          : null,
+    }));
   }
 
   async probeWrite(): Promise<void> {
@@ -145,10 +156,15 @@ class BrokenThenHealedStore extends TranscriptStore {
 }
 
 class RecordingObserver extends TranscriptObserver {
-  readonly calls: { sessionId: string; contents: string[]; exact: boolean }[] = [];
+  readonly calls: { sessionId: string; contents: string[]; revision: number }[] = [];
+  readonly failures: string[] = [];
 
-  messagesStored(sessionId: string, records: MessageRecord[], exact: boolean): void {
-    this.calls.push({ sessionId, contents: records.map((record) => record.content), exact });
+  messagesStored(sessionId: string, records: MessageRecord[], revision: number): void {
+    this.calls.push({ sessionId, contents: records.map((record) => record.content), revision });
+  }
+
+  writeFailed(sessionId: string): void {
+    this.failures.push(sessionId);
   }
 }
 
@@ -730,7 +746,32 @@ describe(TranscriptService.name, () => {
       expect(store.rows.map((row) => row.id)).toEqual([already.id, later.id]);
       expect(await spoolFiles(spoolDir)).toEqual([]);
       expect(await counterValue(metrics, 'scribe_spool_replays_total')).toBe(2);
-      expect(observer.calls.every((call) => !call.exact)).toBe(true);
+      // The observer hears of what was stored now, at the revision it left the session.
+      expect(observer.calls).toEqual([
+        { sessionId: 'sess-i', contents: ['never stored'], revision: 2 },
+      ]);
+    });
+  });
+
+  describe('uniqueness conflicts', () => {
+    it('answers with the stored message when another instance stored a retry meanwhile, and does not call it an outage', async () => {
+      const { sut, store } = await start();
+      store.broken = false;
+      // Between this append's lookup and its write, another instance stores the same retry.
+      const elsewhere = acceptedRecord('sess-c', 'hello', { clientMessageId: 'c-1' });
+      const held = store.holdLookups('sess-c');
+      const append = sut.append('sess-c', [user('hello', 'c-1')]);
+      await held.entered;
+      store.rows.push(elsewhere);
+      held.open();
+
+      const result = await append;
+
+      expect(result.status).toBe(AppendStatus.PERSISTED);
+      expect(result.records.map((record) => record.id)).toEqual([elsewhere.id]);
+      expect(store.contents('sess-c')).toEqual(['hello']);
+      expect(sut.pendingStatus().databaseWritable).toBe(true);
+      expect((await sut.append('sess-other', [user('fine')])).status).toBe(AppendStatus.PERSISTED);
     });
   });
 

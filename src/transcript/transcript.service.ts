@@ -23,7 +23,7 @@ import { AppendStatus } from './models/append-status.enum.js';
 import { OrderKeyGenerator } from './order-key.js';
 import { InMemoryPendingQueue, type PendingQueue } from './pending-queue.js';
 import { TranscriptObserver } from './transcript-observer.js';
-import { TranscriptStore, type SessionWrite } from './transcript.store.js';
+import { TranscriptStore, type SessionWrite, type WriteResult } from './transcript.store.js';
 
 export interface AppendResult {
   records: MessageRecord[];
@@ -157,8 +157,12 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     await Promise.allSettled(inFlight);
     this.logger.log(`Shutting down: waited for ${inFlight.length} in-flight append(s)`);
     await this.retryRun;
-    if (this.pending.total > 0) await this.retryAll();
-    await this.spoolPendingForShutdown();
+    try {
+      // One last try at the backlogs only: spool drains can wait for the next start.
+      if (this.pending.total > 0) await this.flushBacklogsForShutdown();
+    } finally {
+      await this.spoolPendingForShutdown();
+    }
   }
 
   private checkInputs(inputs: NewMessage[], fieldOf: (index: number) => string): void {
@@ -202,7 +206,11 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     });
   }
 
-  private async appendLocked(sessionId: string, inputs: NewMessage[]): Promise<AppendResult> {
+  private async appendLocked(
+    sessionId: string,
+    inputs: NewMessage[],
+    attempt = 1,
+  ): Promise<AppendResult> {
     const stored = await this.findStoredRetries(sessionId, inputs);
     const results: { record: MessageRecord; queued: boolean }[] = [];
     const fresh: MessageRecord[] = [];
@@ -221,7 +229,11 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
       }
     }
     if (fresh.length > 0) {
-      const persisted = await this.storeOrQueue(sessionId, fresh);
+      const outcome = await this.storeOrQueue(sessionId, fresh, attempt === 1);
+      // A retry of one of these messages was stored elsewhere meanwhile (another instance):
+      // answer with what is stored, as for any retry.
+      if (outcome === 'conflict') return this.appendLocked(sessionId, inputs, attempt + 1);
+      const persisted = outcome === 'persisted';
       this.metrics.appendsTotal.inc({ status: persisted ? 'persisted' : 'queued' }, fresh.length);
       if (!persisted) {
         const freshIds = new Set(fresh.map((record) => record.id));
@@ -270,25 +282,35 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     };
   }
 
-  /** Writes or queues `records`; true when they are stored now. Caller holds the lock. */
-  private async storeOrQueue(sessionId: string, records: MessageRecord[]): Promise<boolean> {
+  /**
+   * Writes or queues `records`; 'conflict' when the write broke a uniqueness constraint and
+   * `mayConflict` lets the caller look again. Caller holds the lock.
+   */
+  private async storeOrQueue(
+    sessionId: string,
+    records: MessageRecord[],
+    mayConflict: boolean,
+  ): Promise<'persisted' | 'queued' | 'conflict'> {
     if (this.pending.size(sessionId) > 0) {
       // Nothing newer is stored before older pending messages: join the tail and flush; the cap
       // applies only to what the database did not take.
       this.pending.push(sessionId, records);
       if (await this.flushBacklogLocked(sessionId)) {
         if (this.spooledSessions.has(sessionId)) await this.drainSpoolLocked(sessionId);
-        return true;
+        return 'persisted';
       }
       await this.evictPastCap(sessionId);
-      return false;
+      return 'queued';
     }
-    if (await this.attemptWrite({ sessionId, records })) {
+    const outcome = await this.attemptWrite({ sessionId, records });
+    if (outcome === 'stored') {
       if (this.spooledSessions.has(sessionId)) await this.drainSpoolLocked(sessionId);
-      return true;
+      return 'persisted';
     }
+    if (outcome === 'conflict' && mayConflict) return 'conflict';
+    // Queued messages are written with skipExisting, so one stored meanwhile is not doubled.
     await this.enqueue(sessionId, records);
-    return false;
+    return 'queued';
   }
 
   /**
@@ -297,17 +319,29 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
    * a database timeout. With the background retry on, it alone probes, so that no append
    * waits out a timeout while it holds its session's lock.
    */
-  private async attemptWrite(write: SessionWrite): Promise<boolean> {
+  private async attemptWrite(write: SessionWrite): Promise<'stored' | 'failed' | 'conflict'> {
     let probe = false;
     if (this.databaseFailing) {
-      if (this.probeInFlight || this.config.dbRetryIntervalMs > 0) return false;
+      if (this.probeInFlight || this.config.dbRetryIntervalMs > 0) {
+        this.noteWriteFailure(write, undefined);
+        return 'failed';
+      }
       this.probeInFlight = probe = true;
     }
+    let result: WriteResult;
     try {
-      await this.writer.submit(write);
+      result = await this.writer.submit(write);
     } catch (error) {
+      this.observer.writeFailed(write.sessionId);
+      // A broken uniqueness constraint is about these rows, not an outage of the database.
+      if (isConstraintViolation(error)) {
+        this.logger.warn(
+          `Write for session ${write.sessionId} conflicts with a stored message: ${describeDatabaseError(error)}`,
+        );
+        return 'conflict';
+      }
       this.noteWriteFailure(write, error);
-      return false;
+      return 'failed';
     } finally {
       if (probe) this.probeInFlight = false;
     }
@@ -319,21 +353,30 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
       );
       this.triggerRetry();
     }
-    this.observer.messagesStored(write.sessionId, write.records, !write.skipExisting);
-    return true;
+    if (result.revision !== null) {
+      this.observer.messagesStored(write.sessionId, result.stored, result.revision);
+    }
+    return 'stored';
   }
 
+  /**
+   * A failed write, or one not even tried because the database is known to be failing (then
+   * `error` is undefined and the last error is reported). Either way it counts for the session,
+   * so that a long outage gets loud: WARN at first, ERROR from the third failure on.
+   */
   private noteWriteFailure(write: SessionWrite, error: unknown): void {
     this.databaseFailing = true;
-    const message = describeDatabaseError(error);
-    this.lastDatabaseError = { message, at: Date.now() };
-    this.metrics.dbWriteFailures.inc();
+    if (error !== undefined) {
+      this.lastDatabaseError = { message: describeDatabaseError(error), at: Date.now() };
+      this.metrics.dbWriteFailures.inc();
+    }
     const failures = (this.consecutiveFailures.get(write.sessionId) ?? 0) + 1;
     this.consecutiveFailures.set(write.sessionId, failures);
     const alreadyQueued = write.skipExisting ? 0 : write.records.length;
     const line =
-      `Database write for session ${write.sessionId} failed ` +
-      `(${failures} consecutive failure(s), ${this.pending.size(write.sessionId) + alreadyQueued} pending): ${message}`;
+      `Database write for session ${write.sessionId} ${error === undefined ? 'not tried, the database is failing' : 'failed'} ` +
+      `(${failures} consecutive failure(s), ${this.pending.size(write.sessionId) + alreadyQueued} pending): ` +
+      (this.lastDatabaseError?.message ?? 'unknown error');
     if (failures >= LOUD_FAILURE_COUNT) this.logger.error(line);
     else this.logger.warn(line);
   }
@@ -378,7 +421,9 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
   private async flushBacklogLocked(sessionId: string): Promise<boolean> {
     while (this.pending.size(sessionId) > 0) {
       const chunk = this.pending.peek(sessionId, FLUSH_CHUNK);
-      if (!(await this.attemptWrite({ sessionId, records: chunk, skipExisting: true }))) {
+      if (
+        (await this.attemptWrite({ sessionId, records: chunk, skipExisting: true })) !== 'stored'
+      ) {
         return false;
       }
       this.pending.shift(sessionId, chunk.length);
@@ -392,7 +437,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
       const result = await this.spool.drainSession(
         sessionId,
         async (records) => {
-          if (!(await this.attemptWrite({ sessionId, records, skipExisting: true }))) {
+          if ((await this.attemptWrite({ sessionId, records, skipExisting: true })) !== 'stored') {
             throw new Error(this.lastDatabaseError?.message ?? 'database write failed');
           }
         },
@@ -433,6 +478,16 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
+  private async flushBacklogsForShutdown(): Promise<void> {
+    if (this.databaseFailing && !(await this.probeOutsideLocks())) return;
+    for (const sessionId of this.pending.sessions()) {
+      const flushed = await this.locks.runExclusive(sessionId, () =>
+        this.flushBacklogLocked(sessionId),
+      );
+      if (!flushed && this.databaseFailing) return;
+    }
+  }
+
   /** The background retry's probe: true when the database took a write transaction again. */
   private async probeOutsideLocks(): Promise<boolean> {
     if (this.probeInFlight) return false;
@@ -441,6 +496,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
       await this.writer.probe();
     } catch (error) {
       this.lastDatabaseError = { message: describeDatabaseError(error), at: Date.now() };
+      this.metrics.dbWriteFailures.inc();
       this.reportOngoingOutage();
       return false;
     } finally {

@@ -11,13 +11,20 @@ export interface SessionWrite {
   skipExisting?: boolean;
 }
 
+/** What one write stored: its new records (replays skip stored ones) and the session's revision after it. */
+export interface WriteResult {
+  stored: MessageRecord[];
+  /** The session's revision once the transaction committed; null when nothing was stored. */
+  revision: number | null;
+}
+
 /**
  * The database seam of the transcript: every write of messages goes through here, so tests
  * can put a store that fails and heals in its place.
  */
 export abstract class TranscriptStore {
-  /** Stores every write in one transaction: all of them or none. */
-  abstract write(writes: SessionWrite[]): Promise<void>;
+  /** Stores every write in one transaction, all of them or none; one result per write. */
+  abstract write(writes: SessionWrite[]): Promise<WriteResult[]>;
 
   /**
    * Starts a write transaction and rolls it back: fails when the database cannot take a

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, type EntityManager } from 'typeorm';
+import { SessionEntity } from '../session/entities/session.entity.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { type MessageRecord } from './message-record.js';
 import { messageRecordFromEntity } from './message.mapper.js';
-import { TranscriptStore, type SessionWrite } from './transcript.store.js';
+import { TranscriptStore, type SessionWrite, type WriteResult } from './transcript.store.js';
 
 // 12 bound values a row; stays under SQLite's limit of host parameters in one statement.
 const INSERT_CHUNK_ROWS = 500;
@@ -25,19 +26,20 @@ export class TypeOrmTranscriptStore extends TranscriptStore {
    * upsert of the sessions (creating new ones, adding to counters and revisions) and multi-row
    * inserts of the messages. Per-row ORM statements cost far more than the commit here.
    */
-  async write(writes: SessionWrite[]): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
+  async write(writes: SessionWrite[]): Promise<WriteResult[]> {
+    return this.dataSource.transaction(async (manager) => {
       const storedAt = Date.now();
       const batches: { sessionId: string; records: MessageRecord[] }[] = [];
       for (const write of writes) {
         const records = write.skipExisting
           ? await this.withoutStored(manager, write.sessionId, write.records)
           : write.records;
-        if (records.length > 0) batches.push({ sessionId: write.sessionId, records });
+        batches.push({ sessionId: write.sessionId, records });
       }
-      if (batches.length === 0) return;
-      await this.upsertSessions(manager, batches, storedAt);
-      const records = batches.flatMap((batch) => batch.records);
+      const written = batches.filter((batch) => batch.records.length > 0);
+      if (written.length === 0) return batches.map(() => ({ stored: [], revision: null }));
+      await this.upsertSessions(manager, written, storedAt);
+      const records = written.flatMap((batch) => batch.records);
       for (let start = 0; start < records.length; start += INSERT_CHUNK_ROWS) {
         await this.insertMessages(
           manager,
@@ -45,7 +47,28 @@ export class TypeOrmTranscriptStore extends TranscriptStore {
           storedAt,
         );
       }
+      const revisions = await this.revisionsOf(
+        manager,
+        written.map((batch) => batch.sessionId),
+      );
+      return batches.map((batch) => ({
+        stored: batch.records,
+        revision: batch.records.length > 0 ? (revisions.get(batch.sessionId) ?? null) : null,
+      }));
     });
+  }
+
+  /** Revisions as this transaction leaves them, so caches can tell whether they missed a write. */
+  private async revisionsOf(
+    manager: EntityManager,
+    sessionIds: string[],
+  ): Promise<Map<string, number>> {
+    const rows = await manager
+      .createQueryBuilder(SessionEntity, 'session')
+      .select(['session.id', 'session.revision'])
+      .where('session.id IN (:...sessionIds)', { sessionIds })
+      .getMany();
+    return new Map(rows.map((row) => [row.id, row.revision]));
   }
 
   async probeWrite(): Promise<void> {
@@ -93,7 +116,9 @@ export class TypeOrmTranscriptStore extends TranscriptStore {
       }
     }
     const values: unknown[] = [];
-    for (const [sessionId, row] of rows) {
+    // Row locks taken in one global order, so two instances' transactions cannot deadlock.
+    const ordered = [...rows].sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
+    for (const [sessionId, row] of ordered) {
       values.push(sessionId, row.createdAt, storedAt, row.count, row.count);
     }
     await manager.query(
