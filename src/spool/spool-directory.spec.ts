@@ -262,6 +262,22 @@ describe(SpoolDirectory.name, () => {
       expect((await fs.readdir(directory)).filter((name) => name.endsWith('.bad'))).toEqual([]);
     });
 
+    it("reads only the requested session's files once it has seen the others", async () => {
+      const sut = new SpoolDirectory(directory);
+      await sut.init();
+      await sut.write(makeRecord('a', 'a0'), SPOOL_REASON_CAP_DROP);
+      const bFile = await sut.write(makeRecord('b', 'b0'), SPOOL_REASON_CAP_DROP);
+      await sut.list();
+      // Were b's file read again, this would set it aside as unparsable.
+      await fs.writeFile(path.join(directory, bFile), '{not json');
+      const { seen, store } = collector();
+
+      await sut.drainSession('a', store);
+
+      expect(contents(seen)).toEqual(['a0']);
+      expect(await pendingFiles()).toEqual([bFile]);
+    });
+
     it('drains only the requested session', async () => {
       const sut = new SpoolDirectory(directory);
       await sut.init();

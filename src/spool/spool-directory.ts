@@ -100,6 +100,11 @@ interface SpoolFile {
  */
 export class SpoolDirectory {
   private readonly keys = new OrderKeyGenerator();
+  // Spool files are written once (an atomic rename) and never changed, so the session and reason
+  // read from one stay true until it is gone: a listing for one session reads only that
+  // session's files and the ones it has not seen before. Messages are not kept: they are on
+  // disk so as not to be in memory.
+  private readonly headers = new Map<string, SpoolHeader>();
   // Keys never go below this, so files written after a restart sort after the ones found there.
   private floorMs = 0;
 
@@ -164,6 +169,10 @@ export class SpoolDirectory {
     filter: { sessionId?: string; reasons?: readonly string[] } = {},
   ): Promise<SpoolEntry[]> {
     const names = await this.pendingFileNames();
+    const present = new Set(names);
+    for (const known of this.headers.keys()) {
+      if (!present.has(known)) this.headers.delete(known);
+    }
     // Files are read a few at a time: one by one is slow on network disks, all at once would
     // open thousands of handles. Results keep the drop order of `names`.
     const parsed = await mapInBatches(names, IO_BATCH, (fileName) =>
@@ -181,6 +190,37 @@ export class SpoolDirectory {
     fileName: string,
     filter: { sessionId?: string; reasons?: readonly string[] },
   ): Promise<SpoolEntry | undefined> {
+    let envelope: SpoolEnvelope | undefined;
+    let header = this.headers.get(fileName);
+    if (!header) {
+      envelope = await this.readEnvelope(fileName);
+      if (!envelope) return undefined;
+      header = {
+        sessionId: envelope.sessionId,
+        reason: envelope.reason,
+        ts: envelope.ts,
+        seq: envelope.seq,
+      };
+      this.headers.set(fileName, header);
+    }
+    if (filter.sessionId !== undefined && header.sessionId !== filter.sessionId) return undefined;
+    if (filter.reasons !== undefined && !filter.reasons.includes(header.reason)) return undefined;
+    envelope ??= await this.readEnvelope(fileName);
+    if (!envelope) return undefined;
+    try {
+      const { sessionId, reason, ts, seq } = envelope;
+      return { fileName, sessionId, reason, ts, seq, record: parseSpoolMessage(envelope) };
+    } catch (error) {
+      if (OWNED_SPOOL_REASONS.includes(envelope.reason)) {
+        this.headers.delete(fileName);
+        await this.setAside(fileName, describeError(error));
+      }
+      return undefined;
+    }
+  }
+
+  /** The parsed file; undefined when it vanished, is unreadable, or was set aside. */
+  private async readEnvelope(fileName: string): Promise<SpoolEnvelope | undefined> {
     let text: string;
     try {
       text = await readFile(join(this.path, fileName), 'utf8');
@@ -191,22 +231,10 @@ export class SpoolDirectory {
       this.emit(() => this.events.badFile?.(fileName, describeError(error)));
       return undefined;
     }
-    let envelope: SpoolEnvelope;
     try {
-      envelope = parseSpoolEnvelope(text);
+      return parseSpoolEnvelope(text);
     } catch (error) {
       await this.setAside(fileName, describeError(error));
-      return undefined;
-    }
-    if (filter.sessionId !== undefined && envelope.sessionId !== filter.sessionId) return undefined;
-    if (filter.reasons !== undefined && !filter.reasons.includes(envelope.reason)) return undefined;
-    try {
-      const { sessionId, reason, ts, seq } = envelope;
-      return { fileName, sessionId, reason, ts, seq, record: parseSpoolMessage(envelope) };
-    } catch (error) {
-      if (OWNED_SPOOL_REASONS.includes(envelope.reason)) {
-        await this.setAside(fileName, describeError(error));
-      }
       return undefined;
     }
   }
@@ -370,6 +398,7 @@ export class SpoolDirectory {
     if (basename(fileName) !== fileName || !PENDING_NAME.test(fileName)) {
       throw new Error(`Not a spool file name: ${fileName}`);
     }
+    this.headers.delete(fileName);
     try {
       await unlink(join(this.path, fileName));
     } catch (error) {
@@ -429,11 +458,14 @@ function toSpoolFile(record: MessageRecord, reason: string, ts: number, seq: num
 }
 
 /** Parses and checks one file; throws with the first problem found. */
-interface SpoolEnvelope {
+interface SpoolHeader {
   sessionId: string;
   reason: string;
   ts: number;
   seq: number;
+}
+
+interface SpoolEnvelope extends SpoolHeader {
   file: Record<string, unknown>;
 }
 
