@@ -10,6 +10,7 @@ import { queryTooComplexError } from '../graphql/query-limits.js';
 import { formatGraphQLError, graphqlCodeFor } from './graphql-error.util.js';
 import { ScribeErrorCode } from './scribe-error-code.js';
 import { ScribeException } from './scribe.exception.js';
+import { ClientClosedRequestError } from '../http/request-abort-signal.js';
 
 interface LogLine {
   level: string;
@@ -199,6 +200,15 @@ describe(formatGraphQLError.name, () => {
       expect(result.message).toBe('bad body');
       expect(result.extensions).toStrictEqual({ code: 'BAD_REQUEST' });
     });
+  });
+
+  it('answers a request whose client went away quietly, without an ERROR line', () => {
+    const error = resolverError(new ClientClosedRequestError(), ['session']);
+
+    const result = formatGraphQLError(formattedBy(error, 'INTERNAL_SERVER_ERROR'), error, false);
+
+    expect(result.extensions).toStrictEqual({ code: 'CLIENT_CLOSED_REQUEST' });
+    expect(logs.lines).toEqual([]);
   });
 
   describe('unexpected errors', () => {

@@ -1,6 +1,7 @@
 import { HttpException, Logger } from '@nestjs/common';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
+import { ClientClosedRequestError } from '../http/request-abort-signal.js';
 import { ScribeErrorCode } from './scribe-error-code.js';
 import { ScribeException } from './scribe.exception.js';
 
@@ -57,6 +58,10 @@ export function formatGraphQLError(
         ...(original.field ? { field: original.field } : {}),
       },
     };
+  }
+  if (original instanceof ClientClosedRequestError) {
+    // The client is gone; this answer goes nowhere and is not worth an ERROR line.
+    return { ...base, message: original.message, extensions: { code: 'CLIENT_CLOSED_REQUEST' } };
   }
   const code = formatted.extensions?.code;
   if (original instanceof GraphQLError && !formatted.path) {

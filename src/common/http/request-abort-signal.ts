@@ -1,5 +1,14 @@
 import { type Request } from 'express';
 
+/** Why work for a request stopped: its client went away. Nobody reads the answer. */
+export class ClientClosedRequestError extends Error {
+  override readonly name = 'ClientClosedRequestError';
+
+  constructor() {
+    super('the client closed the request');
+  }
+}
+
 /**
  * A signal that aborts when the client goes away before its answer is sent, so that work
  * done only for that client (waiting for a session load) can stop.
@@ -9,7 +18,7 @@ export function requestAbortSignal(request: Request | undefined): AbortSignal | 
   if (!response) return undefined;
   const controller = new AbortController();
   response.once('close', () => {
-    if (!response.writableFinished) controller.abort(new Error('the client closed the request'));
+    if (!response.writableFinished) controller.abort(new ClientClosedRequestError());
   });
   return controller.signal;
 }
