@@ -20,7 +20,7 @@ export async function queueOverhead() {
   const { MetricsService } = await import('../dist/metrics/metrics.service.js');
   const { SpoolService } = await import('../dist/spool/spool.service.js');
   const store = {
-    write: async () => {},
+    write: async (writes) => writes.map((write) => ({ stored: write.records, revision: 1 })),
     probeWrite: async () => {},
     findByClientMessageIds: async () => [],
   };

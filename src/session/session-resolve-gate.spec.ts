@@ -1,7 +1,7 @@
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { type MessageRecord } from '../transcript/message-record.js';
-import { MessageRole } from '../transcript/models/message-role.enum.js';
+import { MessageRole } from '../transcript/message-role.js';
 import { type FullSession, type SessionRecord } from './session-record.js';
 import {
   SessionResolveGate,

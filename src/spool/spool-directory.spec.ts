@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type MessageRecord } from '../transcript/message-record.js';
-import { MessageRole } from '../transcript/models/message-role.enum.js';
+import { MessageRole } from '../transcript/message-role.js';
 import {
   OWNED_SPOOL_REASONS,
   SPOOL_REASON_CAP_DROP,

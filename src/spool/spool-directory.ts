@@ -13,7 +13,7 @@ import {
 } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { type MessageRecord } from '../transcript/message-record.js';
-import { MessageRole } from '../transcript/models/message-role.enum.js';
+import { MessageRole } from '../transcript/message-role.js';
 import { OrderKeyGenerator } from '../transcript/order-key.js';
 import { SESSION_ID_PATTERN } from '../common/validation/session-id.js';
 

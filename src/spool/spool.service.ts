@@ -2,7 +2,6 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { type MessageRecord } from '../transcript/message-record.js';
-import { SpoolStatus } from './models/spool-status.model.js';
 import {
   OWNED_SPOOL_REASONS,
   SpoolDirectory,
@@ -10,6 +9,17 @@ import {
   type SpoolReason,
   type SpoolStats,
 } from './spool-directory.js';
+
+/** What the admin view shows of the spool. */
+export interface SpoolStatusView {
+  path: string;
+  writable: boolean;
+  error: string | null;
+  files: number;
+  badFiles: number;
+  oldestFileAgeMs: number | null;
+  sessions: SpoolStats['bySession'];
+}
 
 /** The on-disk spool of messages that could not wait in memory, wired to logs and metrics. */
 @Injectable()
@@ -78,7 +88,7 @@ export class SpoolService implements OnModuleInit {
     }
   }
 
-  async status(): Promise<SpoolStatus> {
+  async status(): Promise<SpoolStatusView> {
     let error: string | null = null;
     try {
       await this.checkWritable();

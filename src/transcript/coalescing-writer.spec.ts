@@ -1,6 +1,6 @@
 import { CoalescingWriter } from './coalescing-writer.js';
 import { type MessageRecord } from './message-record.js';
-import { MessageRole } from './models/message-role.enum.js';
+import { MessageRole } from './message-role.js';
 import { TranscriptStore, type SessionWrite, type WriteResult } from './transcript.store.js';
 import { deferred, type Deferred } from '../common/testing/deferred.js';
 

@@ -1,4 +1,4 @@
-import { MessageRole } from './models/message-role.enum.js';
+import { MessageRole } from './message-role.js';
 
 /** A message as the domain knows it: assigned its id and place when its append was accepted. */
 export interface MessageRecord {

@@ -13,8 +13,8 @@ import {
 } from '../spool/spool-directory.js';
 import { SpoolService } from '../spool/spool.service.js';
 import { type MessageRecord, type NewMessage } from './message-record.js';
-import { AppendStatus } from './models/append-status.enum.js';
-import { MessageRole } from './models/message-role.enum.js';
+import { AppendStatus } from './append-status.js';
+import { MessageRole } from './message-role.js';
 import { TranscriptObserver } from './transcript-observer.js';
 import { TranscriptService, type PendingSessionStatus } from './transcript.service.js';
 import { TranscriptStore, type SessionWrite, type WriteResult } from './transcript.store.js';

@@ -19,7 +19,7 @@ import {
 import { SpoolService } from '../spool/spool.service.js';
 import { CoalescingWriter } from './coalescing-writer.js';
 import { type MessageRecord, type NewMessage } from './message-record.js';
-import { AppendStatus } from './models/append-status.enum.js';
+import { AppendStatus } from './append-status.js';
 import { OrderKeyGenerator } from './order-key.js';
 import { InMemoryPendingQueue, type PendingQueue } from './pending-queue.js';
 import { TranscriptObserver } from './transcript-observer.js';

@@ -1,9 +1,8 @@
 import { registerEnumType } from '@nestjs/graphql';
+import { AppendStatus } from '../append-status.js';
 
-export enum AppendStatus {
-  PERSISTED = 'PERSISTED',
-  QUEUED = 'QUEUED',
-}
+// The domain enum, described for the GraphQL schema.
+export { AppendStatus };
 
 registerEnumType(AppendStatus, {
   name: 'AppendStatus',

@@ -1,11 +1,8 @@
 import { registerEnumType } from '@nestjs/graphql';
+import { MessageRole } from '../message-role.js';
 
-export enum MessageRole {
-  USER = 'USER',
-  ASSISTANT = 'ASSISTANT',
-  SYSTEM = 'SYSTEM',
-  TOOL = 'TOOL',
-}
+// The domain enum, described for the GraphQL schema.
+export { MessageRole };
 
 registerEnumType(MessageRole, {
   name: 'MessageRole',

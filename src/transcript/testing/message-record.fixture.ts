@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type MessageRecord } from '../message-record.js';
-import { MessageRole } from '../models/message-role.enum.js';
+import { MessageRole } from '../message-role.js';
 import { OrderKeyGenerator } from '../order-key.js';
 
 const keys = new OrderKeyGenerator('f1x7e5a1');

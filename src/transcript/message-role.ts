@@ -1,0 +1,7 @@
+/** Who a message is from. */
+export enum MessageRole {
+  USER = 'USER',
+  ASSISTANT = 'ASSISTANT',
+  SYSTEM = 'SYSTEM',
+  TOOL = 'TOOL',
+}
