@@ -97,6 +97,17 @@ describe.each(databaseKinds())('TypeOrmTranscriptStore on %s', (database) => {
     expect(await sessions.findMetadata('store-replay')).toMatchObject({ revision: 3 });
   });
 
+  it('loads a transcript longer than one read page whole and in order', async () => {
+    const records = Array.from({ length: 1234 }, (_, i) => record('store-long', `line ${i}`));
+    await sut.write([{ sessionId: 'store-long', records: records.slice(0, 1000) }]);
+    await sut.write([{ sessionId: 'store-long', records: records.slice(1000) }]);
+
+    const full = await sessions.loadFull('store-long');
+
+    expect(full?.session.messageCount).toBe(1234);
+    expect(full?.messages.map((message) => message.id)).toEqual(records.map((r) => r.id));
+  });
+
   it('probes writability without writing', async () => {
     const before = await sessions.listSessions(1000);
     await expect(sut.probeWrite()).resolves.toBeUndefined();

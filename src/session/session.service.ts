@@ -10,6 +10,8 @@ import { SessionEntity } from './entities/session.entity.js';
 import { type FullSession, type SessionRecord } from './session-record.js';
 import { parseSessionListKey, sessionRecordFromEntity } from './session.mapper.js';
 
+const FULL_LOAD_PAGE_ROWS = 500;
+
 // Matches the shape of the order keys this service issues; anything else is not our cursor.
 const ORDER_KEY_PATTERN = /^\d{15}\.\d{6}\.[0-9a-z]{1,16}$/;
 
@@ -30,8 +32,25 @@ export class SessionService {
   async loadFull(id: string): Promise<FullSession | null> {
     const session = await this.findMetadata(id);
     if (!session) return null;
-    const rows = await this.messages.find({ where: { sessionId: id }, order: { orderKey: 'ASC' } });
-    return { session, messages: rows.map(messageRecordFromEntity) };
+    // Read in pages: each page is its own turn of the event loop, so cheap requests get served
+    // between the pages of a long transcript instead of waiting for all of it.
+    const messages: MessageRecord[] = [];
+    for (;;) {
+      const query = this.messages
+        .createQueryBuilder('message')
+        .where('message.session_id = :id', { id })
+        .orderBy('message.order_key', 'ASC')
+        .limit(FULL_LOAD_PAGE_ROWS);
+      if (messages.length > 0) {
+        query.andWhere('message.order_key > :after', {
+          after: messages[messages.length - 1].orderKey,
+        });
+      }
+      const page = await query.getMany();
+      for (const row of page) messages.push(messageRecordFromEntity(row));
+      if (page.length < FULL_LOAD_PAGE_ROWS) break;
+    }
+    return { session, messages };
   }
 
   /** Most recently updated first; `first + 1` rows so the caller can tell if more follow. */
