@@ -10,7 +10,7 @@ import { SessionEntity } from './entities/session.entity.js';
 import { type FullSession, type SessionRecord } from './session-record.js';
 import { parseSessionListKey, sessionRecordFromEntity } from './session.mapper.js';
 
-const FULL_LOAD_PAGE_ROWS = 500;
+const FULL_LOAD_PAGE_ROWS = 100;
 
 // Matches the shape of the order keys this service issues; anything else is not our cursor.
 const ORDER_KEY_PATTERN = /^\d{15}\.\d{6}\.[0-9a-z]{1,16}$/;
