@@ -31,6 +31,16 @@ describe(requestAbortSignal.name, () => {
     expect(sut?.aborted).toBe(false);
   });
 
+  it('gives every field of one request the same signal and watches the response once', () => {
+    const response = new FakeResponse();
+    const request = requestWith(response);
+
+    const signals = Array.from({ length: 20 }, () => requestAbortSignal(request));
+
+    expect(new Set(signals).size).toBe(1);
+    expect(response.listenerCount('close')).toBe(1);
+  });
+
   it('gives no signal without a response to watch', () => {
     expect(requestAbortSignal(undefined)).toBeUndefined();
   });

@@ -9,16 +9,24 @@ export class ClientClosedRequestError extends Error {
   }
 }
 
+const signals = new WeakMap<Request, AbortSignal>();
+
 /**
  * A signal that aborts when the client goes away before its answer is sent, so that work
  * done only for that client (waiting for a session load) can stop.
  */
 export function requestAbortSignal(request: Request | undefined): AbortSignal | undefined {
   const response = request?.res;
-  if (!response) return undefined;
-  const controller = new AbortController();
-  response.once('close', () => {
-    if (!response.writableFinished) controller.abort(new ClientClosedRequestError());
-  });
-  return controller.signal;
+  if (!request || !response) return undefined;
+  // One signal per request, however many fields of one query ask for it.
+  let signal = signals.get(request);
+  if (!signal) {
+    const controller = new AbortController();
+    response.once('close', () => {
+      if (!response.writableFinished) controller.abort(new ClientClosedRequestError());
+    });
+    signal = controller.signal;
+    signals.set(request, signal);
+  }
+  return signal;
 }
