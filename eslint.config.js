@@ -3,6 +3,64 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+// Imports run one way: message/ at the bottom (it imports nothing of Scribe's); config/,
+// common/ and metrics/ beside it; database/ above them, the only folder that knows TypeORM and
+// the drivers, naming no feature; the features above that, none importing another; health/ and
+// the composition root (src/*.ts) on top.
+const FEATURES = ['session', 'transcript', 'spool', 'health'];
+const DRIVERS = ['typeorm', '@nestjs/typeorm', 'sqlite3', 'pg'];
+const otherFeatures = (own) => FEATURES.filter((feature) => feature !== own);
+const LAYERS = [
+  {
+    folder: 'message',
+    refused: ['config', 'common', 'metrics', 'database', ...FEATURES].map(
+      (name) => `**/${name}/**`,
+    ),
+    why: 'message/ imports nothing of Scribe',
+  },
+  ...['config', 'common', 'metrics'].map((folder) => ({
+    folder,
+    refused: ['database', ...FEATURES].map((name) => `**/${name}/**`),
+    why: `${folder}/ imports neither the database layer nor a feature`,
+  })),
+  {
+    folder: 'database',
+    refused: FEATURES.map((name) => `**/${name}/**`),
+    why: 'database/ names no feature',
+  },
+  {
+    // The journal sits under the write path: transcript/ uses it, never the other way round.
+    folder: 'spool',
+    refused: ['database', ...otherFeatures('spool')].map((name) => `**/${name}/**`),
+    why: 'spool/ imports only message/, config/, common/ and metrics/',
+  },
+  {
+    folder: 'transcript',
+    refused: otherFeatures('transcript')
+      .filter((name) => name !== 'spool')
+      .map((name) => `**/${name}/**`),
+    why: 'transcript/ imports no feature but the spool it writes to',
+  },
+  {
+    folder: 'session',
+    refused: otherFeatures('session').map((name) => `**/${name}/**`),
+    why: 'session/ imports neither the write path nor the spool',
+  },
+];
+
+function layerRules({ folder, refused, why }) {
+  const paths =
+    folder === 'database'
+      ? []
+      : DRIVERS.map((name) => ({ name, message: 'only src/database/ talks to the database' }));
+  return {
+    files: [`src/${folder}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': ['error', { paths, patterns: [{ group: refused, message: why }] }],
+    },
+  };
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'data/'] },
   eslint.configs.recommended,
@@ -17,6 +75,22 @@ export default tseslint.config(
       'no-console': 'error',
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+    },
+  },
+  ...LAYERS.map(layerRules),
+  {
+    // The other folders (health/, scripts/) may use any feature, but not the drivers.
+    files: ['src/health/**/*.ts', 'src/scripts/**/*.ts', 'src/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: DRIVERS.map((name) => ({
+            name,
+            message: 'only src/database/ talks to the database',
+          })),
+        },
+      ],
     },
   },
   {

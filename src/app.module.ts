@@ -1,6 +1,7 @@
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Module } from '@nestjs/common';
 import { APP_PIPE } from '@nestjs/core';
+import { EventEmitterModule } from '@nestjs/event-emitter';
 import { GraphQLModule } from '@nestjs/graphql';
 import { type Request } from 'express';
 import { formatGraphQLError } from './common/errors/graphql-error.util.js';
@@ -20,6 +21,7 @@ import { TranscriptModule } from './transcript/transcript.module.js';
   imports: [
     ScribeConfigModule,
     MetricsModule,
+    EventEmitterModule.forRoot(),
     DatabaseModule,
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,

@@ -1,14 +1,14 @@
 import { isConstraintViolation } from '../src/database/database-errors.js';
-import { SessionService } from '../src/session/session.service.js';
-import { acceptedRecord } from '../src/transcript/testing/message-record.fixture.js';
-import { TranscriptStore } from '../src/transcript/transcript.store.js';
+import { SessionQueries } from '../src/database/session-queries.js';
+import { acceptedRecord } from '../src/message/testing/message-record.fixture.js';
+import { MessageStore } from '../src/database/message-store.js';
 import { databaseKinds } from './support/databases.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
-describe.each(databaseKinds())('TypeOrmTranscriptStore on %s', (database) => {
+describe.each(databaseKinds())('TypeOrmMessageStore on %s', (database) => {
   let app: TestApp;
-  let sut: TranscriptStore;
-  let sessions: SessionService;
+  let sut: MessageStore;
+  let sessions: SessionQueries;
   const record = (sessionId: string, content: string, clientMessageId: string | null = null) =>
     acceptedRecord(sessionId, content, {
       clientMessageId,
@@ -22,8 +22,8 @@ describe.each(databaseKinds())('TypeOrmTranscriptStore on %s', (database) => {
 
   beforeAll(async () => {
     app = await createTestApp(database);
-    sut = app.app.get(TranscriptStore);
-    sessions = app.app.get(SessionService);
+    sut = app.app.get(MessageStore);
+    sessions = app.app.get(SessionQueries);
   });
 
   afterAll(async () => {

@@ -1,8 +1,8 @@
 import sqlite3 from 'sqlite3';
 import { type DataSourceOptions } from 'typeorm';
 import { type DatabaseSettings } from '../config/scribe-config.js';
-import { SessionEntity } from '../session/entities/session.entity.js';
-import { MessageEntity } from '../transcript/entities/message.entity.js';
+import { SessionEntity } from './entities/session.entity.js';
+import { MessageEntity } from './entities/message.entity.js';
 import { InitialSchema1764460800000 } from './migrations/1764460800000-initial-schema.js';
 
 export const ENTITIES = [SessionEntity, MessageEntity];

@@ -3,6 +3,11 @@ import { InjectDataSource, TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { buildDataSourceOptions } from './data-source-options.js';
+import { MessageEntity } from './entities/message.entity.js';
+import { SessionEntity } from './entities/session.entity.js';
+import { MessageStore } from './message-store.js';
+import { SessionQueries } from './session-queries.js';
+import { TypeOrmMessageStore } from './typeorm-message-store.js';
 
 /** Connection settings TypeORM has no option for. SQLite runs on one connection, so once is enough. */
 @Injectable()
@@ -19,6 +24,11 @@ export class SqliteSettings implements OnModuleInit {
   }
 }
 
+/**
+ * The only module that knows TypeORM and the drivers: it owns the connections, the schema and
+ * its migrations, and offers the features two seams, the message store (writes) and the
+ * session queries (reads).
+ */
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
@@ -29,7 +39,13 @@ export class SqliteSettings implements OnModuleInit {
         retryDelay: 1000,
       }),
     }),
+    TypeOrmModule.forFeature([SessionEntity, MessageEntity]),
   ],
-  providers: [SqliteSettings],
+  providers: [
+    SqliteSettings,
+    SessionQueries,
+    { provide: MessageStore, useClass: TypeOrmMessageStore },
+  ],
+  exports: [SessionQueries, MessageStore],
 })
 export class DatabaseModule {}

@@ -1,7 +1,7 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { type Response } from 'express';
-import { describeDatabaseError } from '../database/database-errors.js';
+import { describeError } from '../common/errors/describe-error.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { SpoolService } from '../spool/spool.service.js';
 import { TranscriptService } from '../transcript/transcript.service.js';
@@ -65,7 +65,7 @@ export class HealthController {
       return indicator.up();
     } catch (error) {
       return this.config.development
-        ? indicator.down({ message: describeDatabaseError(error) })
+        ? indicator.down({ message: describeError(error) })
         : indicator.down();
     } finally {
       clearTimeout(timer);

@@ -1,29 +1,30 @@
 import { Injectable } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
 import { ScribeConfig } from '../config/scribe-config.js';
+import { SessionQueries, type SessionListPosition } from '../database/session-queries.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { MessagesStored, WriteFailed } from '../message/message-events.js';
+import { type FullSession, type SessionRecord } from '../message/session-record.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { type MessageRecord } from '../transcript/message-record.js';
-import { TranscriptObserver } from '../transcript/transcript-observer.js';
-import { type FullSession, type SessionRecord } from './session-record.js';
 import { SessionResolveGate, type SessionResolveGateStatus } from './session-resolve-gate.js';
-import { SessionService } from './session.service.js';
 
 /**
  * What the API reads sessions through: full loads go through the SessionResolveGate
  * (cached, single-flight, bounded); metadata and pages go straight to the database.
  */
 @Injectable()
-export class SessionReader implements TranscriptObserver {
+export class SessionReader {
   private readonly gate: SessionResolveGate;
 
   constructor(
-    private readonly sessions: SessionService,
+    private readonly queries: SessionQueries,
     config: ScribeConfig,
-    private readonly metrics: MetricsService,
+    metrics: MetricsService,
   ) {
     this.gate = new SessionResolveGate(
       {
-        loadFull: (id) => sessions.loadFull(id),
-        loadMetadata: (id) => sessions.findMetadata(id),
+        loadFull: (id) => queries.loadFull(id),
+        loadMetadata: (id) => queries.findMetadata(id),
       },
       {
         concurrency: config.sessionResolveConcurrency,
@@ -49,27 +50,29 @@ export class SessionReader implements TranscriptObserver {
     return this.gate.resolveFull(id, signal);
   }
 
-  list(first: number, after?: string | null): Promise<SessionRecord[]> {
-    return this.sessions.listSessions(first, after);
+  list(first: number, after?: SessionListPosition): Promise<SessionRecord[]> {
+    return this.queries.listSessions(first, after);
   }
 
   count(): Promise<number> {
-    return this.sessions.countSessions();
+    return this.queries.countSessions();
   }
 
-  messagePage(sessionId: string, first: number, after?: string | null): Promise<MessageRecord[]> {
-    return this.sessions.listMessages(sessionId, first, after);
+  messagePage(sessionId: string, first: number, after?: string): Promise<MessageRecord[]> {
+    return this.queries.listMessages(sessionId, first, after);
   }
 
-  /** Write-through from the transcript side: keeps a cached copy current after a write. */
-  messagesStored(sessionId: string, stored: MessageRecord[], revision: number): void {
-    this.gate.applyStored(sessionId, stored, revision, Date.now());
+  /** Write-through from the write path: keeps a cached copy current after a write. */
+  @OnEvent(MessagesStored.event)
+  onMessagesStored(event: MessagesStored): void {
+    this.gate.applyStored(event.sessionId, event.messages, event.revision, Date.now());
   }
 
-  // SQLite runs every statement on one connection, so a load can read a transaction's rows
-  // before it commits; if it then fails, no copy read meanwhile may be kept.
-  writeFailed(sessionId: string): void {
-    this.gate.evict(sessionId);
+  // A load that ran while a write was under way may have read before it committed; once the
+  // write failed, no copy read meanwhile may be kept.
+  @OnEvent(WriteFailed.event)
+  onWriteFailed(event: WriteFailed): void {
+    this.gate.evict(event.sessionId);
   }
 
   gateStatus(): SessionResolveGateStatus {

@@ -1,8 +1,8 @@
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
-import { type MessageRecord } from '../transcript/message-record.js';
-import { MessageRole } from '../transcript/message-role.js';
-import { type FullSession, type SessionRecord } from './session-record.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { MessageRole } from '../message/message-role.js';
+import { type FullSession, type SessionRecord } from '../message/session-record.js';
 import {
   SessionResolveGate,
   type SessionLoader,

@@ -3,8 +3,8 @@ import { E_TIMEOUT, Semaphore, withTimeout, type SemaphoreInterface } from 'asyn
 import { LRUCache } from 'lru-cache';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
-import { type MessageRecord } from '../transcript/message-record.js';
-import { type FullSession, type SessionRecord } from './session-record.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { type FullSession, type SessionRecord } from '../message/session-record.js';
 
 export interface SessionLoader {
   /** Metadata + whole transcript; null when the session does not exist. The expensive read. */

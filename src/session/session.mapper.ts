@@ -1,17 +1,9 @@
-import { SessionEntity } from './entities/session.entity.js';
+import { decodeCursor } from '../common/pagination/cursor.js';
+import { ScribeException } from '../common/errors/scribe.exception.js';
+import { type SessionListPosition } from '../database/session-queries.js';
+import { parseOrderKey } from '../message/order-key.js';
+import { type SessionRecord } from '../message/session-record.js';
 import { Session } from './models/session.model.js';
-import { type SessionRecord } from './session-record.js';
-
-export function sessionRecordFromEntity(entity: SessionEntity): SessionRecord {
-  return {
-    id: entity.id,
-    title: entity.title,
-    createdAt: entity.createdAt,
-    updatedAt: entity.updatedAt,
-    messageCount: entity.messageCount,
-    revision: entity.revision,
-  };
-}
 
 export function toSessionModel(record: SessionRecord): Session {
   return {
@@ -29,7 +21,17 @@ export function sessionListKey(record: SessionRecord): string {
   return `${record.updatedAt}:${record.id}`;
 }
 
-export function parseSessionListKey(key: string): { updatedAt: number; id: string } | null {
-  const match = /^(\d{1,16}):(.+)$/.exec(key);
-  return match ? { updatedAt: Number(match[1]), id: match[2] } : null;
+/** The place a session list cursor stands for; BAD_USER_INPUT for anything else. */
+export function decodeSessionCursor(cursor: string): SessionListPosition {
+  const match = /^(\d{1,16}):(.+)$/.exec(decodeCursor(cursor));
+  if (!match) throw ScribeException.invalidInput('after', 'is not a cursor of this list');
+  return { updatedAt: Number(match[1]), id: match[2] };
+}
+
+/** The order key a message cursor stands for; BAD_USER_INPUT for anything else. */
+export function decodeMessageCursor(cursor: string): string {
+  const key = decodeCursor(cursor);
+  if (!parseOrderKey(key))
+    throw ScribeException.invalidInput('after', 'is not a cursor of this list');
+  return key;
 }

@@ -1,14 +1,10 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { MessageEntity } from '../transcript/entities/message.entity.js';
-import { SessionEntity } from './entities/session.entity.js';
+import { DatabaseModule } from '../database/database.module.js';
 import { SessionReader } from './session-reader.js';
 import { SessionResolver } from './session.resolver.js';
-import { SessionService } from './session.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([SessionEntity, MessageEntity])],
-  providers: [SessionService, SessionReader, SessionResolver],
-  exports: [SessionReader],
+  imports: [DatabaseModule],
+  providers: [SessionReader, SessionResolver],
 })
 export class SessionModule {}

@@ -6,16 +6,20 @@ import { requestAbortSignal } from '../common/http/request-abort-signal.js';
 import { Kind, type GraphQLResolveInfo, type SelectionNode } from 'graphql';
 import { toConnection, type Connection } from '../common/pagination/connection.js';
 import { PageArgs } from '../common/pagination/page.args.js';
-import { type MessageRecord } from '../transcript/message-record.js';
-import { toMessageModel } from '../transcript/message.mapper.js';
-import { Message } from '../transcript/models/message.model.js';
+import { toMessageModel } from '../common/graphql/message.mapper.js';
+import { Message } from '../common/graphql/models/message.model.js';
+import { type MessageRecord } from '../message/message-record.js';
 import { SessionArgs } from './dto/session.args.js';
 import { GateStatus } from './models/gate-status.model.js';
 import { MessageConnection } from './models/message-connection.model.js';
 import { Session, SessionConnection } from './models/session.model.js';
 import { SessionReader } from './session-reader.js';
-import { decodeMessageCursor } from './session.service.js';
-import { sessionListKey, toSessionModel } from './session.mapper.js';
+import {
+  decodeMessageCursor,
+  decodeSessionCursor,
+  sessionListKey,
+  toSessionModel,
+} from './session.mapper.js';
 
 /** A Session as resolved, carrying the whole transcript when a full load produced it. */
 type ResolvedSession = Session & { transcript?: MessageRecord[] };
@@ -47,7 +51,7 @@ export class SessionResolver {
   })
   async sessions(@Args() page: PageArgs): Promise<Connection<Session>> {
     const [rows, totalCount] = await Promise.all([
-      this.reader.list(page.first, page.after),
+      this.reader.list(page.first, page.after ? decodeSessionCursor(page.after) : undefined),
       this.reader.count(),
     ]);
     return toConnection(rows, page.first, totalCount, sessionListKey, toSessionModel);
@@ -71,7 +75,11 @@ export class SessionResolver {
   ): Promise<Connection<Message>> {
     const rows = session.transcript
       ? pageOf(session.transcript, page.first, page.after)
-      : await this.reader.messagePage(session.id, page.first, page.after);
+      : await this.reader.messagePage(
+          session.id,
+          page.first,
+          page.after ? decodeMessageCursor(page.after) : undefined,
+        );
     return toConnection(
       rows,
       page.first,

@@ -2,8 +2,8 @@ import { jest } from '@jest/globals';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type MessageRecord } from '../transcript/message-record.js';
-import { MessageRole } from '../transcript/message-role.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { MessageRole } from '../message/message-role.js';
 import {
   OWNED_SPOOL_REASONS,
   SPOOL_REASON_CAP_DROP,
@@ -11,7 +11,7 @@ import {
   SpoolDirectory,
   type SpoolEvents,
 } from './spool-directory.js';
-import { acceptedRecord } from '../transcript/testing/message-record.fixture.js';
+import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 
 const makeRecord = acceptedRecord;
 

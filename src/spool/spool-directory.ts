@@ -12,9 +12,9 @@ import {
   unlink,
 } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { type MessageRecord } from '../transcript/message-record.js';
-import { MessageRole } from '../transcript/message-role.js';
-import { OrderKeyGenerator } from '../transcript/order-key.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { MessageRole } from '../message/message-role.js';
+import { OrderKeyGenerator } from '../message/order-key.js';
 import { SESSION_ID_PATTERN } from '../common/validation/session-id.js';
 
 export const SPOOL_REASON_CAP_DROP = 'transcript_cap_drop';

@@ -1,7 +1,7 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { type MessageRecord } from '../transcript/message-record.js';
+import { type MessageRecord } from '../message/message-record.js';
 import {
   OWNED_SPOOL_REASONS,
   SpoolDirectory,

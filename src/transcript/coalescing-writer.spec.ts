@@ -1,7 +1,7 @@
 import { CoalescingWriter } from './coalescing-writer.js';
-import { type MessageRecord } from './message-record.js';
-import { MessageRole } from './message-role.js';
-import { TranscriptStore, type SessionWrite, type WriteResult } from './transcript.store.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { MessageRole } from '../message/message-role.js';
+import { MessageStore, type SessionWrite, type WriteResult } from '../database/message-store.js';
 import { deferred, type Deferred } from '../common/testing/deferred.js';
 
 function record(sessionId: string, index: number): MessageRecord {
@@ -38,7 +38,7 @@ const PROBE = 'probe';
  * `failNextCall` apply to the next call to arrive. Besides, a transaction that contains a
  * session in `violating` breaks a constraint.
  */
-class FakeTranscriptStore extends TranscriptStore {
+class FakeMessageStore extends MessageStore {
   readonly calls: (SessionWrite[] | typeof PROBE)[] = [];
   readonly violating = new Set<string>();
   active = 0;
@@ -102,11 +102,11 @@ function outcome(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe(CoalescingWriter.name, () => {
-  let store: FakeTranscriptStore;
+  let store: FakeMessageStore;
   let sut: CoalescingWriter;
 
   beforeEach(() => {
-    store = new FakeTranscriptStore();
+    store = new FakeMessageStore();
     sut = new CoalescingWriter(store, isConstraintViolation);
   });
 

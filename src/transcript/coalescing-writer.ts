@@ -1,4 +1,4 @@
-import { TranscriptStore, type SessionWrite, type WriteResult } from './transcript.store.js';
+import { MessageStore, type SessionWrite, type WriteResult } from '../database/message-store.js';
 
 interface Submission {
   /** A write to store, or undefined for a probe of the database. */
@@ -22,7 +22,7 @@ export class CoalescingWriter {
   private running = false;
 
   constructor(
-    private readonly store: TranscriptStore,
+    private readonly store: MessageStore,
     private readonly isConstraintViolation: (error: unknown) => boolean,
   ) {}
 

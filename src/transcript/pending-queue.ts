@@ -1,4 +1,4 @@
-import { type MessageRecord } from './message-record.js';
+import { type MessageRecord } from '../message/message-record.js';
 
 /**
  * Accepted messages that the database has not taken yet, per session, oldest first.

@@ -3,7 +3,7 @@ import { Args, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { AdminTokenGuard } from '../common/auth/admin-token.guard.js';
 import { AppendMessageInput } from './dto/append-message.input.js';
 import { AppendMessagesInput } from './dto/append-messages.input.js';
-import { toMessageModel } from './message.mapper.js';
+import { toMessageModel } from '../common/graphql/message.mapper.js';
 import { AppendMessagePayload, AppendMessagesPayload } from './models/append-payload.model.js';
 import { PendingStatus } from './models/pending-status.model.js';
 import { TranscriptService } from './transcript.service.js';

@@ -12,14 +12,15 @@ import {
   SpoolDirectory,
 } from '../spool/spool-directory.js';
 import { SpoolService } from '../spool/spool.service.js';
-import { type MessageRecord, type NewMessage } from './message-record.js';
+import { type MessageRecord, type NewMessage } from '../message/message-record.js';
 import { AppendStatus } from './append-status.js';
-import { MessageRole } from './message-role.js';
-import { TranscriptObserver } from './transcript-observer.js';
+import { MessageRole } from '../message/message-role.js';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { MessagesStored, WriteFailed } from '../message/message-events.js';
 import { TranscriptService, type PendingSessionStatus } from './transcript.service.js';
-import { TranscriptStore, type SessionWrite, type WriteResult } from './transcript.store.js';
+import { MessageStore, type SessionWrite, type WriteResult } from '../database/message-store.js';
 import { deferred } from '../common/testing/deferred.js';
-import { acceptedRecord } from './testing/message-record.fixture.js';
+import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fakes and helpers
@@ -46,7 +47,7 @@ class Gate {
  * one transaction per call, all or nothing, `skipExisting` skipping records whose id or
  * (sessionId, clientMessageId) is stored already, a duplicate otherwise a constraint error.
  */
-class BrokenThenHealedStore extends TranscriptStore {
+class BrokenThenHealedStore extends MessageStore {
   broken = true;
   /** Records that still fail (with their whole transaction) while the store is not broken. */
   failing: (record: MessageRecord) => boolean = () => false;
@@ -155,16 +156,20 @@ class BrokenThenHealedStore extends TranscriptStore {
   }
 }
 
-class RecordingObserver extends TranscriptObserver {
+class RecordingObserver extends EventEmitter2 {
   readonly calls: { sessionId: string; contents: string[]; revision: number }[] = [];
   readonly failures: string[] = [];
 
-  messagesStored(sessionId: string, records: MessageRecord[], revision: number): void {
-    this.calls.push({ sessionId, contents: records.map((record) => record.content), revision });
-  }
-
-  writeFailed(sessionId: string): void {
-    this.failures.push(sessionId);
+  constructor() {
+    super();
+    this.on(MessagesStored.event, (event: MessagesStored) =>
+      this.calls.push({
+        sessionId: event.sessionId,
+        contents: event.messages.map((record: MessageRecord) => record.content),
+        revision: event.revision,
+      }),
+    );
+    this.on(WriteFailed.event, (event: WriteFailed) => this.failures.push(event.sessionId));
   }
 }
 

@@ -4,6 +4,7 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import { randomUUID } from 'node:crypto';
 import { KeyedMutex } from '../common/concurrency/keyed-mutex.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
@@ -17,13 +18,13 @@ import {
   type SpoolEntry,
 } from '../spool/spool-directory.js';
 import { SpoolService } from '../spool/spool.service.js';
+import { MessagesStored, WriteFailed } from '../message/message-events.js';
 import { CoalescingWriter } from './coalescing-writer.js';
-import { type MessageRecord, type NewMessage } from './message-record.js';
+import { type MessageRecord, type NewMessage } from '../message/message-record.js';
 import { AppendStatus } from './append-status.js';
-import { OrderKeyGenerator } from './order-key.js';
+import { OrderKeyGenerator } from '../message/order-key.js';
 import { InMemoryPendingQueue, type PendingQueue } from './pending-queue.js';
-import { TranscriptObserver } from './transcript-observer.js';
-import { TranscriptStore, type SessionWrite, type WriteResult } from './transcript.store.js';
+import { MessageStore, type SessionWrite, type WriteResult } from '../database/message-store.js';
 
 export interface AppendResult {
   records: MessageRecord[];
@@ -77,9 +78,9 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
   private lastOutageReport = 0;
 
   constructor(
-    private readonly store: TranscriptStore,
+    private readonly store: MessageStore,
     private readonly spool: SpoolService,
-    private readonly observer: TranscriptObserver,
+    private readonly events: EventEmitter2,
     private readonly config: ScribeConfig,
     private readonly metrics: MetricsService,
   ) {
@@ -332,7 +333,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     try {
       result = await this.writer.submit(write);
     } catch (error) {
-      this.observer.writeFailed(write.sessionId);
+      this.events.emit(WriteFailed.event, new WriteFailed(write.sessionId));
       // A broken uniqueness constraint is about these rows, not an outage of the database.
       if (isConstraintViolation(error)) {
         this.logger.warn(
@@ -354,7 +355,10 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
       this.triggerRetry();
     }
     if (result.revision !== null) {
-      this.observer.messagesStored(write.sessionId, result.stored, result.revision);
+      this.events.emit(
+        MessagesStored.event,
+        new MessagesStored(write.sessionId, result.stored, result.revision),
+      );
     }
     return 'stored';
   }

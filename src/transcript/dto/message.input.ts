@@ -1,7 +1,7 @@
 import { Field, InputType } from '@nestjs/graphql';
 import { Allow, IsEnum, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import { GraphQLJSON } from 'graphql-scalars';
-import { MessageRole } from '../models/message-role.enum.js';
+import { MessageRole } from '../../common/graphql/models/message-role.enum.js';
 
 @InputType({ description: 'One message to append.' })
 export class MessageInput {

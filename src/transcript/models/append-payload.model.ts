@@ -1,6 +1,6 @@
 import { Field, ObjectType } from '@nestjs/graphql';
 import { AppendStatus } from './append-status.enum.js';
-import { Message } from './message.model.js';
+import { Message } from '../../common/graphql/models/message.model.js';
 
 @ObjectType({ description: 'The result of appendMessage.' })
 export class AppendMessagePayload {

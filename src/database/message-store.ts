@@ -1,4 +1,4 @@
-import { type MessageRecord } from './message-record.js';
+import { type MessageRecord } from '../message/message-record.js';
 
 /** Messages of one session to store, in order. */
 export interface SessionWrite {
@@ -19,10 +19,10 @@ export interface WriteResult {
 }
 
 /**
- * The database seam of the transcript: every write of messages goes through here, so tests
+ * The database seam of the write path: every write of messages goes through here, so tests
  * can put a store that fails and heals in its place.
  */
-export abstract class TranscriptStore {
+export abstract class MessageStore {
   /** Stores every write in one transaction, all of them or none; one result per write. */
   abstract write(writes: SessionWrite[]): Promise<WriteResult[]>;
 

@@ -1,5 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
-import { epochMsTransformer } from '../../database/epoch-ms.transformer.js';
+import { epochMsTransformer } from '../epoch-ms.transformer.js';
 
 /** Any JSON value, as stored in a `simple-json` column. */
 export type JsonColumnValue = string | number | boolean | object | null;

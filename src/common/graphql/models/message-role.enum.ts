@@ -1,5 +1,5 @@
 import { registerEnumType } from '@nestjs/graphql';
-import { MessageRole } from '../message-role.js';
+import { MessageRole } from '../../../message/message-role.js';
 
 // The domain enum, described for the GraphQL schema.
 export { MessageRole };

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 const COUNTER_LIMIT = 1_000_000;
+const ORDER_KEY = /^(\d{15})\.(\d{6})\.([0-9a-z]{1,16})$/;
 
 /**
  * Hands out keys that sort (as plain strings) in the order they were issued: epoch
@@ -12,7 +13,7 @@ export class OrderKeyGenerator {
   private lastMs = 0;
   private counter = 0;
 
-  constructor(private readonly instanceId: string = randomBytes(4).toString('hex')) {}
+  constructor(readonly instanceId: string = randomBytes(4).toString('hex')) {}
 
   /** Returns the next key and the (monotonic) millisecond it stands for. */
   next(now: number = Date.now()): { key: string; ms: number } {
@@ -25,8 +26,29 @@ export class OrderKeyGenerator {
     }
     return { key: formatOrderKey(this.lastMs, this.counter, this.instanceId), ms: this.lastMs };
   }
+
+  /**
+   * Keys issued from now on sort after every key of millisecond `ms`: after a restart, messages
+   * accepted by an earlier run (and replayed from the journal) must stay before new ones even
+   * when the clock went back meanwhile.
+   */
+  floor(ms: number): void {
+    if (ms > this.lastMs) {
+      this.lastMs = ms;
+      this.counter = COUNTER_LIMIT - 1;
+    }
+  }
 }
 
 export function formatOrderKey(ms: number, counter: number, instanceId: string): string {
   return `${ms.toString().padStart(15, '0')}.${counter.toString().padStart(6, '0')}.${instanceId}`;
+}
+
+/** The parts of a key this service issued; null for anything else. */
+export function parseOrderKey(
+  key: string,
+): { ms: number; counter: number; instanceId: string } | null {
+  const match = ORDER_KEY.exec(key);
+  if (!match) return null;
+  return { ms: Number(match[1]), counter: Number(match[2]), instanceId: match[3] };
 }

@@ -1,4 +1,4 @@
-import { type MessageRecord } from '../transcript/message-record.js';
+import { type MessageRecord } from './message-record.js';
 
 /** A session's metadata as the domain knows it. Times are epoch milliseconds. */
 export interface SessionRecord {

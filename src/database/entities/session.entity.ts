@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { epochMsTransformer } from '../../database/epoch-ms.transformer.js';
+import { epochMsTransformer } from '../epoch-ms.transformer.js';
 
 @Entity('sessions')
 export class SessionEntity {

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, type EntityManager } from 'typeorm';
-import { SessionEntity } from '../session/entities/session.entity.js';
+import { type MessageRecord } from '../message/message-record.js';
 import { MessageEntity } from './entities/message.entity.js';
-import { type MessageRecord } from './message-record.js';
-import { messageRecordFromEntity } from './message.mapper.js';
-import { TranscriptStore, type SessionWrite, type WriteResult } from './transcript.store.js';
+import { SessionEntity } from './entities/session.entity.js';
+import { MessageStore, type SessionWrite, type WriteResult } from './message-store.js';
+import { messageRecordFromEntity } from './record-mappers.js';
 
 // 12 bound values a row; stays under SQLite's limit of host parameters in one statement.
 const INSERT_CHUNK_ROWS = 500;
@@ -16,7 +16,7 @@ function toJsonColumn(value: unknown): string | null {
 }
 
 @Injectable()
-export class TypeOrmTranscriptStore extends TranscriptStore {
+export class TypeOrmMessageStore extends MessageStore {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     super();
   }

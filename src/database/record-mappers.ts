@@ -1,0 +1,32 @@
+import { type MessageRecord } from '../message/message-record.js';
+import { type MessageRole } from '../message/message-role.js';
+import { type SessionRecord } from '../message/session-record.js';
+import { type MessageEntity } from './entities/message.entity.js';
+import { type SessionEntity } from './entities/session.entity.js';
+
+export function messageRecordFromEntity(entity: MessageEntity): MessageRecord {
+  return {
+    id: entity.id,
+    sessionId: entity.sessionId,
+    orderKey: entity.orderKey,
+    role: entity.role as MessageRole,
+    content: entity.content,
+    clientMessageId: entity.clientMessageId,
+    toolName: entity.toolName,
+    toolCallId: entity.toolCallId,
+    toolCalls: entity.toolCalls ?? null,
+    metadata: entity.metadata ?? null,
+    acceptedAt: entity.acceptedAt,
+  };
+}
+
+export function sessionRecordFromEntity(entity: SessionEntity): SessionRecord {
+  return {
+    id: entity.id,
+    title: entity.title,
+    createdAt: entity.createdAt,
+    updatedAt: entity.updatedAt,
+    messageCount: entity.messageCount,
+    revision: entity.revision,
+  };
+}

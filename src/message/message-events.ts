@@ -1,0 +1,23 @@
+import { type MessageRecord } from './message-record.js';
+
+// The write path tells readers what happened through these events, so that the read side (the
+// session cache) never has to import the write side, nor the write side know who listens.
+
+/** `messages` of a session were committed by this instance, leaving it at `revision`. */
+export class MessagesStored {
+  static readonly event = 'messages.stored';
+
+  constructor(
+    readonly sessionId: string,
+    /** In acceptance order; replays only list the ones this write inserted. */
+    readonly messages: MessageRecord[],
+    readonly revision: number,
+  ) {}
+}
+
+/** A write of the session failed: anything read while it was under way may not be true. */
+export class WriteFailed {
+  static readonly event = 'messages.write-failed';
+
+  constructor(readonly sessionId: string) {}
+}
