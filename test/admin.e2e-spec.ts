@@ -2,7 +2,7 @@ import { createTestApp, type TestApp } from './support/test-app.js';
 
 const ADMIN_QUERY = `{
   pendingStatus { databaseWritable totalPending sessions { sessionId pending } }
-  spoolStatus { path writable files badFiles sessions { sessionId reason files } }
+  spoolStatus { path writable error messages bytes oldestAgeMs sessions { sessionId messages } setAside { source reason } setAsideCount }
   gateStatus { activeLoads waitingLoads inFlight cacheSize cacheCapacity concurrency }
 }`;
 
@@ -43,12 +43,16 @@ describe('admin queries', () => {
         totalPending: 0,
         sessions: [],
       });
-      expect(response.data.spoolStatus).toMatchObject({
+      expect(response.data.spoolStatus).toEqual({
         path: `${sut.dataDir}/pending_messages`,
         writable: true,
-        files: 0,
-        badFiles: 0,
+        error: null,
+        messages: 0,
+        bytes: 0,
+        oldestAgeMs: null,
         sessions: [],
+        setAside: [],
+        setAsideCount: 0,
       });
       expect(response.data.gateStatus).toEqual({
         activeLoads: 0,

@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createPostgresSchema, databaseKinds } from './support/databases.js';
 import {
   faultSuite,
   appendMessage,
@@ -9,8 +7,9 @@ import {
   holdSqliteLock,
   metricValue,
   occurrences,
-  readSpool,
+  readJournal,
   readTranscript,
+  type AppendStatus,
 } from './support/fault-helpers.js';
 import { startServer, temporaryDataDir, type ServerProcess } from './support/server-process.js';
 
@@ -29,7 +28,8 @@ async function dataDirectory(): Promise<string> {
 }
 
 async function server(env: Record<string, string>): Promise<ServerProcess> {
-  const started = await startServer(env);
+  const started = await startServer({ ADMIN_TOKEN: 't', ...env });
+  cleanups.showOnFailure(`server pid ${started.child.pid}`, () => started.output());
   // SIGKILL only reaches a server the test did not stop itself.
   cleanups.add(() => started.stop('SIGKILL'));
   return started;
@@ -46,7 +46,7 @@ async function appendAll(
   target: ServerProcess,
   sessionId: string,
   contents: string[],
-  status: 'PERSISTED' | 'QUEUED',
+  status: AppendStatus,
 ): Promise<string[]> {
   const ids: string[] = [];
   for (const content of contents) {
@@ -63,8 +63,9 @@ function numbered(prefix: string, count: number): string[] {
 
 /**
  * Puts one session into an outage with overflow: `before` messages stored, then the SQLite
- * write lock taken by another process and CAP + 3 appends answered QUEUED, the 3 oldest of
- * them spooled to disk. Checks everything observable about that state.
+ * write lock taken by another process and CAP + 3 appends answered QUEUED: every one of them
+ * in the journal on disk, the 3 oldest no longer in memory. Checks everything observable about
+ * that state.
  */
 async function queueAndSpoolDuringLock(env: Record<string, string>) {
   const dataDir = env.DATA_DIR;
@@ -77,15 +78,27 @@ async function queueAndSpoolDuringLock(env: Record<string, string>) {
   const locked = numbered('locked', CAP + 3);
   const lockedIds = await appendAll(target, SESSION, locked, 'QUEUED');
 
-  // The 3 oldest queued messages went to the spool, in drop order; the newest CAP wait in memory.
-  const spooled = await readSpool(spoolDir);
-  expect(spooled.map((file) => [file.reason, file.sessionId, file.id, file.content])).toEqual(
-    locked
-      .slice(0, 3)
-      .map((content, index) => ['transcript_cap_drop', SESSION, lockedIds[index], content]),
+  // Every QUEUED message is in the journal, in acceptance order; past the cap the 3 oldest
+  // left memory, each with the reference warning.
+  const journal = await readJournal(spoolDir);
+  expect(journal.map((line) => [line.sessionId, line.id, line.content])).toEqual(
+    locked.map((content, index) => [SESSION, lockedIds[index], content]),
   );
   expect(occurrences(target.output(), 'spooled oldest message')).toBe(3);
-  expect(target.output()).toContain(`spooled oldest message ${lockedIds[0]} to ${spoolDir}`);
+  for (const id of lockedIds.slice(0, 3)) {
+    expect(target.output()).toContain(
+      `pending queue full for ${SESSION} (cap=${CAP}); spooled oldest message to ${spoolDir} for replay after DB recovery (message ${id})`,
+    );
+  }
+  const pending = await target.gql(
+    '{ pendingStatus { totalPending } spoolStatus { messages sessions { sessionId messages } } }',
+    {},
+    { authorization: 'Bearer t' },
+  );
+  expect(pending.data).toEqual({
+    pendingStatus: { totalPending: CAP },
+    spoolStatus: { messages: CAP + 3, sessions: [{ sessionId: SESSION, messages: CAP + 3 }] },
+  });
 
   const health = await target.get('/health');
   expect(health.status).toBe(200);
@@ -123,12 +136,12 @@ describe('durability of acknowledged appends across a SQLite lock held by anothe
         expect(stored.contents).toEqual(sent);
         expect(stored.ids).toEqual(ids);
         expect(stored.messageCount).toBe(sent.length);
-        expect(await readSpool(spoolDir)).toEqual([]);
+        expect((await readJournal(spoolDir)).segments).toEqual([]);
       });
-      expect(target.output()).toMatch(/Database writable again; flushing \d+ pending message/);
+      expect(target.output()).toMatch(/Database writable again; writing back \d+ pending message/);
       const metrics = await target.get('/metrics');
       expect(metricValue(metrics.text, 'scribe_pending_messages')).toBe(0);
-      expect(metricValue(metrics.text, 'scribe_spool_files')).toBe(0);
+      expect(metricValue(metrics.text, 'scribe_spool_messages')).toBe(0);
       expect(metricValue(metrics.text, 'scribe_messages_dropped_total')).toBe(0);
     },
   );
@@ -147,17 +160,17 @@ describe('durability of acknowledged appends across a SQLite lock held by anothe
       const after = await appendMessage(target, SESSION, 'after-release');
       expect(after.status).toBe('PERSISTED');
 
-      // The append flushed the backlog and drained the spool before it answered.
+      // The append wrote back the journal and the backlog before itself, then answered.
       const stored = await readTranscript(target, SESSION);
       expect(stored.contents).toEqual([...sent, 'after-release']);
       expect(stored.ids).toEqual([...ids, after.id]);
       expect(stored.messageCount).toBe(sent.length + 1);
-      expect(await readSpool(spoolDir)).toEqual([]);
+      expect((await readJournal(spoolDir)).segments).toEqual([]);
     },
   );
 
   faultTest(
-    'SIGTERM during the outage spools the backlog with reason shutdown, and the next start replays it all in send order',
+    'SIGTERM during the outage leaves the journal as it is, and the next start replays it all in send order before it answers',
     async () => {
       const dataDir = await dataDirectory();
       const env = {
@@ -169,34 +182,30 @@ describe('durability of acknowledged appends across a SQLite lock held by anothe
 
       expect(await target.stop('SIGTERM')).toEqual({ code: null, signal: 'SIGTERM' });
       expect(target.output()).toContain(
-        `Shutdown: spooled ${CAP} pending message(s) to ${spoolDir}`,
+        `Shutdown: ${CAP} pending message(s) left in the journal at ${spoolDir}`,
       );
-      // Everything not stored is on disk now, in drop order, which here is send order.
-      const spooled = await readSpool(spoolDir);
+      // Everything not stored is on disk, in acceptance order.
       const lockedCount = CAP + 3;
-      expect(spooled.map((file) => file.id)).toEqual(ids.slice(-lockedCount));
-      expect(spooled.map((file) => file.reason)).toEqual([
-        ...Array<string>(3).fill('transcript_cap_drop'),
-        ...Array<string>(CAP).fill('shutdown'),
-      ]);
+      expect((await readJournal(spoolDir)).map((line) => line.id)).toEqual(ids.slice(-lockedCount));
 
       await holder.release();
       const restarted = await server(env);
-      expect(restarted.output()).toMatch(/Boot replay stored .*1 session/);
-      await eventually(async () => {
-        const stored = await readTranscript(restarted, SESSION);
-        expect(stored.contents).toEqual(sent);
-        expect(stored.ids).toEqual(ids);
-        expect(stored.messageCount).toBe(sent.length);
-        expect(await readSpool(spoolDir)).toEqual([]);
-      });
+      // Stored before the server said it was ready: no read can miss them.
+      expect(restarted.output()).toContain(
+        `Boot replay stored ${lockedCount} journaled message(s) of 1 session(s)`,
+      );
+      const stored = await readTranscript(restarted, SESSION);
+      expect(stored.contents).toEqual(sent);
+      expect(stored.ids).toEqual(ids);
+      expect(stored.messageCount).toBe(sent.length);
+      expect((await readJournal(spoolDir)).segments).toEqual([]);
     },
   );
 });
 
 describe('an unusable on-disk spool', () => {
   faultTest(
-    'starts and serves appends, reports spool down, drops and counts evictions during a lock, and answers 503 when neither can take a write',
+    'starts and serves appends, reports spool down, answers BUFFERED during a lock and drops past the cap with a count, and answers 503 while neither can take a write',
     async () => {
       const dataDir = await dataDirectory();
       const blocker = join(dataDir, 'not-a-directory');
@@ -220,144 +229,35 @@ describe('an unusable on-disk spool', () => {
 
       const holder = await lockDatabase(dataDir);
       const locked = numbered('locked', cap + 3);
-      const lockedIds = await appendAll(target, SESSION, locked, 'QUEUED');
+      const lockedIds = await appendAll(target, SESSION, locked, 'BUFFERED');
       const evicted = locked.length - cap;
       const dropLines = target
         .output()
         .split('\n')
-        .filter(
-          (line) =>
-            line.includes('on-disk spool unavailable') && line.includes('dropped oldest message'),
+        .filter((line) =>
+          line.includes(
+            `pending queue full for ${SESSION} (cap=${cap}): dropping oldest message to make room (on-disk spool unavailable)`,
+          ),
         );
       expect(dropLines).toHaveLength(evicted);
       lockedIds.slice(0, evicted).forEach((id, index) => {
-        expect(dropLines[index]).toContain(`dropped oldest message ${id}`);
+        expect(dropLines[index]).toContain(`lost message ${id}`);
       });
       const metrics = await target.get('/metrics');
       expect(metricValue(metrics.text, 'scribe_messages_dropped_total')).toBe(evicted);
+      expect(metricValue(metrics.text, 'scribe_pending_messages')).toBe(cap);
 
       const unhealthy = await target.get('/health');
       expect(unhealthy.status).toBe(503);
       expect(unhealthy.body.details.database.status).toBe('down');
       expect(unhealthy.body.details.spool.status).toBe('down');
 
-      // The ones that fit under the cap are still owed, and stored once the lock is gone.
+      // The ones still held are stored once the lock is gone.
       await holder.release();
       await eventually(async () => {
         const stored = await readTranscript(target, SESSION);
         expect(stored.contents).toEqual([...before, ...locked.slice(evicted)]);
       });
-    },
-  );
-});
-
-// Hand-written in the on-disk format of src/spool/spool-directory.ts.
-function spoolFile(
-  sessionId: string,
-  reason: string,
-  ms: number,
-  seq: number,
-  message: { id: string; content: string; orderKey: string },
-): string {
-  return JSON.stringify({
-    session_key: sessionId,
-    reason,
-    ts: ms,
-    seq,
-    data: {
-      session_id: sessionId,
-      message: {
-        id: message.id,
-        role: 'USER',
-        content: message.content,
-        clientMessageId: null,
-        toolName: null,
-        toolCallId: null,
-        toolCalls: null,
-        metadata: null,
-        acceptedAt: ms,
-        orderKey: message.orderKey,
-      },
-    },
-  });
-}
-
-function orderKey(ms: number, counter: number): string {
-  return `${String(ms).padStart(15, '0')}.${String(counter).padStart(6, '0')}.0badc0de`;
-}
-
-describe.each(databaseKinds())('the spool found at start on %s', (database) => {
-  faultTest(
-    'replays the valid files in order, sets corrupt and truncated ones aside as .bad, and leaves foreign files alone',
-    async () => {
-      const dataDir = await dataDirectory();
-      const postgres = database === 'postgres' ? await createPostgresSchema() : undefined;
-      if (postgres) cleanups.add(postgres.drop);
-      const spoolDir = join(dataDir, 'pending_messages');
-      await mkdir(spoolDir, { recursive: true, mode: 0o700 });
-
-      const sessionId = 'replayed';
-      const ms = Date.now() - 60_000;
-      const first = { id: randomUUID(), content: 'spooled first', orderKey: orderKey(ms, 0) };
-      const second = { id: randomUUID(), content: 'spooled second', orderKey: orderKey(ms, 1) };
-      const foreign = { id: randomUUID(), content: 'not ours', orderKey: orderKey(ms, 2) };
-      const truncatedSource = spoolFile(sessionId, 'transcript_cap_drop', ms, 3, {
-        id: randomUUID(),
-        content: 'cut short',
-        orderKey: orderKey(ms, 3),
-      });
-      const files: Record<string, string> = {
-        'pending-0001.json': '{not json',
-        [`pending-${first.orderKey}.json`]: spoolFile(
-          sessionId,
-          'transcript_cap_drop',
-          ms,
-          1,
-          first,
-        ),
-        [`pending-${second.orderKey}.json`]: spoolFile(sessionId, 'shutdown', ms, 2, second),
-        [`pending-${foreign.orderKey}.json`]: spoolFile(
-          sessionId,
-          'something_else',
-          ms,
-          4,
-          foreign,
-        ),
-        [`pending-${orderKey(ms, 3)}.json`]: truncatedSource.slice(0, truncatedSource.length / 2),
-        'notes.txt': 'operator notes, not a spool file\n',
-      };
-      for (const [name, text] of Object.entries(files)) {
-        await writeFile(join(spoolDir, name), text, { mode: 0o600 });
-      }
-
-      const target = await server({
-        DATA_DIR: dataDir,
-        ...(postgres ? { DATABASE_URL: postgres.url } : {}),
-      });
-
-      await eventually(async () => {
-        const stored = await readTranscript(target, sessionId);
-        expect(stored.contents).toEqual([first.content, second.content]);
-        expect(stored.ids).toEqual([first.id, second.id]);
-        expect(stored.messageCount).toBe(2);
-      });
-
-      const truncatedName = `pending-${orderKey(ms, 3)}.json`;
-      const foreignName = `pending-${foreign.orderKey}.json`;
-      expect((await readdir(spoolDir)).sort()).toEqual(
-        ['pending-0001.json.bad', `${truncatedName}.bad`, foreignName, 'notes.txt'].sort(),
-      );
-      expect(await readFile(join(spoolDir, 'pending-0001.json.bad'), 'utf8')).toBe('{not json');
-      expect(await readFile(join(spoolDir, foreignName), 'utf8')).toBe(files[foreignName]);
-      expect(await readFile(join(spoolDir, 'notes.txt'), 'utf8')).toBe(files['notes.txt']);
-
-      for (const name of ['pending-0001.json', truncatedName]) {
-        expect(target.output()).toMatch(
-          new RegExp(`ERROR.*Spool file ${name.replace(/\./g, '\\.')} is unreadable`),
-        );
-      }
-      const metrics = await target.get('/metrics');
-      expect(metricValue(metrics.text, 'scribe_spool_bad_files_total')).toBe(2);
     },
   );
 });

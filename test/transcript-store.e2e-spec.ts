@@ -1,11 +1,14 @@
-import { isConstraintViolation } from '../src/database/database-errors.js';
-import { SessionQueries } from '../src/database/session-queries.js';
-import { acceptedRecord } from '../src/message/testing/message-record.fixture.js';
+import { rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { classifyDatabaseError } from '../src/database/database-errors.js';
 import { MessageStore } from '../src/database/message-store.js';
+import { SessionQueries } from '../src/database/session-queries.js';
+import { SqliteMessageStore } from '../src/database/sqlite-message-store.js';
+import { acceptedRecord } from '../src/message/testing/message-record.fixture.js';
 import { databaseKinds } from './support/databases.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
-describe.each(databaseKinds())('TypeOrmMessageStore on %s', (database) => {
+describe.each(databaseKinds())('the message store on %s', (database) => {
   let app: TestApp;
   let sut: MessageStore;
   let sessions: SessionQueries;
@@ -38,8 +41,8 @@ describe.each(databaseKinds())('TypeOrmMessageStore on %s', (database) => {
       { sessionId: 'store-b', records: b },
     ]);
     expect(results).toEqual([
-      { stored: a, revision: 2 },
-      { stored: b, revision: 1 },
+      { inserted: a, skipped: [], revision: 2 },
+      { inserted: b, skipped: [], revision: 1 },
     ]);
     const [third] = await sut.write([{ sessionId: 'store-a', records: [record('store-a', 'a2')] }]);
     expect(third.revision).toBe(3);
@@ -51,50 +54,73 @@ describe.each(databaseKinds())('TypeOrmMessageStore on %s', (database) => {
     expect(full?.messages[0]).toEqual(a[0]);
   });
 
-  it('stores nothing of a transaction that fails, and reports a duplicate as a constraint violation', async () => {
-    const first = record('store-dup', 'first');
-    await sut.write([{ sessionId: 'store-dup', records: [first] }]);
-
-    const failure = await sut
-      .write([
-        { sessionId: 'store-other', records: [record('store-other', 'lost with the rest')] },
-        { sessionId: 'store-dup', records: [{ ...first, content: 'again' }] },
-      ])
-      .then(
-        () => undefined,
-        (error: unknown) => error,
-      );
-
-    expect(isConstraintViolation(failure)).toBe(true);
-    expect(await stored('store-other')).toEqual([]);
-    expect(await sessions.findMetadata('store-dup')).toMatchObject({
-      messageCount: 1,
-      revision: 1,
-    });
-  });
-
-  it('skips, on replay, what is stored already and repeats of a clientMessageId', async () => {
+  it('skips what is stored already (same id, or same client id in the session) and counts only what it inserted', async () => {
     const kept = record('store-replay', 'kept', 'c-1');
     await sut.write([{ sessionId: 'store-replay', records: [kept] }]);
+    const sameClientId = {
+      ...record('store-replay', 'same client id, new acceptance'),
+      clientMessageId: 'c-1',
+    };
+    const repeat = record('store-replay', 'repeat within the batch', 'c-2');
 
     const [replay] = await sut.write([
       {
         sessionId: 'store-replay',
-        skipExisting: true,
         records: [
           kept,
-          { ...record('store-replay', 'same client id, new acceptance'), clientMessageId: 'c-1' },
+          sameClientId,
           record('store-replay', 'new', 'c-2'),
-          record('store-replay', 'repeat within the batch', 'c-2'),
+          repeat,
           record('store-replay', 'plain'),
         ],
       },
     ]);
 
     expect(await stored('store-replay')).toEqual(['kept', 'new', 'plain']);
-    expect(replay.stored.map((message) => message.content)).toEqual(['new', 'plain']);
+    expect(replay.inserted.map((message) => message.content)).toEqual(['new', 'plain']);
+    expect(replay.skipped).toEqual([kept, sameClientId, repeat]);
     expect(replay.revision).toBe(3);
-    expect(await sessions.findMetadata('store-replay')).toMatchObject({ revision: 3 });
+    expect(await sessions.findMetadata('store-replay')).toMatchObject({
+      messageCount: 3,
+      revision: 3,
+    });
+  });
+
+  it('answers a write whose every record is stored with no revision, and changes nothing', async () => {
+    const first = record('store-again', 'once');
+    await sut.write([{ sessionId: 'store-again', records: [first] }]);
+    const before = await sessions.findMetadata('store-again');
+
+    const [again] = await sut.write([{ sessionId: 'store-again', records: [first] }]);
+
+    expect(again).toEqual({ inserted: [], skipped: [first], revision: null });
+    expect(await sessions.findMetadata('store-again')).toEqual(before);
+  });
+
+  it('stores nothing of a transaction the database refuses, and says it is a refusal', async () => {
+    const failure = await sut
+      .write([
+        { sessionId: 'store-other', records: [record('store-other', 'lost with the rest')] },
+        // A role longer than its column (16) is refused by PostgreSQL; SQLite's column types
+        // are advisory, so there the refusal is a NOT NULL one.
+        {
+          sessionId: 'store-bad',
+          records: [
+            {
+              ...record('store-bad', 'bad'),
+              ...(database === 'postgres' ? { role: 'X'.repeat(17) } : { content: null }),
+            } as never,
+          ],
+        },
+      ])
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+
+    expect(classifyDatabaseError(failure)).toBe('refused');
+    expect(await stored('store-other')).toEqual([]);
+    expect(await sessions.findMetadata('store-other')).toBeNull();
   });
 
   it('loads a transcript longer than one read page whole and in order', async () => {
@@ -108,9 +134,71 @@ describe.each(databaseKinds())('TypeOrmMessageStore on %s', (database) => {
     expect(full?.messages.map((message) => message.id)).toEqual(records.map((r) => r.id));
   });
 
-  it('probes writability without writing', async () => {
+  it('commits a heartbeat row that changes no session', async () => {
     const before = await sessions.listSessions(1000);
-    await expect(sut.probeWrite()).resolves.toBeUndefined();
+
+    await sut.heartbeat();
+    await sut.heartbeat();
+
     expect(await sessions.listSessions(1000)).toEqual(before);
   });
+});
+
+describe('the SQLite message store', () => {
+  it('writes through a connection of its own in WAL mode, with SQLITE_SYNCHRONOUS applied', async () => {
+    for (const [mode, expected] of [
+      [undefined, 2],
+      ['NORMAL', 1],
+    ] as const) {
+      const app = await createTestApp('sqlite', mode ? { SQLITE_SYNCHRONOUS: mode } : {});
+      try {
+        const sut = app.app.get<SqliteMessageStore>(MessageStore);
+        expect(await sut.connectionSettings()).toEqual({
+          journalMode: 'wal',
+          synchronous: expected,
+        });
+      } finally {
+        await app.close();
+      }
+    }
+  });
+
+  it.each(['deleted', 'replaced'] as const)(
+    'fails every write for good once its database file was %s, instead of committing into a file nobody will read',
+    async (what) => {
+      const app = await createTestApp('sqlite');
+      try {
+        const sut = app.app.get(MessageStore);
+        await sut.write([{ sessionId: 'file', records: [acceptedRecord('file', 'before')] }]);
+        const path = join(app.dataDir, 'scribe.sqlite');
+        if (what === 'deleted') {
+          await rename(path, `${path}.moved`);
+        } else {
+          await rename(path, `${path}.moved`);
+          await writeFile(path, '');
+        }
+
+        const failures = await Promise.all(
+          [
+            () => sut.write([{ sessionId: 'file', records: [acceptedRecord('file', 'after')] }]),
+            () => sut.heartbeat(),
+          ].map((call) =>
+            call().then(
+              () => 'committed',
+              (error: Error) => error.message,
+            ),
+          ),
+        );
+
+        for (const failure of failures) {
+          expect(failure).toContain(`the database file ${path} was ${what} while open`);
+        }
+        expect(classifyDatabaseError(await sut.heartbeat().catch((error: unknown) => error))).toBe(
+          'unavailable',
+        );
+      } finally {
+        await app.close();
+      }
+    },
+  );
 });

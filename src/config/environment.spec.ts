@@ -25,6 +25,7 @@ const DEFAULTS = {
   ADMIN_TOKEN: undefined,
   LOG_LEVEL: 'log',
   NODE_ENV: undefined,
+  SCRIBE_FAILPOINT: undefined,
 };
 
 const INTEGER_VARIABLES = [
@@ -201,6 +202,21 @@ describe(validateEnvironment.name, () => {
         /^SQLITE_SYNCHRONOUS must be one of the following values: FULL, NORMAL$/,
       );
     });
+  });
+
+  describe('SCRIBE_FAILPOINT (test-only)', () => {
+    it.each(['journal.torn-write', 'spool.drain-committed@3'])('accepts %s', (failpoint) => {
+      expect(validateEnvironment({ SCRIBE_FAILPOINT: failpoint }).SCRIBE_FAILPOINT).toBe(failpoint);
+    });
+
+    it.each(['Journal', 'journal@0', 'journal@', '@2', 'journal torn'])(
+      'refuses %s',
+      (failpoint) => {
+        expect(refusal({ SCRIBE_FAILPOINT: failpoint }).message).toBe(
+          'SCRIBE_FAILPOINT must be a failpoint name, optionally followed by @n',
+        );
+      },
+    );
   });
 
   describe('MAX_BODY_BYTES', () => {

@@ -102,6 +102,16 @@ export class Environment {
   @IsOptional()
   @IsString()
   NODE_ENV?: string;
+
+  /**
+   * Test-only: a place where this process kills itself with SIGKILL (`name` or `name@n`), for
+   * the crash suite. Never set it in production.
+   */
+  @IsOptional()
+  @Matches(/^[a-z][a-z0-9.-]*(@[1-9]\d*)?$/, {
+    message: 'SCRIBE_FAILPOINT must be a failpoint name, optionally followed by @n',
+  })
+  SCRIBE_FAILPOINT?: string;
 }
 
 const INTEGER_KEYS = new Set([

@@ -2,11 +2,19 @@ import { Global, Module } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
 import { Environment, validateEnvironment } from './environment.js';
 import { ScribeConfig } from './scribe-config.js';
+import { ScribeInstance } from './scribe-instance.js';
+import { Failpoints } from '../common/failpoints.js';
 
 @Global()
 @Module({
   imports: [ConfigModule.forRoot({ ignoreEnvFile: true, validate: validateEnvironment })],
   providers: [
+    { provide: ScribeInstance, useFactory: () => new ScribeInstance() },
+    {
+      provide: Failpoints,
+      inject: [ScribeConfig],
+      useFactory: (config: ScribeConfig) => new Failpoints(config.failpoint),
+    },
     {
       provide: ScribeConfig,
       inject: [ConfigService],
@@ -20,6 +28,6 @@ import { ScribeConfig } from './scribe-config.js';
       },
     },
   ],
-  exports: [ScribeConfig],
+  exports: [ScribeConfig, ScribeInstance, Failpoints],
 })
 export class ScribeConfigModule {}

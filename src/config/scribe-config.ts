@@ -27,6 +27,8 @@ export class ScribeConfig {
   readonly adminToken: string | undefined;
   readonly logLevel: LogLevelName;
   readonly development: boolean;
+  /** Test-only (crash suite): where this process kills itself. */
+  readonly failpoint: string | undefined;
 
   /** From raw variables, as tests and tools pass them; throws InvalidEnvironmentError. */
   static fromVariables(variables: Record<string, string | undefined>): ScribeConfig {
@@ -57,5 +59,6 @@ export class ScribeConfig {
     this.adminToken = get('ADMIN_TOKEN') || undefined;
     this.logLevel = get('LOG_LEVEL');
     this.development = get('NODE_ENV') === 'development';
+    this.failpoint = get('SCRIBE_FAILPOINT') || undefined;
   }
 }

@@ -4,9 +4,10 @@ import { type DatabaseSettings } from '../config/scribe-config.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { InitialSchema1764460800000 } from './migrations/1764460800000-initial-schema.js';
+import { Heartbeat1764547200000 } from './migrations/1764547200000-heartbeat.js';
 
 export const ENTITIES = [SessionEntity, MessageEntity];
-export const MIGRATIONS = [InitialSchema1764460800000];
+export const MIGRATIONS = [InitialSchema1764460800000, Heartbeat1764547200000];
 
 /** How long one SQLite statement waits for another process's lock before failing. */
 export const SQLITE_BUSY_TIMEOUT_MS = 1000;

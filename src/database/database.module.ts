@@ -1,33 +1,18 @@
-import { Injectable, Module, type OnModuleInit } from '@nestjs/common';
-import { InjectDataSource, TypeOrmModule } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { ScribeConfig } from '../config/scribe-config.js';
-import { buildDataSourceOptions } from './data-source-options.js';
+import { ScribeInstance } from '../config/scribe-instance.js';
+import { SQLITE_BUSY_TIMEOUT_MS, buildDataSourceOptions } from './data-source-options.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { MessageStore } from './message-store.js';
+import { PostgresMessageStore } from './postgres-message-store.js';
 import { SessionQueries } from './session-queries.js';
-import { TypeOrmMessageStore } from './typeorm-message-store.js';
-
-/** Connection settings TypeORM has no option for. SQLite runs on one connection, so once is enough. */
-@Injectable()
-export class SqliteSettings implements OnModuleInit {
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly config: ScribeConfig,
-  ) {}
-
-  async onModuleInit(): Promise<void> {
-    const database = this.config.database;
-    if (database.kind !== 'sqlite') return;
-    await this.dataSource.query(`PRAGMA synchronous = ${database.synchronous}`);
-  }
-}
+import { SqliteMessageStore } from './sqlite-message-store.js';
 
 /**
- * The only module that knows TypeORM and the drivers: it owns the connections, the schema and
- * its migrations, and offers the features two seams, the message store (writes) and the
- * session queries (reads).
+ * The only module that knows TypeORM and the drivers. TypeORM runs the migrations and serves
+ * the reads (session queries); the message store writes through a connection of its own.
  */
 @Module({
   imports: [
@@ -42,9 +27,20 @@ export class SqliteSettings implements OnModuleInit {
     TypeOrmModule.forFeature([SessionEntity, MessageEntity]),
   ],
   providers: [
-    SqliteSettings,
     SessionQueries,
-    { provide: MessageStore, useClass: TypeOrmMessageStore },
+    {
+      provide: MessageStore,
+      inject: [ScribeConfig, ScribeInstance],
+      useFactory: ({ database }: ScribeConfig, instance: ScribeInstance): MessageStore =>
+        database.kind === 'sqlite'
+          ? new SqliteMessageStore({
+              path: database.path,
+              synchronous: database.synchronous,
+              busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS,
+              instanceId: instance.id,
+            })
+          : new PostgresMessageStore({ url: database.url, instanceId: instance.id }),
+    },
   ],
   exports: [SessionQueries, MessageStore],
 })

@@ -1,40 +1,40 @@
 import { type MessageRecord } from '../message/message-record.js';
 
-/** Messages of one session to store, in order. */
+/** Messages of one session to store, in acceptance order. */
 export interface SessionWrite {
   sessionId: string;
   records: MessageRecord[];
-  /**
-   * Skip records whose id or clientMessageId is already stored (replays of queued or spooled
-   * messages, which may have been stored before a crash).
-   */
-  skipExisting?: boolean;
 }
 
-/** What one write stored: its new records (replays skip stored ones) and the session's revision after it. */
-export interface WriteResult {
-  stored: MessageRecord[];
-  /** The session's revision once the transaction committed; null when nothing was stored. */
+/** What one write did. */
+export interface WrittenSession {
+  /** Records this write inserted, in order. */
+  inserted: MessageRecord[];
+  /**
+   * Records that were stored already (same id, or same client id in the session) and were
+   * skipped: replays of what a crash left behind, or a retry another instance stored first.
+   */
+  skipped: MessageRecord[];
+  /** The session's revision once the transaction committed; null when nothing was inserted. */
   revision: number | null;
 }
 
 /**
- * The database seam of the write path: every write of messages goes through here, so tests
- * can put a store that fails and heals in its place.
+ * The database seam of the write path. Implementations own their write connection: a commit
+ * that fails leaves it closed and reopened, never half in a transaction, so that a write that
+ * resolves was committed, and one that rejects was not (or, when the connection broke during
+ * COMMIT, may have been: replays skip what is stored, so trying again is always safe).
  */
 export abstract class MessageStore {
-  /** Stores every write in one transaction, all of them or none; one result per write. */
-  abstract write(writes: SessionWrite[]): Promise<WriteResult[]>;
+  /**
+   * Stores every write in one transaction, all of them or none, skipping records stored
+   * already; one result per write. Rejects with the driver's error (see classifyDatabaseError).
+   */
+  abstract write(writes: SessionWrite[]): Promise<WrittenSession[]>;
 
   /**
-   * Starts a write transaction and rolls it back: fails when the database cannot take a
-   * write right now (unreachable, locked by another process, read-only).
+   * Commits a write of this instance's heartbeat row on the write connection, and checks that
+   * the database is still the one opened at start: rejects when a write cannot commit now.
    */
-  abstract probeWrite(): Promise<void>;
-
-  /** Stored messages of a session with any of these client ids. */
-  abstract findByClientMessageIds(
-    sessionId: string,
-    clientMessageIds: string[],
-  ): Promise<MessageRecord[]>;
+  abstract heartbeat(): Promise<void>;
 }

@@ -75,10 +75,15 @@ export class SessionQueries {
     return (await query.getMany()).map(messageRecordFromEntity);
   }
 
-  /** Stored messages of a session with any of these ids. */
-  async findMessagesByIds(sessionId: string, ids: string[]): Promise<MessageRecord[]> {
-    if (ids.length === 0) return [];
-    const rows = await this.messages.find({ where: { sessionId, id: In(ids) } });
+  /** Stored messages of a session with any of these client ids. */
+  async findByClientMessageIds(
+    sessionId: string,
+    clientMessageIds: string[],
+  ): Promise<MessageRecord[]> {
+    if (clientMessageIds.length === 0) return [];
+    const rows = await this.messages.find({
+      where: { sessionId, clientMessageId: In(clientMessageIds) },
+    });
     return rows.map(messageRecordFromEntity);
   }
 }

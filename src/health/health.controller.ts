@@ -4,6 +4,7 @@ import { type Response } from 'express';
 import { describeError } from '../common/errors/describe-error.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { SpoolService } from '../spool/spool.service.js';
+import { CoalescingWriter } from '../transcript/coalescing-writer.js';
 import { TranscriptService } from '../transcript/transcript.service.js';
 
 // A probe that has not answered by then counts as down.
@@ -22,6 +23,7 @@ export class HealthController {
   constructor(
     private readonly indicators: HealthIndicatorService,
     private readonly transcripts: TranscriptService,
+    private readonly writer: CoalescingWriter,
     private readonly spool: SpoolService,
     private readonly config: ScribeConfig,
   ) {}
@@ -29,7 +31,7 @@ export class HealthController {
   @Get()
   async check(@Res() response: Response): Promise<void> {
     const [database, spool] = await Promise.all([
-      this.probe('database', () => this.transcripts.probeDatabase()),
+      this.probe('database', () => this.heartbeat()),
       this.probe('spool', () => this.spool.checkWritable()),
     ]);
     const details = { ...database, ...spool };
@@ -42,6 +44,12 @@ export class HealthController {
     const error = Object.fromEntries(Object.entries(details).filter(([, v]) => v.status !== 'up'));
     const httpStatus = status === 'ok' || status === 'degraded' ? 200 : 503;
     response.status(httpStatus).json({ status, info, error, details });
+  }
+
+  /** A real commit on the write connection, in turn with the writes. */
+  private async heartbeat(): Promise<void> {
+    const beat = await this.writer.heartbeat();
+    if (beat.kind === 'unavailable') throw beat.error;
   }
 
   // Outside development only up or down: paths and driver errors are for the admin queries

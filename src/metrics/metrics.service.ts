@@ -31,31 +31,42 @@ export class MetricsService {
 
   readonly messagesDropped = new Counter({
     name: 'scribe_messages_dropped_total',
-    help: 'Messages evicted past the pending cap that could not be spooled to disk: lost.',
+    help: 'BUFFERED messages (held in memory only, the spool unwritable) dropped past the pending cap, or at shutdown: lost.',
     registers: [this.registry],
   });
 
-  readonly spoolFiles = this.sourcedGauge(
-    'scribe_spool_files',
-    'Message files waiting in the on-disk spool.',
+  readonly spoolMessages = this.sourcedGauge(
+    'scribe_spool_messages',
+    'Journaled messages on disk that the database has not taken yet.',
+  );
+
+  readonly spoolBytes = this.sourcedGauge(
+    'scribe_spool_bytes',
+    'Bytes of journal segments on disk.',
   );
 
   readonly spoolWrites = new Counter({
     name: 'scribe_spool_writes_total',
-    help: 'Messages written to the on-disk spool, by reason.',
-    labelNames: ['reason'] as const,
+    help: 'Messages written (and synced) to the journal.',
+    registers: [this.registry],
+  });
+
+  readonly spoolWriteFailures = new Counter({
+    name: 'scribe_spool_write_failures_total',
+    help: 'Journal writes that failed (disk full, unwritable): their messages were answered BUFFERED.',
     registers: [this.registry],
   });
 
   readonly spoolReplays = new Counter({
     name: 'scribe_spool_replays_total',
-    help: 'Spooled messages stored in the database and removed from the spool.',
+    help: 'Messages read back from the journal on disk and stored in the database.',
     registers: [this.registry],
   });
 
-  readonly spoolBadFiles = new Counter({
-    name: 'scribe_spool_bad_files_total',
-    help: 'Spool files that could not be parsed and were set aside as *.bad.',
+  readonly setAside = new Counter({
+    name: 'scribe_set_aside_total',
+    help: 'Records set aside in set-aside.jsonl, by reason: refused by the database, or unreadable on disk.',
+    labelNames: ['reason'] as const,
     registers: [this.registry],
   });
 

@@ -1,8 +1,8 @@
-import { CoalescingWriter } from './coalescing-writer.js';
+import { deferred, type Deferred } from '../common/testing/deferred.js';
+import { MessageStore, type SessionWrite, type WrittenSession } from '../database/message-store.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { MessageRole } from '../message/message-role.js';
-import { MessageStore, type SessionWrite, type WriteResult } from '../database/message-store.js';
-import { deferred, type Deferred } from '../common/testing/deferred.js';
+import { CoalescingWriter, type WriteAttempt } from './coalescing-writer.js';
 
 function record(sessionId: string, index: number): MessageRecord {
   return {
@@ -25,26 +25,32 @@ function write(sessionId: string, count = 1): SessionWrite {
   return { sessionId, records: Array.from({ length: count }, (_, i) => record(sessionId, i)) };
 }
 
-/** What the database reports when a write breaks a unique constraint. */
-class ConstraintViolation extends Error {}
+/** What the database reports when it refuses rows (a constraint, a bad value). */
+class Refusal extends Error {}
 
-const isConstraintViolation = (error: unknown): boolean => error instanceof ConstraintViolation;
+const classify = (error: unknown) => (error instanceof Refusal ? 'refused' : 'unavailable');
+const describe_ = (error: unknown) => `described: ${(error as Error).message}`;
 
-const PROBE = 'probe';
+const HEARTBEAT = 'heartbeat';
 
 /**
- * A store that records every call (a write's SessionWrite list, or PROBE) and counts how many
- * run at once. Calls can be held until the test opens them, and failed: `holdNextCall` and
- * `failNextCall` apply to the next call to arrive. Besides, a transaction that contains a
- * session in `violating` breaks a constraint.
+ * A store that records every call (a write's SessionWrite list, or HEARTBEAT) and counts how
+ * many run at once. Calls can be held until the test opens them, and failed: `holdNextCall` and
+ * `failNextCall` apply to the next call to arrive. Besides, a transaction that holds a record
+ * whose id is in `refusing` is refused as a whole, and a record whose id is in `stored` is
+ * skipped.
  */
 class FakeMessageStore extends MessageStore {
-  readonly calls: (SessionWrite[] | typeof PROBE)[] = [];
-  readonly violating = new Set<string>();
+  readonly calls: (SessionWrite[] | typeof HEARTBEAT)[] = [];
+  readonly refusing = new Set<string>();
+  readonly stored = new Set<string>();
+  private readonly revisions = new Map<string, number>();
   active = 0;
   peak = 0;
   private readonly holds: Deferred[] = [];
   private readonly failures: unknown[] = [];
+  private readonly failuresByCall = new Map<number, unknown>();
+  private waiters: { count: number; gate: Deferred }[] = [];
 
   holdNextCall(): Deferred {
     const gate = deferred();
@@ -56,32 +62,66 @@ class FakeMessageStore extends MessageStore {
     this.failures.push(error);
   }
 
-  async write(writes: SessionWrite[]): Promise<WriteResult[]> {
+  /** Resolves once the store has received `count` calls (a barrier, not a sleep). */
+  callsReceived(count: number): Promise<void> {
+    const gate = deferred();
+    this.waiters.push({ count, gate });
+    this.wake();
+    return gate.promise;
+  }
+
+  /** Fails the call numbered `call` (1 for the first call this store gets). */
+  failCall(call: number, error: unknown): void {
+    this.failuresByCall.set(call, error);
+  }
+
+  async write(writes: SessionWrite[]): Promise<WrittenSession[]> {
     this.calls.push([...writes]);
     await this.run();
-    if (writes.some((w) => this.violating.has(w.sessionId))) {
-      throw new ConstraintViolation(`duplicate key in ${writes.map((w) => w.sessionId).join()}`);
-    }
-    return writes.map((write) => ({ stored: write.records, revision: write.records.length }));
+    const refused = writes.flatMap((one) => one.records).find((r) => this.refusing.has(r.id));
+    if (refused) throw new Refusal(`refused ${refused.id}`);
+    return writes.map((one) => {
+      const inserted = one.records.filter((r) => !this.stored.has(r.id));
+      const revision = (this.revisions.get(one.sessionId) ?? 0) + inserted.length;
+      this.revisions.set(one.sessionId, revision);
+      const skipped = one.records.filter((r) => this.stored.has(r.id));
+      return { inserted, skipped, revision: inserted.length > 0 ? revision : null };
+    });
   }
 
-  async probeWrite(): Promise<void> {
-    this.calls.push(PROBE);
+  async heartbeat(): Promise<void> {
+    this.calls.push(HEARTBEAT);
     await this.run();
   }
 
-  findByClientMessageIds(): Promise<MessageRecord[]> {
-    return Promise.resolve([]);
+  /** The session ids of each call, HEARTBEAT for a heartbeat. */
+  get shape(): (string[] | typeof HEARTBEAT)[] {
+    return this.calls.map((call) =>
+      call === HEARTBEAT ? HEARTBEAT : call.map((one) => one.sessionId),
+    );
   }
 
-  /** The session ids of each call, PROBE for a probe. */
-  get shape(): (string[] | typeof PROBE)[] {
-    return this.calls.map((call) => (call === PROBE ? PROBE : call.map((w) => w.sessionId)));
+  /** The record ids of each write call. */
+  get recordShape(): string[][] {
+    return this.calls.flatMap((call) =>
+      call === HEARTBEAT ? [] : [call.flatMap((one) => one.records.map((r) => r.id))],
+    );
+  }
+
+  private wake(): void {
+    const ready = this.waiters.filter((waiter) => this.calls.length >= waiter.count);
+    this.waiters = this.waiters.filter((waiter) => !ready.includes(waiter));
+    for (const waiter of ready) waiter.gate.resolve();
   }
 
   private async run(): Promise<void> {
+    this.wake();
     const hold = this.holds.shift();
-    const failure = this.failures.length > 0 ? { error: this.failures.shift() } : undefined;
+    const failure = this.failuresByCall.has(this.calls.length)
+      ? { error: this.failuresByCall.get(this.calls.length) }
+      : this.failures.length > 0
+        ? { error: this.failures.shift() }
+        : undefined;
     this.active += 1;
     this.peak = Math.max(this.peak, this.active);
     try {
@@ -93,12 +133,11 @@ class FakeMessageStore extends MessageStore {
   }
 }
 
-/** Resolves with 'resolved' or the rejection reason, without leaving a rejection unhandled. */
-function outcome(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => 'resolved',
-    (error: unknown) => error,
-  );
+/** The kind of an attempt, or 'unavailable: <message>' / 'refused: <reason>'. */
+function kindOf(attempt: WriteAttempt): string {
+  if (attempt.kind === 'unavailable') return `unavailable: ${(attempt.error as Error).message}`;
+  if (attempt.kind === 'refused') return `refused: ${attempt.reason}`;
+  return 'written';
 }
 
 describe(CoalescingWriter.name, () => {
@@ -107,7 +146,7 @@ describe(CoalescingWriter.name, () => {
 
   beforeEach(() => {
     store = new FakeMessageStore();
-    sut = new CoalescingWriter(store, isConstraintViolation);
+    sut = new CoalescingWriter(store, classify, describe_);
   });
 
   it('stores a lone write in a transaction of its own right away', async () => {
@@ -171,9 +210,7 @@ describe(CoalescingWriter.name, () => {
       await Promise.all(settled);
 
       expect(store.shape).toEqual([['held'], ['big'], ['bigger']]);
-      expect(store.calls.map((call) => (call === PROBE ? 0 : call[0].records.length))).toEqual([
-        1, 1500, 1000,
-      ]);
+      expect(store.recordShape.map((ids) => ids.length)).toEqual([1, 1500, 1000]);
     });
 
     it('fills a transaction up to exactly 2000 records', async () => {
@@ -205,14 +242,28 @@ describe(CoalescingWriter.name, () => {
     });
   });
 
-  describe('probes', () => {
-    it('runs a probe through store.probeWrite when nothing else is waiting', async () => {
-      await sut.probe();
+  it('answers each write with what the store inserted and skipped, and the revision', async () => {
+    store.stored.add('replay-0');
 
-      expect(store.calls).toEqual([PROBE]);
+    const attempt = await sut.submit(write('replay', 2));
+
+    expect(attempt).toEqual({
+      kind: 'written',
+      inserted: [record('replay', 1)],
+      skipped: [record('replay', 0)],
+      refused: [],
+      revision: 1,
+    });
+  });
+
+  describe('heartbeats', () => {
+    it('commits a heartbeat through the store when nothing else is waiting', async () => {
+      await expect(sut.heartbeat()).resolves.toEqual({ kind: 'ok' });
+
+      expect(store.calls).toEqual([HEARTBEAT]);
     });
 
-    it('runs a probe alone, in submission order, never grouped with writes', async () => {
+    it('runs a heartbeat alone, in submission order, never grouped with writes', async () => {
       const gate = store.holdNextCall();
       const done: string[] = [];
       const track = (name: string, promise: Promise<unknown>) =>
@@ -220,50 +271,49 @@ describe(CoalescingWriter.name, () => {
       const settled = [
         track('first', sut.submit(write('first'))),
         track('a', sut.submit(write('a'))),
-        track('probe 1', sut.probe()),
-        track('probe 2', sut.probe()),
+        track('beat 1', sut.heartbeat()),
+        track('beat 2', sut.heartbeat()),
         track('b', sut.submit(write('b'))),
         track('c', sut.submit(write('c'))),
-        track('probe 3', sut.probe()),
+        track('beat 3', sut.heartbeat()),
       ];
       gate.resolve();
       await Promise.all(settled);
 
-      expect(store.shape).toEqual([['first'], ['a'], PROBE, PROBE, ['b', 'c'], PROBE]);
-      expect(done).toEqual(['first', 'a', 'probe 1', 'probe 2', 'b', 'c', 'probe 3']);
+      expect(store.shape).toEqual([['first'], ['a'], HEARTBEAT, HEARTBEAT, ['b', 'c'], HEARTBEAT]);
+      expect(done).toEqual(['first', 'a', 'beat 1', 'beat 2', 'b', 'c', 'beat 3']);
     });
 
-    it('rejects a failed probe, and the writes queued behind it, with its error', async () => {
+    it('answers a failed heartbeat, and the writes queued behind it, unavailable with its error', async () => {
       const gate = store.holdNextCall();
       const locked = new Error('database is locked');
       const held = sut.submit(write('held'));
       store.failNextCall(locked);
-      const probe = outcome(sut.probe());
-      const behind = outcome(sut.submit(write('behind')));
+      const beat = sut.heartbeat();
+      const behind = sut.submit(write('behind'));
       gate.resolve();
 
-      expect(await probe).toBe(locked);
-      await expect(held).resolves.toMatchObject({ revision: 1 });
-      expect(await behind).toBe(locked);
-      await expect(sut.submit(write('later'))).resolves.toMatchObject({ revision: 1 });
-      expect(store.shape).toEqual([['held'], PROBE, ['later']]);
+      expect(await beat).toEqual({ kind: 'unavailable', error: locked });
+      expect(kindOf(await held)).toBe('written');
+      expect(kindOf(await behind)).toBe('unavailable: database is locked');
+      expect(kindOf(await sut.submit(write('later')))).toBe('written');
+      expect(store.shape).toEqual([['held'], HEARTBEAT, ['later']]);
     });
   });
 
-  describe('failures', () => {
-    it('retries each write of a group alone after a constraint violation, so only the bad one fails', async () => {
+  describe('refusals', () => {
+    it('retries each write of a group alone after a refusal, so only the refused one fails, with its reason', async () => {
       const gate = store.holdNextCall();
-      store.violating.add('bad');
+      store.refusing.add('bad-0');
       const held = sut.submit(write('held'));
-      const outcomes = ['good-1', 'bad', 'good-2'].map((id) => outcome(sut.submit(write(id))));
+      const attempts = ['good-1', 'bad', 'good-2'].map((id) => sut.submit(write(id)));
       gate.resolve();
       await held;
 
-      const [good1, bad, good2] = await Promise.all(outcomes);
-      expect(good1).toBe('resolved');
-      expect(good2).toBe('resolved');
-      expect(bad).toBeInstanceOf(ConstraintViolation);
-      expect((bad as Error).message).toBe('duplicate key in bad');
+      const [good1, bad, good2] = await Promise.all(attempts);
+      expect(kindOf(good1)).toBe('written');
+      expect(kindOf(good2)).toBe('written');
+      expect(bad).toEqual({ kind: 'refused', reason: 'described: refused bad-0' });
       expect(store.shape).toEqual([
         ['held'],
         ['good-1', 'bad', 'good-2'],
@@ -273,43 +323,142 @@ describe(CoalescingWriter.name, () => {
       ]);
     });
 
-    it('rejects every write of a group with any other error, without retrying them one by one', async () => {
+    it('does not try a write again that was refused alone', async () => {
+      store.refusing.add('bad-0');
+
+      expect(kindOf(await sut.submit(write('bad')))).toBe('refused: described: refused bad-0');
+      expect(store.shape).toEqual([['bad']]);
+    });
+
+    it('refuses a whole write without isolating, storing none of it', async () => {
+      store.refusing.add('batch-2');
+
+      const attempt = await sut.submit(write('batch', 4));
+
+      expect(attempt).toEqual({ kind: 'refused', reason: 'described: refused batch-2' });
+      expect(store.recordShape).toEqual([['batch-0', 'batch-1', 'batch-2', 'batch-3']]);
+    });
+
+    it('with isolateRefusals halves a refused write until the refused records stand alone, storing the rest in order', async () => {
+      store.refusing.add('replay-2');
+      store.refusing.add('replay-4');
+
+      const attempt = await sut.submit(write('replay', 5), { isolateRefusals: true });
+
+      expect(attempt).toEqual({
+        kind: 'written',
+        inserted: [record('replay', 0), record('replay', 1), record('replay', 3)],
+        skipped: [],
+        refused: [
+          { record: record('replay', 2), reason: 'described: refused replay-2' },
+          { record: record('replay', 4), reason: 'described: refused replay-4' },
+        ],
+        revision: 3,
+      });
+      expect(store.recordShape).toEqual([
+        ['replay-0', 'replay-1', 'replay-2', 'replay-3', 'replay-4'],
+        ['replay-0', 'replay-1', 'replay-2'],
+        ['replay-0', 'replay-1'],
+        ['replay-2'],
+        ['replay-3', 'replay-4'],
+        ['replay-3'],
+        ['replay-4'],
+      ]);
+    });
+
+    it('keeps the skipped records and the last revision when isolating', async () => {
+      store.refusing.add('replay-1');
+      store.stored.add('replay-0');
+
+      const attempt = await sut.submit(write('replay', 3), { isolateRefusals: true });
+
+      expect(attempt).toMatchObject({
+        kind: 'written',
+        inserted: [record('replay', 2)],
+        skipped: [record('replay', 0)],
+        refused: [{ record: record('replay', 1) }],
+        revision: 1,
+      });
+    });
+
+    it('stops isolating at an outage: the right half is never tried once the left could not be written', async () => {
+      const down = new Error('connection refused');
+      store.refusing.add('replay-3');
+      const failing = store.holdNextCall();
+      const attempt = sut.submit(write('replay', 4), { isolateRefusals: true });
+      failing.resolve();
+      await Promise.resolve();
+      store.failNextCall(down);
+
+      expect(kindOf(await attempt)).toBe('unavailable: connection refused');
+      expect(store.recordShape).toEqual([
+        ['replay-0', 'replay-1', 'replay-2', 'replay-3'],
+        ['replay-0', 'replay-1'],
+      ]);
+    });
+
+    it('fails the rest of a group and what waits behind it once a retry alone finds the database down', async () => {
       const gate = store.holdNextCall();
       const down = new Error('connection refused');
-      const predicateSaw: unknown[] = [];
-      sut = new CoalescingWriter(store, (error) => {
-        predicateSaw.push(error);
-        return isConstraintViolation(error);
-      });
+      store.refusing.add('bad-0');
+      const held = sut.submit(write('held'));
+      const attempts = ['bad', 'good', 'other'].map((id) => sut.submit(write(id)));
+      // Call 2 is the group, refused; 3 is bad alone (refused again); 4 is good alone: down.
+      store.failCall(4, down);
+      const groupHeld = store.holdNextCall();
+      gate.resolve();
+      await held;
+      await store.callsReceived(2);
+      const behind = sut.submit(write('behind'));
+      groupHeld.resolve();
+
+      const [bad, good, other] = await Promise.all(attempts);
+
+      expect(kindOf(bad)).toBe('refused: described: refused bad-0');
+      expect(kindOf(good)).toBe('unavailable: connection refused');
+      expect(kindOf(other)).toBe('unavailable: connection refused');
+      expect(kindOf(await behind)).toBe('unavailable: connection refused');
+      expect(store.shape).toEqual([['held'], ['bad', 'good', 'other'], ['bad'], ['good']]);
+    });
+  });
+
+  describe('failures', () => {
+    it('answers every write of a group unavailable on an outage, without retrying them one by one', async () => {
+      const gate = store.holdNextCall();
+      const down = new Error('connection refused');
+      const classified: unknown[] = [];
+      sut = new CoalescingWriter(
+        store,
+        (error) => {
+          classified.push(error);
+          return classify(error);
+        },
+        describe_,
+      );
       const held = sut.submit(write('held'));
       store.failNextCall(down);
-      const outcomes = ['a', 'b', 'c'].map((id) => outcome(sut.submit(write(id))));
+      const attempts = ['a', 'b', 'c'].map((id) => sut.submit(write(id)));
       gate.resolve();
       await held;
 
-      expect(await Promise.all(outcomes)).toEqual([down, down, down]);
+      expect(await Promise.all(attempts)).toEqual([
+        { kind: 'unavailable', error: down },
+        { kind: 'unavailable', error: down },
+        { kind: 'unavailable', error: down },
+      ]);
       expect(store.shape).toEqual([['held'], ['a', 'b', 'c']]);
-      expect(predicateSaw).toEqual([down]);
-    });
-
-    it('does not retry a write that failed alone with a constraint violation', async () => {
-      store.violating.add('bad');
-
-      const failure = await outcome(sut.submit(write('bad')));
-
-      expect(failure).toBeInstanceOf(ConstraintViolation);
-      expect(store.shape).toEqual([['bad']]);
+      expect(classified).toEqual([down]);
     });
 
     it('keeps serving later submissions after a transaction failed', async () => {
       const down = new Error('connection refused');
       store.failNextCall(down);
 
-      expect(await outcome(sut.submit(write('lost')))).toBe(down);
-      await expect(sut.submit(write('next'))).resolves.toMatchObject({ revision: 1 });
-      await expect(sut.probe()).resolves.toBeUndefined();
+      expect(kindOf(await sut.submit(write('lost')))).toBe('unavailable: connection refused');
+      expect(kindOf(await sut.submit(write('next')))).toBe('written');
+      await expect(sut.heartbeat()).resolves.toEqual({ kind: 'ok' });
 
-      expect(store.shape).toEqual([['lost'], ['next'], PROBE]);
+      expect(store.shape).toEqual([['lost'], ['next'], HEARTBEAT]);
     });
 
     it('fails the writes that queued up behind a failed group at once, without trying them', async () => {
@@ -317,53 +466,55 @@ describe(CoalescingWriter.name, () => {
       const down = new Error('connection refused');
       const held = sut.submit(write('held'));
       store.failNextCall(down);
-      const failing = ['a', 'b'].map((id) => outcome(sut.submit(write(id))));
+      const failing = ['a', 'b'].map((id) => sut.submit(write(id)));
       gates[0].resolve();
       await held;
+      await store.callsReceived(2);
       // The group [a, b] is now in its (failing) transaction; these queue up behind it.
-      const behind = ['x', 'y'].map((id) => outcome(sut.submit(write(id))));
+      const behind = ['x', 'y'].map((id) => sut.submit(write(id)));
       gates[1].resolve();
 
-      expect(await Promise.all(failing)).toEqual([down, down]);
-      // They would only wait out the same failure again; their callers queue them instead.
-      expect(await Promise.all(behind)).toEqual([down, down]);
+      const unavailable = { kind: 'unavailable', error: down };
+      expect(await Promise.all(failing)).toEqual([unavailable, unavailable]);
+      // They would only wait out the same failure again; their callers journal them instead.
+      expect(await Promise.all(behind)).toEqual([unavailable, unavailable]);
       expect(store.shape).toEqual([['held'], ['a', 'b']]);
-      await expect(sut.submit(write('later'))).resolves.toMatchObject({ revision: 1 });
+      expect(kindOf(await sut.submit(write('later')))).toBe('written');
       expect(store.shape).toEqual([['held'], ['a', 'b'], ['later']]);
     });
   });
 
   it('never runs two transactions at once', async () => {
     const gates = [store.holdNextCall(), store.holdNextCall(), store.holdNextCall()];
-    store.violating.add('bad');
-    const settled = [
-      outcome(sut.submit(write('first'))),
-      outcome(sut.submit(write('a'))),
-      outcome(sut.probe()),
+    store.refusing.add('bad-0');
+    const settled: Promise<unknown>[] = [
+      sut.submit(write('first')),
+      sut.submit(write('a')),
+      sut.heartbeat(),
     ];
     gates[0].resolve();
     await settled[0];
-    settled.push(outcome(sut.submit(write('b'))), outcome(sut.submit(write('bad'))));
+    settled.push(sut.submit(write('b')), sut.submit(write('bad')));
     gates[1].resolve();
     await settled[1];
-    settled.push(outcome(sut.submit(write('c'))));
+    settled.push(sut.submit(write('c')));
     gates[2].resolve();
     await Promise.all(settled);
     // A second wave after the writer went idle.
-    await Promise.all([sut.submit(write('d')), sut.submit(write('e')), sut.probe()]);
+    await Promise.all([sut.submit(write('d')), sut.submit(write('e')), sut.heartbeat()]);
 
     expect(store.peak).toBe(1);
     expect(store.shape).toEqual([
       ['first'],
       ['a'],
-      PROBE,
+      HEARTBEAT,
       ['b', 'bad', 'c'],
       ['b'],
       ['bad'],
       ['c'],
       ['d'],
       ['e'],
-      PROBE,
+      HEARTBEAT,
     ]);
   });
 });

@@ -1,10 +1,38 @@
-import { MessageStore, type SessionWrite, type WriteResult } from '../database/message-store.js';
+import { type DatabaseFailureKind } from '../database/database-errors.js';
+import { MessageStore, type SessionWrite } from '../database/message-store.js';
+import { type MessageRecord } from '../message/message-record.js';
+
+/** A record the database refused for a reason of its own, with that reason. */
+export interface RefusedRecord {
+  record: MessageRecord;
+  reason: string;
+}
+
+/** What one submitted write came to. */
+export type WriteAttempt =
+  | {
+      kind: 'written';
+      /** Inserted now, in order. */
+      inserted: MessageRecord[];
+      /** Stored already (a replay, or a retry another instance stored first). */
+      skipped: MessageRecord[];
+      /** Refused one by one (only with `isolateRefusals`); the others were stored. */
+      refused: RefusedRecord[];
+      /** The session's revision after the last transaction that inserted; null if none did. */
+      revision: number | null;
+    }
+  /** The database refused the write as a whole; nothing of it was stored. */
+  | { kind: 'refused'; reason: string }
+  /** The database itself failed; nothing of it was stored (or, if the connection broke during COMMIT, perhaps all). */
+  | { kind: 'unavailable'; error: unknown };
+
+export type HeartbeatAttempt = { kind: 'ok' } | { kind: 'unavailable'; error: unknown };
 
 interface Submission {
-  /** A write to store, or undefined for a probe of the database. */
+  /** A write to store, or undefined for a heartbeat. */
   write?: SessionWrite;
-  resolve: (result: WriteResult | undefined) => void;
-  reject: (error: unknown) => void;
+  isolateRefusals: boolean;
+  resolve: (attempt: WriteAttempt) => void;
 }
 
 // Enough to amortise a transaction, small enough to keep one commit short.
@@ -13,9 +41,13 @@ const MAX_RECORDS_PER_TRANSACTION = 2000;
 /**
  * Group commit: writes submitted while a transaction is running are stored together in the
  * next one, so concurrent appends share a transaction instead of queueing for one each.
- * Transactions run one at a time (SQLite has a single connection, and it keeps order simple).
- * Each write stays all-or-nothing; callers hold their session's lock while a write is pending,
- * so a session never has two writes in one group.
+ * Transactions run one at a time (SQLite has a single writer, and it keeps order simple).
+ * Callers hold their session's lock while a write is pending, so a session never has two
+ * writes in one group. A failure is an outcome, never a rejection: a write the database
+ * refuses (a constraint, a bad value) must not fail the others it shared a transaction with,
+ * so those are retried alone; with `isolateRefusals` (replays, whose records were promised to
+ * their clients already) a refused write is split until the refused records are found, and
+ * the rest is stored in order.
  */
 export class CoalescingWriter {
   private waiting: Submission[] = [];
@@ -23,23 +55,24 @@ export class CoalescingWriter {
 
   constructor(
     private readonly store: MessageStore,
-    private readonly isConstraintViolation: (error: unknown) => boolean,
+    private readonly classify: (error: unknown) => DatabaseFailureKind,
+    private readonly describe: (error: unknown) => string,
   ) {}
 
-  async submit(write: SessionWrite): Promise<WriteResult> {
-    return (await this.enqueue(write)) as WriteResult;
-  }
-
-  /** Probes the database for writability in turn with the writes. */
-  async probe(): Promise<void> {
-    await this.enqueue(undefined);
-  }
-
-  private enqueue(write: SessionWrite | undefined): Promise<WriteResult | undefined> {
-    return new Promise<WriteResult | undefined>((resolve, reject) => {
-      this.waiting.push({ write, resolve, reject });
+  submit(write: SessionWrite, { isolateRefusals = false } = {}): Promise<WriteAttempt> {
+    return new Promise((resolve) => {
+      this.waiting.push({ write, isolateRefusals, resolve });
       if (!this.running) void this.run();
     });
+  }
+
+  /** Commits a heartbeat in turn with the writes: whether a write can commit now. */
+  async heartbeat(): Promise<HeartbeatAttempt> {
+    const attempt = await new Promise<WriteAttempt>((resolve) => {
+      this.waiting.push({ isolateRefusals: false, resolve });
+      if (!this.running) void this.run();
+    });
+    return attempt.kind === 'unavailable' ? attempt : { kind: 'ok' };
   }
 
   private async run(): Promise<void> {
@@ -47,26 +80,15 @@ export class CoalescingWriter {
     try {
       while (this.waiting.length > 0) {
         const group = this.takeGroup();
-        try {
-          if (group[0].write) {
-            const results = await this.store.write(
-              group.map((submission) => submission.write as SessionWrite),
-            );
-            group.forEach((submission, index) => submission.resolve(results[index]));
-          } else {
-            await this.store.probeWrite();
-            group[0].resolve(undefined);
-          }
-        } catch (error) {
-          await this.settleFailedGroup(group, error);
-        }
+        if (group[0].write) await this.writeGroup(group);
+        else await this.beat(group[0]);
       }
     } finally {
       this.running = false;
     }
   }
 
-  /** The longest run of writes from the head that fits one transaction; a probe runs alone. */
+  /** The longest run of writes from the head that fits one transaction; a heartbeat runs alone. */
   private takeGroup(): Submission[] {
     if (!this.waiting[0].write) return this.waiting.splice(0, 1);
     let records = 0;
@@ -81,26 +103,100 @@ export class CoalescingWriter {
     return this.waiting.splice(0, count);
   }
 
-  // One write that breaks a constraint must not fail the others it shared a transaction with.
-  // Any other error (database down, locked) fails the group and everything that queued up
-  // behind it meanwhile: those would only wait out the same timeout again, and their callers
-  // hold the messages safely queued instead.
-  private async settleFailedGroup(group: Submission[], error: unknown): Promise<void> {
-    if (!this.isConstraintViolation(error)) {
-      for (const submission of [...group, ...this.waiting.splice(0)]) submission.reject(error);
+  private async beat(submission: Submission): Promise<void> {
+    try {
+      await this.store.heartbeat();
+      submission.resolve({
+        kind: 'written',
+        inserted: [],
+        skipped: [],
+        refused: [],
+        revision: null,
+      });
+    } catch (error) {
+      this.failEverything([submission], error);
+    }
+  }
+
+  private async writeGroup(group: Submission[]): Promise<void> {
+    let refusal: unknown;
+    try {
+      const writes = group.map((submission) => submission.write as SessionWrite);
+      const results = await this.store.write(writes);
+      group.forEach((submission, index) =>
+        submission.resolve({ kind: 'written', refused: [], ...results[index] }),
+      );
       return;
+    } catch (error) {
+      // Anything but a refusal fails the group and everything that queued up behind it
+      // meanwhile: those would only wait out the same timeout, and their callers journal them.
+      if (this.classify(error) === 'unavailable') return this.failEverything(group, error);
+      refusal = error;
     }
     if (group.length === 1) {
-      group[0].reject(error);
+      group[0].resolve(await this.refused(group[0], refusal));
       return;
     }
-    for (const submission of group) {
-      try {
-        const [result] = await this.store.write([submission.write as SessionWrite]);
-        submission.resolve(result);
-      } catch (singleError) {
-        submission.reject(singleError);
-      }
+    for (const [index, submission] of group.entries()) {
+      const attempt = await this.writeAlone(submission);
+      if (attempt.kind === 'unavailable')
+        return this.failEverything(group.slice(index), attempt.error);
+      submission.resolve(attempt);
+    }
+  }
+
+  /** One write in a transaction of its own. */
+  private async writeAlone(submission: Submission): Promise<WriteAttempt> {
+    try {
+      const [result] = await this.store.write([submission.write as SessionWrite]);
+      return { kind: 'written', refused: [], ...result };
+    } catch (error) {
+      if (this.classify(error) === 'unavailable') return { kind: 'unavailable', error };
+      return this.refused(submission, error);
+    }
+  }
+
+  /**
+   * A write the database refused: as a whole, or, when isolating, halved until each refused
+   * record stands alone, storing the rest in order (left half first, and nothing of the right
+   * half once the left could not be written).
+   */
+  private async refused(submission: Submission, error: unknown): Promise<WriteAttempt> {
+    const write = submission.write as SessionWrite;
+    if (!submission.isolateRefusals) return { kind: 'refused', reason: this.describe(error) };
+    if (write.records.length === 1) {
+      return {
+        kind: 'written',
+        inserted: [],
+        skipped: [],
+        refused: [{ record: write.records[0], reason: this.describe(error) }],
+        revision: null,
+      };
+    }
+    const middle = Math.ceil(write.records.length / 2);
+    const halves = [write.records.slice(0, middle), write.records.slice(middle)];
+    const combined = {
+      kind: 'written' as const,
+      inserted: [],
+      skipped: [],
+      refused: [],
+      revision: null,
+    };
+    const result: Extract<WriteAttempt, { kind: 'written' }> = combined;
+    for (const records of halves) {
+      const attempt = await this.writeAlone({ ...submission, write: { ...write, records } });
+      if (attempt.kind !== 'written') return attempt;
+      result.inserted.push(...attempt.inserted);
+      result.skipped.push(...attempt.skipped);
+      result.refused.push(...attempt.refused);
+      result.revision = attempt.revision ?? result.revision;
+    }
+    return result;
+  }
+
+  private failEverything(group: Submission[], error: unknown): void {
+    for (const submission of [...group, ...this.waiting.splice(0)]) {
+      submission.resolve({ kind: 'unavailable', error });
     }
   }
 }

@@ -1,12 +1,101 @@
 import { Module } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { describeError } from '../common/errors/describe-error.js';
+import { Failpoints } from '../common/failpoints.js';
+import { ScribeConfig } from '../config/scribe-config.js';
+import { classifyDatabaseError } from '../database/database-errors.js';
 import { DatabaseModule } from '../database/database.module.js';
+import { MessageStore } from '../database/message-store.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { SpoolModule } from '../spool/spool.module.js';
+import { SpoolService } from '../spool/spool.service.js';
+import { CoalescingWriter } from './coalescing-writer.js';
+import { DatabaseHealth } from './database-health.js';
+import { DurableWriter } from './durable-writer.js';
+import { TranscriptRecovery } from './recovery.js';
+import { SessionBacklog } from './session-backlog.js';
 import { TranscriptResolver } from './transcript.resolver.js';
 import { TranscriptService } from './transcript.service.js';
 
+/** The write path: its pieces are plain classes, wired here. */
 @Module({
   imports: [DatabaseModule, SpoolModule],
-  providers: [TranscriptService, TranscriptResolver],
-  exports: [TranscriptService],
+  providers: [
+    TranscriptService,
+    TranscriptResolver,
+    { provide: SessionBacklog, useFactory: () => new SessionBacklog() },
+    {
+      provide: CoalescingWriter,
+      inject: [MessageStore],
+      useFactory: (store: MessageStore) =>
+        new CoalescingWriter(store, classifyDatabaseError, describeError),
+    },
+    {
+      provide: DatabaseHealth,
+      inject: [ScribeConfig],
+      useFactory: (config: ScribeConfig) => new DatabaseHealth(config.dbRetryIntervalMs > 0),
+    },
+    {
+      provide: DurableWriter,
+      inject: [
+        CoalescingWriter,
+        SpoolService,
+        DatabaseHealth,
+        EventEmitter2,
+        MetricsService,
+        ScribeConfig,
+        Failpoints,
+      ],
+      useFactory: (
+        writer: CoalescingWriter,
+        spool: SpoolService,
+        health: DatabaseHealth,
+        events: EventEmitter2,
+        metrics: MetricsService,
+        config: ScribeConfig,
+        failpoints: Failpoints,
+      ) =>
+        new DurableWriter(
+          writer,
+          spool,
+          health,
+          events,
+          metrics,
+          config.maxPendingPerSession,
+          failpoints,
+        ),
+    },
+    {
+      provide: TranscriptRecovery,
+      inject: [
+        SessionBacklog,
+        DurableWriter,
+        CoalescingWriter,
+        SpoolService,
+        DatabaseHealth,
+        MetricsService,
+        ScribeConfig,
+      ],
+      useFactory: (
+        backlog: SessionBacklog,
+        durable: DurableWriter,
+        writer: CoalescingWriter,
+        spool: SpoolService,
+        health: DatabaseHealth,
+        metrics: MetricsService,
+        config: ScribeConfig,
+      ) =>
+        new TranscriptRecovery(
+          backlog,
+          durable,
+          writer,
+          spool,
+          health,
+          metrics,
+          config.dbRetryIntervalMs,
+        ),
+    },
+  ],
+  exports: [TranscriptService, CoalescingWriter],
 })
 export class TranscriptModule {}

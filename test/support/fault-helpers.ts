@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { parseSegmentName } from '../../src/spool/segment-names.js';
+import { scanSegment } from '../../src/spool/segment-scan.js';
 import { type ServerProcess } from './server-process.js';
 
 const LOCK_HOLDER = resolve('test/support/sqlite-lock-holder.js');
@@ -99,12 +101,17 @@ export function faultSuite(timeoutMs: number): {
 }
 
 /** Appends one USER message and returns the answer; fails on any GraphQL error. */
+export type AppendStatus = 'PERSISTED' | 'QUEUED' | 'BUFFERED';
+
 export async function appendMessage(
   server: ServerProcess,
   sessionId: string,
   content: string,
-): Promise<{ status: 'PERSISTED' | 'QUEUED'; id: string }> {
-  const response = await server.gql(APPEND, { input: { sessionId, role: 'USER', content } });
+  clientMessageId?: string,
+): Promise<{ status: AppendStatus; id: string }> {
+  const response = await server.gql(APPEND, {
+    input: { sessionId, role: 'USER', content, ...(clientMessageId ? { clientMessageId } : {}) },
+  });
   if (response.errors || !response.data?.appendMessage) {
     throw new Error(`append of ${content} failed: ${JSON.stringify(response.body)}`);
   }
@@ -135,35 +142,45 @@ export async function readTranscript(
   };
 }
 
-export interface SpoolFileContent {
-  fileName: string;
-  reason: string;
+export interface JournalLine {
+  segment: string;
   sessionId: string;
   id: string;
   content: string;
+  orderKey: string;
 }
 
-/** The `pending-*.json` files of a spool directory in file-name (drop) order, parsed. */
-export async function readSpool(spoolDir: string): Promise<SpoolFileContent[]> {
+/**
+ * The records in the journal segments of a spool directory, in segment and line order, read
+ * with the journal's own parser; bad lines are left out (`badLines` counts them).
+ */
+export async function readJournal(
+  spoolDir: string,
+): Promise<JournalLine[] & { badLines: number; segments: string[] }> {
   let names: string[];
   try {
     names = await readdir(spoolDir);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    names = [];
   }
-  const files: SpoolFileContent[] = [];
-  for (const fileName of names.filter((name) => /^pending-.+\.json$/.test(name)).sort()) {
-    const file = JSON.parse(await readFile(join(spoolDir, fileName), 'utf8'));
-    files.push({
-      fileName,
-      reason: file.reason,
-      sessionId: file.session_key,
-      id: file.data.message.id,
-      content: file.data.message.content,
-    });
+  const segments = names.filter((name) => parseSegmentName(name) !== null).sort();
+  const lines: JournalLine[] = [];
+  let badLines = 0;
+  for (const segment of segments) {
+    const scan = scanSegment(await readFile(join(spoolDir, segment)));
+    badLines += scan.bad.length;
+    for (const { record } of scan.records) {
+      lines.push({
+        segment,
+        sessionId: record.sessionId,
+        id: record.id,
+        content: record.content,
+        orderKey: record.orderKey,
+      });
+    }
   }
-  return files;
+  return Object.assign(lines, { badLines, segments });
 }
 
 /** The value of an unlabelled Prometheus sample in a /metrics text, or undefined. */

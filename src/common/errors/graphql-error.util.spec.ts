@@ -71,6 +71,7 @@ describe(graphqlCodeFor.name, () => {
     [ScribeErrorCode.QueryTooExpensive]: 'QUERY_TOO_EXPENSIVE',
     [ScribeErrorCode.SessionResolveTimeout]: 'SESSION_RESOLVE_TIMEOUT',
     [ScribeErrorCode.ShuttingDown]: 'SERVICE_UNAVAILABLE',
+    [ScribeErrorCode.MessageRefused]: 'MESSAGE_REFUSED',
   };
 
   it.each(Object.values(ScribeErrorCode))('maps %s to a code', (code) => {

@@ -20,6 +20,8 @@ export function graphqlCodeFor(code: ScribeErrorCode): string {
       return 'SESSION_RESOLVE_TIMEOUT';
     case ScribeErrorCode.ShuttingDown:
       return 'SERVICE_UNAVAILABLE';
+    case ScribeErrorCode.MessageRefused:
+      return 'MESSAGE_REFUSED';
     default: {
       const unhandled: never = code;
       throw new Error(`unmapped error code ${String(unhandled)}`);

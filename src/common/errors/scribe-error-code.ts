@@ -5,4 +5,5 @@ export enum ScribeErrorCode {
   QueryTooExpensive = 'QUERY_TOO_EXPENSIVE',
   SessionResolveTimeout = 'SESSION_RESOLVE_TIMEOUT',
   ShuttingDown = 'SHUTTING_DOWN',
+  MessageRefused = 'MESSAGE_REFUSED',
 }

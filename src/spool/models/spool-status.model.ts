@@ -1,18 +1,42 @@
 import { Field, Float, ID, Int, ObjectType } from '@nestjs/graphql';
 
-@ObjectType({ description: 'Spool files of one session and reason.' })
-export class SpoolSessionFiles {
-  @Field(() => ID, { description: 'The session the spooled messages belong to.' })
+@ObjectType({ description: 'Journaled messages of one session still waiting for the database.' })
+export class SpoolSessionMessages {
+  @Field(() => ID, { description: 'The session.' })
   sessionId: string;
 
-  @Field({ description: 'Why they were spooled: transcript_cap_drop, shutdown, or another tool.' })
-  reason: string;
-
-  @Field(() => Int, { description: 'How many files.' })
-  files: number;
+  @Field(() => Int, { description: 'Its messages on disk that are not stored yet.' })
+  messages: number;
 }
 
-@ObjectType({ description: 'The on-disk spool of this instance.' })
+@ObjectType({
+  description:
+    "A record or file the journal could not replay (set aside in set-aside.jsonl), or a file in the spool directory that is not the journal's (left untouched).",
+})
+export class SpoolSetAside {
+  @Field({ description: 'The file it came from, or the foreign file.' })
+  source: string;
+
+  @Field({ description: 'Why it was set aside.' })
+  reason: string;
+
+  @Field(() => Float, {
+    nullable: true,
+    description: 'When it was set aside (epoch ms); null for a foreign file.',
+  })
+  at: number | null;
+
+  @Field(() => ID, { nullable: true, description: 'Its session, when it was a readable record.' })
+  sessionId: string | null;
+
+  @Field(() => ID, {
+    nullable: true,
+    description: 'Its message id, when it was a readable record.',
+  })
+  messageId: string | null;
+}
+
+@ObjectType({ description: 'The on-disk journal of this instance.' })
 export class SpoolStatus {
   @Field({ description: 'The spool directory.' })
   path: string;
@@ -23,15 +47,29 @@ export class SpoolStatus {
   @Field(() => String, { nullable: true, description: 'Why not, when it cannot.' })
   error: string | null;
 
-  @Field(() => Int, { description: 'Message files waiting to be replayed.' })
-  files: number;
+  @Field(() => Int, {
+    description: 'Messages on disk waiting for the database, all sessions together.',
+  })
+  messages: number;
 
-  @Field(() => Int, { description: 'Unreadable files set aside as *.bad.' })
-  badFiles: number;
+  @Field(() => Float, { description: 'Bytes of journal segments on disk.' })
+  bytes: number;
 
-  @Field(() => Float, { nullable: true, description: 'Age of the oldest file in milliseconds.' })
-  oldestFileAgeMs: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      'Age in milliseconds of the oldest message in a segment that still holds waiting messages; null when none wait.',
+  })
+  oldestAgeMs: number | null;
 
-  @Field(() => [SpoolSessionFiles], { description: 'Files per session and reason.' })
-  sessions: SpoolSessionFiles[];
+  @Field(() => [SpoolSessionMessages], { description: 'Waiting messages per session.' })
+  sessions: SpoolSessionMessages[];
+
+  @Field(() => [SpoolSetAside], {
+    description: 'The most recent 100 entries of set-aside.jsonl, and every foreign file.',
+  })
+  setAside: SpoolSetAside[];
+
+  @Field(() => Int, { description: 'Entries of set-aside.jsonl in all, plus foreign files.' })
+  setAsideCount: number;
 }

@@ -1,4 +1,4 @@
-import { Field, Float, ID, Int, ObjectType } from '@nestjs/graphql';
+import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
 import { GraphQLDateTime } from 'graphql-scalars';
 
 @ObjectType({ description: 'Pending messages of one session on this instance.' })
@@ -12,7 +12,10 @@ export class PendingSessionStatus {
   @Field(() => Int, { description: 'Database writes of this session that failed in a row.' })
   consecutiveFailures: number;
 
-  @Field({ description: 'Whether the session has messages in the on-disk spool to replay.' })
+  @Field({
+    description:
+      'Whether the session has journaled messages that only the disk holds now (past the cap, or found at start).',
+  })
   hasSpooledMessages: boolean;
 }
 
@@ -27,7 +30,9 @@ export class PendingStatus {
   @Field(() => GraphQLDateTime, { nullable: true, description: 'When the last error happened.' })
   lastDatabaseErrorAt: Date | null;
 
-  @Field(() => Float, { description: 'Messages held in memory, all sessions together.' })
+  @Field(() => Int, {
+    description: 'Messages held in memory, all sessions together (journaled or not).',
+  })
   totalPending: number;
 
   @Field(() => [PendingSessionStatus], {

@@ -1,0 +1,142 @@
+import { type MessageRecord } from '../message/message-record.js';
+
+/** The SQL of a message write, the same on SQLite and PostgreSQL but for placeholders. */
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Statement {
+  sql: string;
+  values: unknown[];
+}
+
+/** One session's share of a write transaction. */
+export interface SessionRows {
+  sessionId: string;
+  /** Epoch ms of its oldest record: the creation time of a new session. */
+  createdAt: number;
+}
+
+const MESSAGE_COLUMNS = 12;
+// 12 bound values a row; stays well under either database's limit of parameters per statement.
+export const INSERT_CHUNK_ROWS = 500;
+
+/** Creates the sessions that do not exist yet, so that their messages can refer to them. */
+export function insertMissingSessions(
+  dialect: Dialect,
+  sessions: SessionRows[],
+  storedAt: number,
+): Statement {
+  const values: unknown[] = [];
+  for (const session of sessions) values.push(session.sessionId, session.createdAt, storedAt);
+  return {
+    sql:
+      `INSERT INTO "sessions" ("id", "created_at", "updated_at", "message_count", "revision") VALUES ` +
+      rowsOf(dialect, sessions.length, 3, (marks) => `(${marks}, 0, 0)`) +
+      ` ON CONFLICT ("id") DO NOTHING`,
+    values,
+  };
+}
+
+/**
+ * Inserts the messages; a row whose id, client id or order key is stored already is skipped
+ * (a replay, or a retry stored by another instance) and the ids of the inserted ones come back.
+ */
+export function insertMessages(
+  dialect: Dialect,
+  records: MessageRecord[],
+  storedAt: number,
+): Statement {
+  const values: unknown[] = [];
+  for (const record of records) {
+    values.push(
+      record.id,
+      record.sessionId,
+      record.orderKey,
+      record.role,
+      record.content,
+      record.clientMessageId,
+      record.toolName,
+      record.toolCallId,
+      jsonColumn(record.toolCalls),
+      jsonColumn(record.metadata),
+      record.acceptedAt,
+      storedAt,
+    );
+  }
+  return {
+    sql:
+      `INSERT INTO "messages" ("id", "session_id", "order_key", "role", "content", ` +
+      `"client_message_id", "tool_name", "tool_call_id", "tool_calls", "metadata", ` +
+      `"accepted_at", "stored_at") VALUES ` +
+      rowsOf(dialect, records.length, MESSAGE_COLUMNS, (marks) => `(${marks})`) +
+      ` ON CONFLICT DO NOTHING RETURNING "id"`,
+    values,
+  };
+}
+
+/** Adds each session's inserted messages to its counters; returns the new revisions. */
+export function countMessages(
+  dialect: Dialect,
+  counts: { sessionId: string; inserted: number; createdAt: number }[],
+  storedAt: number,
+): Statement {
+  const values: unknown[] = [];
+  for (const count of counts) {
+    values.push(count.sessionId, count.createdAt, storedAt, count.inserted, count.inserted);
+  }
+  return {
+    sql:
+      `INSERT INTO "sessions" ("id", "created_at", "updated_at", "message_count", "revision") VALUES ` +
+      rowsOf(dialect, counts.length, 5, (marks) => `(${marks})`) +
+      ` ON CONFLICT ("id") DO UPDATE SET ` +
+      `"message_count" = "sessions"."message_count" + excluded."message_count", ` +
+      `"revision" = "sessions"."revision" + excluded."revision", ` +
+      `"updated_at" = excluded."updated_at" RETURNING "id", "revision"`,
+    values,
+  };
+}
+
+// Heartbeat rows of instances gone for this long are removed at start.
+const HEARTBEAT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Removes the heartbeat rows of instances long gone. */
+export function pruneHeartbeats(dialect: Dialect, now: number): Statement {
+  return {
+    sql: `DELETE FROM "scribe_heartbeat" WHERE "beat_at" < ${dialect === 'postgres' ? '$1' : '?'}`,
+    values: [now - HEARTBEAT_RETENTION_MS],
+  };
+}
+
+/** This instance's heartbeat row, written by the health probe to prove a commit goes through. */
+export function beat(dialect: Dialect, instanceId: string, at: number): Statement {
+  return {
+    sql:
+      `INSERT INTO "scribe_heartbeat" ("instance_id", "beat_at") VALUES ${rowsOf(dialect, 1, 2, (marks) => `(${marks})`)} ` +
+      `ON CONFLICT ("instance_id") DO UPDATE SET "beat_at" = excluded."beat_at"`,
+    values: [instanceId, at],
+  };
+}
+
+/** `(?, ?), (?, ?)` for SQLite, `($1, $2), ($3, $4)` for PostgreSQL. */
+function rowsOf(
+  dialect: Dialect,
+  rows: number,
+  columns: number,
+  row: (marks: string) => string,
+): string {
+  const groups: string[] = [];
+  let index = 0;
+  for (let rowIndex = 0; rowIndex < rows; rowIndex++) {
+    const marks: string[] = [];
+    for (let column = 0; column < columns; column++) {
+      index += 1;
+      marks.push(dialect === 'postgres' ? `$${index}` : '?');
+    }
+    groups.push(row(marks.join(', ')));
+  }
+  return groups.join(', ');
+}
+
+/** JSON text or NULL, as the read side's `simple-json` columns expect. */
+function jsonColumn(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}

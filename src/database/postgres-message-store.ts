@@ -1,0 +1,85 @@
+import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import pg from 'pg';
+import { describeError } from '../common/errors/describe-error.js';
+import { beat, pruneHeartbeats } from './message-sql.js';
+import { MessageStore, type SessionWrite, type WrittenSession } from './message-store.js';
+import { writeSessions } from './session-writes.js';
+
+export interface PostgresStoreSettings {
+  url: string;
+  instanceId: string;
+}
+
+/**
+ * Writes through a connection of its own (a pool of one), not TypeORM's, so that the write
+ * path controls its transactions: a connection any statement of which failed is destroyed
+ * rather than returned, and the next write connects afresh. Reads keep TypeORM's pool.
+ */
+export class PostgresMessageStore
+  extends MessageStore
+  implements OnModuleInit, OnApplicationShutdown
+{
+  private readonly logger = new Logger(PostgresMessageStore.name);
+  private readonly pool: pg.Pool;
+
+  constructor(private readonly settings: PostgresStoreSettings) {
+    super();
+    this.pool = new pg.Pool({
+      connectionString: settings.url,
+      max: 1,
+      // Fail a write within seconds when the server is unreachable, instead of hanging.
+      connectionTimeoutMillis: 3000,
+      query_timeout: 5000,
+      keepAlive: true,
+    });
+    // An idle connection that the server or the network dropped: the next write reconnects.
+    this.pool.on('error', (error) =>
+      this.logger.warn(`PostgreSQL write connection lost: ${describeError(error)}`),
+    );
+  }
+
+  async onModuleInit(): Promise<void> {
+    const statement = pruneHeartbeats('postgres', Date.now());
+    await this.transaction((client) => client.query(statement.sql, statement.values));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool.end();
+  }
+
+  write(writes: SessionWrite[]): Promise<WrittenSession[]> {
+    return this.transaction((client) =>
+      writeSessions(
+        async (statement) =>
+          (await client.query<Record<string, unknown>>(statement.sql, statement.values)).rows,
+        'postgres',
+        writes,
+        Date.now(),
+      ),
+    );
+  }
+
+  async heartbeat(): Promise<void> {
+    await this.transaction(async (client) => {
+      const statement = beat('postgres', this.settings.instanceId, Date.now());
+      await client.query(statement.sql, statement.values);
+    });
+  }
+
+  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let result: T;
+    try {
+      await client.query('BEGIN');
+      result = await work(client);
+      await client.query('COMMIT');
+    } catch (error) {
+      // Destroyed, not rolled back and reused: after a failed COMMIT or a broken socket its
+      // state is unknown, and a fresh connection costs little next to an outage.
+      client.release(true);
+      throw error;
+    }
+    client.release();
+    return result;
+  }
+}

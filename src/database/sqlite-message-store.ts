@@ -1,0 +1,161 @@
+import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Mutex } from 'async-mutex';
+import { stat } from 'node:fs/promises';
+import { describeError, errorCode } from '../common/errors/describe-error.js';
+import { type SqliteSynchronousMode } from '../config/environment.js';
+import { DatabaseFileChangedError } from './database-errors.js';
+import { beat, pruneHeartbeats } from './message-sql.js';
+import { MessageStore, type SessionWrite, type WrittenSession } from './message-store.js';
+import { writeSessions } from './session-writes.js';
+import { SqliteConnection } from './sqlite-connection.js';
+
+export interface SqliteStoreSettings {
+  path: string;
+  synchronous: SqliteSynchronousMode;
+  busyTimeoutMs: number;
+  instanceId: string;
+}
+
+interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+/**
+ * Writes through a SQLite connection of its own, not TypeORM's. TypeORM's bookkeeping after a
+ * failed COMMIT (SQLITE_FULL, an I/O error) believes a transaction is still open and turns
+ * every later one into a savepoint that never commits, so writes answered as stored vanish at
+ * the next start. Here any failed transaction closes the connection (SQLite rolls back what it
+ * held) and the next write opens a fresh one. After every commit the file at the configured
+ * path must still be the one opened: a write into a deleted or replaced file is not stored.
+ */
+export class SqliteMessageStore
+  extends MessageStore
+  implements OnModuleInit, OnApplicationShutdown
+{
+  private readonly logger = new Logger(SqliteMessageStore.name);
+  private connection: SqliteConnection | null = null;
+  // One transaction at a time on the one connection (the group-commit writer already calls one
+  // at a time; this keeps the store safe for any other caller).
+  private readonly turns = new Mutex();
+  private identity: FileIdentity | null = null;
+  // Once the file changed under this process, nothing written here counts until a restart.
+  private fileChanged: DatabaseFileChangedError | null = null;
+
+  constructor(private readonly settings: SqliteStoreSettings) {
+    super();
+  }
+
+  async onModuleInit(): Promise<void> {
+    // The schema exists (migrations ran first); this only fails on a broken file.
+    const statement = pruneHeartbeats('sqlite', Date.now());
+    await this.transaction((connection) => connection.all(statement.sql, statement.values));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const connection = this.connection;
+    this.connection = null;
+    await connection?.close().catch((error: unknown) => {
+      this.logger.warn(`Closing the SQLite write connection failed: ${describeError(error)}`);
+    });
+  }
+
+  write(writes: SessionWrite[]): Promise<WrittenSession[]> {
+    return this.transaction((connection) =>
+      writeSessions(
+        (statement) => connection.all(statement.sql, statement.values),
+        'sqlite',
+        writes,
+        Date.now(),
+      ),
+    );
+  }
+
+  async heartbeat(): Promise<void> {
+    await this.transaction(async (connection) => {
+      const statement = beat('sqlite', this.settings.instanceId, Date.now());
+      await connection.all(statement.sql, statement.values);
+    });
+  }
+
+  /** The settings of the write connection as SQLite reports them, for checks and admins. */
+  connectionSettings(): Promise<{ journalMode: string; synchronous: number }> {
+    return this.turns.runExclusive(async () => {
+      const connection = await this.connect();
+      const [mode] = await connection.all('PRAGMA journal_mode');
+      const [sync] = await connection.all('PRAGMA synchronous');
+      return { journalMode: String(mode.journal_mode), synchronous: Number(sync.synchronous) };
+    });
+  }
+
+  private transaction<T>(work: (connection: SqliteConnection) => Promise<T>): Promise<T> {
+    return this.turns.runExclusive(() => this.transactionNow(work));
+  }
+
+  private async transactionNow<T>(work: (connection: SqliteConnection) => Promise<T>): Promise<T> {
+    const connection = await this.connect();
+    let result: T;
+    try {
+      await connection.exec('BEGIN IMMEDIATE');
+      result = await work(connection);
+      await connection.exec('COMMIT');
+    } catch (error) {
+      // Whatever state the failure left (even a COMMIT that failed half way), closing ends it:
+      // SQLite rolls back an open transaction on close, and the next write starts afresh.
+      await this.discard(connection);
+      throw error;
+    }
+    await this.checkIdentity();
+    return result;
+  }
+
+  private async connect(): Promise<SqliteConnection> {
+    if (this.fileChanged) throw this.fileChanged;
+    if (this.connection) return this.connection;
+    const connection = await SqliteConnection.open(this.settings.path, this.settings.busyTimeoutMs);
+    try {
+      await connection.exec(
+        `PRAGMA synchronous = ${this.settings.synchronous}; PRAGMA foreign_keys = ON;`,
+      );
+      await this.checkIdentity();
+    } catch (error) {
+      await connection.close().catch(() => undefined);
+      throw error;
+    }
+    this.connection = connection;
+    return connection;
+  }
+
+  private async discard(connection: SqliteConnection): Promise<void> {
+    if (this.connection === connection) this.connection = null;
+    await connection.close().catch((error: unknown) => {
+      this.logger.warn(`Closing a failed SQLite write connection failed: ${describeError(error)}`);
+    });
+  }
+
+  /** The first call remembers the file; later ones fail for good once it is another one. */
+  private async checkIdentity(): Promise<void> {
+    if (this.fileChanged) throw this.fileChanged;
+    let current: FileIdentity;
+    try {
+      current = await stat(this.settings.path);
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT') throw error;
+      throw this.noteFileChanged('deleted');
+    }
+    if (!this.identity) {
+      this.identity = { dev: current.dev, ino: current.ino };
+    } else if (current.dev !== this.identity.dev || current.ino !== this.identity.ino) {
+      throw this.noteFileChanged('replaced');
+    }
+  }
+
+  private noteFileChanged(what: 'deleted' | 'replaced'): DatabaseFileChangedError {
+    this.fileChanged = new DatabaseFileChangedError(this.settings.path, what);
+    this.logger.error(this.fileChanged.message);
+    const connection = this.connection;
+    this.connection = null;
+    void connection?.close().catch(() => undefined);
+    return this.fileChanged;
+  }
+}

@@ -1,0 +1,182 @@
+import { Logger } from '@nestjs/common';
+import { describeError } from '../common/errors/describe-error.js';
+import { type JournalFiles } from './journal-files.js';
+import { type DiskEntry, type JournalIndex } from './journal-index.js';
+import { OwnerLock } from './owner-lock.js';
+import { ownerLockName, parseSegmentName } from './segment-names.js';
+import { scanSegment } from './segment-scan.js';
+import { rawField, type SetAsideEntry, type SetAsideLog } from './set-aside-log.js';
+
+/** What one round of adoption found. */
+export interface AdoptionReport {
+  /** Instances whose journals were taken over. */
+  owners: string[];
+  segments: number;
+  /** Records owed, now in the index as disk-only entries, per session in acceptance order. */
+  records: number;
+  sessions: string[];
+  /** Bad lines set aside. */
+  setAside: number;
+  /** The newest acceptance time among the records: later order keys must sort after it. */
+  latestAcceptedAt: number;
+}
+
+interface AdoptedOwner {
+  lock: OwnerLock;
+  segments: Set<string>;
+}
+
+/**
+ * Takes over the journals of instances that are gone (this one's earlier runs, or another
+ * process that shared the directory and died): at start, and now and then, so that a journal
+ * left by an instance that stops later is replayed too. An owner's segments are read only once
+ * its lock is held here, and the lock is kept until all of them are gone, so that two live
+ * instances never replay, or delete, the same segment.
+ */
+export class JournalAdoption {
+  private readonly logger = new Logger('Journal');
+  private readonly adopted = new Map<string, AdoptedOwner>();
+
+  constructor(
+    private readonly files: JournalFiles,
+    private readonly index: JournalIndex,
+    private readonly setAsideLog: SetAsideLog,
+    private readonly ownInstanceId: string,
+    private readonly onSetAside: (entries: readonly SetAsideEntry[]) => void,
+  ) {}
+
+  async adopt(): Promise<AdoptionReport> {
+    const report: AdoptionReport = {
+      owners: [],
+      segments: 0,
+      records: 0,
+      sessions: [],
+      setAside: 0,
+      latestAcceptedAt: 0,
+    };
+    const byOwner = new Map<string, string[]>();
+    for (const name of (await this.files.list()).sort()) {
+      const segment = parseSegmentName(name);
+      if (!segment || segment.instanceId === this.ownInstanceId) continue;
+      if (this.adopted.get(segment.instanceId)?.segments.has(name)) continue;
+      const names = byOwner.get(segment.instanceId) ?? [];
+      names.push(name);
+      byOwner.set(segment.instanceId, names);
+    }
+    const entries: DiskEntry[] = [];
+    const seen = new Set<string>();
+    for (const [owner, names] of byOwner) {
+      const lock =
+        this.adopted.get(owner)?.lock ??
+        (await OwnerLock.tryAcquire(this.files.directory, ownerLockName(owner)));
+      if (!lock) continue;
+      try {
+        entries.push(...(await this.adoptSegments(owner, lock, names, seen, report)));
+      } catch (error) {
+        this.logger.error(
+          `Could not take over the journal of instance ${owner}: ${describeError(error)}; trying again later`,
+        );
+        if (!this.adopted.has(owner)) await lock.release();
+      }
+    }
+    // Oldest first within each session, whichever segment or owner they came from.
+    entries.sort((left, right) =>
+      left.orderKey < right.orderKey ? -1 : left.orderKey > right.orderKey ? 1 : 0,
+    );
+    this.index.addDiskOnly(entries);
+    report.records = entries.length;
+    report.sessions = [...new Set(entries.map((entry) => entry.sessionId))];
+    for (const owner of report.owners) await this.releaseIfDone(owner);
+    return report;
+  }
+
+  /** A segment was deleted: an adopted owner with none left gives up its lock file. */
+  async segmentRemoved(name: string): Promise<void> {
+    const owner = parseSegmentName(name)?.instanceId;
+    const adopted = owner ? this.adopted.get(owner) : undefined;
+    if (!owner || !adopted) return;
+    adopted.segments.delete(name);
+    await this.releaseIfDone(owner);
+  }
+
+  /** At shutdown: the locks of owners not finished with go, for the next start to retake. */
+  async releaseAll(): Promise<void> {
+    for (const { lock } of this.adopted.values()) await lock.release();
+    this.adopted.clear();
+  }
+
+  private async adoptSegments(
+    owner: string,
+    lock: OwnerLock,
+    names: string[],
+    seen: Set<string>,
+    report: AdoptionReport,
+  ): Promise<DiskEntry[]> {
+    const scanned: { name: string; entries: DiskEntry[]; bad: SetAsideEntry[]; bytes: number }[] =
+      [];
+    for (const name of names) {
+      const data = await this.files.read(name);
+      const scan = scanSegment(data);
+      const entries: DiskEntry[] = [];
+      for (const { record, offset, length } of scan.records) {
+        // A second copy of a record (written again after a failed sync, or by two instances
+        // that raced one client id) is owed once.
+        if (seen.has(record.id) || this.index.findDiskOnly(record.sessionId, record.id)) continue;
+        seen.add(record.id);
+        entries.push({
+          id: record.id,
+          sessionId: record.sessionId,
+          orderKey: record.orderKey,
+          acceptedAt: record.acceptedAt,
+          location: { segment: name, offset, length },
+        });
+      }
+      const bad = scan.bad.map((range) => ({
+        at: Date.now(),
+        reason: range.reason,
+        source: name,
+        offset: range.offset,
+        ...rawField(data.subarray(range.offset, range.offset + range.length)),
+      }));
+      scanned.push({ name, entries, bad, bytes: data.length });
+    }
+    // Bad lines are copied out before their segment can ever be deleted.
+    const bad = scanned.flatMap((segment) => segment.bad);
+    await this.setAsideLog.append(bad);
+    if (bad.length > 0) this.onSetAside(bad);
+
+    const adopted = this.adopted.get(owner) ?? { lock, segments: new Set<string>() };
+    this.adopted.set(owner, adopted);
+    const entries: DiskEntry[] = [];
+    for (const segment of scanned) {
+      this.index.addSegment(segment.name, true);
+      this.index.addBytes(segment.name, segment.bytes);
+      for (const entry of segment.entries) {
+        this.index.addLive(entry.sessionId, entry.acceptedAt, entry.location);
+        report.latestAcceptedAt = Math.max(report.latestAcceptedAt, entry.acceptedAt);
+      }
+      if (segment.entries.length === 0) {
+        // Empty, or nothing in it but what was just set aside: nothing is owed.
+        await this.files.remove(segment.name);
+        this.index.removeSegment(segment.name);
+      } else {
+        adopted.segments.add(segment.name);
+      }
+      entries.push(...segment.entries);
+    }
+    report.owners.push(owner);
+    report.segments += scanned.length;
+    report.setAside += bad.length;
+    return entries;
+  }
+
+  private async releaseIfDone(owner: string): Promise<void> {
+    const adopted = this.adopted.get(owner);
+    if (!adopted || adopted.segments.size > 0) return;
+    this.adopted.delete(owner);
+    // The file goes first: nobody can find it still there and think the owner alive.
+    await this.files.remove(ownerLockName(owner)).catch(() => undefined);
+    await this.files.remove(`${ownerLockName(owner)}-journal`).catch(() => undefined);
+    await adopted.lock.release();
+  }
+}

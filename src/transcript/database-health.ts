@@ -1,0 +1,126 @@
+import { Logger } from '@nestjs/common';
+import { describeError } from '../common/errors/describe-error.js';
+
+/** How a write may go to the database now. */
+export type Admission =
+  /** The database is believed healthy: write. */
+  | 'write'
+  /** It is failing, and this write is the one probe allowed to try it. */
+  | 'probe'
+  /** It is failing and something else probes it: do not wait out a timeout, journal at once. */
+  | 'skip';
+
+export interface HealthLog {
+  log(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+// From this many consecutive failed writes of a session on, failures log at ERROR.
+const LOUD_FAILURE_COUNT = 3;
+// How often a quiet outage (no appends, only the background retry) is reported again.
+const OUTAGE_REPORT_INTERVAL_MS = 60_000;
+
+export interface DatabaseHealthStatus {
+  databaseWritable: boolean;
+  lastDatabaseError: string | null;
+  lastDatabaseErrorAt: number | null;
+  consecutiveFailures: ReadonlyMap<string, number>;
+}
+
+/**
+ * Whether the database takes writes, as the write path last saw it: healthy until a write
+ * fails, then failing until a write or probe commits again. While it fails only one write at
+ * a time goes to it (with the background retry on, only the retry's probe), so that appends
+ * are journaled at once instead of each waiting out a database timeout under its session's
+ * lock. An outage gets louder as it lasts: WARN for a session's first failed writes, ERROR
+ * from the third, and ERROR once a minute while only the background retry sees it.
+ */
+export class DatabaseHealth {
+  private failing = false;
+  private probing = false;
+  private lastError: { message: string; at: number } | null = null;
+  private readonly consecutiveFailures = new Map<string, number>();
+  private lastOutageReport = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly backgroundRetry: boolean,
+    private readonly now: () => number = Date.now,
+    private readonly logger: HealthLog = new Logger('DatabaseHealth'),
+  ) {}
+
+  get isFailing(): boolean {
+    return this.failing;
+  }
+
+  /** Asks to write; a `probe` admission must be handed back to settle(). */
+  admit(): Admission {
+    if (!this.failing) return 'write';
+    if (this.backgroundRetry || this.probing) return 'skip';
+    this.probing = true;
+    return 'probe';
+  }
+
+  settle(admission: Admission): void {
+    if (admission === 'probe') this.probing = false;
+  }
+
+  /** For the background retry: the one probe, if nobody else is probing. */
+  startProbe(): boolean {
+    if (this.probing) return false;
+    this.probing = true;
+    return true;
+  }
+
+  finishProbe(): void {
+    this.probing = false;
+  }
+
+  /** A write of `sessionId` (or a probe) committed; true when this ends an outage. */
+  succeeded(sessionId?: string): boolean {
+    if (sessionId !== undefined) this.consecutiveFailures.delete(sessionId);
+    if (!this.failing) return false;
+    this.failing = false;
+    return true;
+  }
+
+  /**
+   * A write of `sessionId` failed with `error`, or was not tried (no error) because the
+   * database is known to be failing; `pending` is what the session holds now, for the log.
+   */
+  failed(sessionId: string, error: unknown, pending: number): void {
+    this.failing = true;
+    if (error !== undefined) this.lastError = { message: describeError(error), at: this.now() };
+    const failures = (this.consecutiveFailures.get(sessionId) ?? 0) + 1;
+    this.consecutiveFailures.set(sessionId, failures);
+    const line =
+      `Database write for session ${sessionId} ${error === undefined ? 'not tried, the database is failing' : 'failed'} ` +
+      `(${failures} consecutive failure(s), ${pending} pending): ${this.lastError?.message ?? 'unknown error'}`;
+    if (failures >= LOUD_FAILURE_COUNT) this.logger.error(line);
+    else this.logger.warn(line);
+  }
+
+  /** The background retry's probe failed; says so at most once a minute. */
+  probeFailed(error: unknown, backlog: string): void {
+    this.failing = true;
+    this.lastError = { message: describeError(error), at: this.now() };
+    const now = this.now();
+    if (now - this.lastOutageReport < OUTAGE_REPORT_INTERVAL_MS) return;
+    this.lastOutageReport = now;
+    this.logger.error(`Database still not writable (${this.lastError.message}); ${backlog}`);
+  }
+
+  /** Forgets a session's failure count (its backlog is gone). */
+  forget(sessionId: string): void {
+    this.consecutiveFailures.delete(sessionId);
+  }
+
+  status(): DatabaseHealthStatus {
+    return {
+      databaseWritable: !this.failing,
+      lastDatabaseError: this.lastError?.message ?? null,
+      lastDatabaseErrorAt: this.lastError?.at ?? null,
+      consecutiveFailures: this.consecutiveFailures,
+    };
+  }
+}

@@ -1,0 +1,229 @@
+import { Logger } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { Failpoints } from '../common/failpoints.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { MessagesStored, WriteFailed } from '../message/message-events.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { SpoolService, type DrainStep, type JournaledRecord } from '../spool/spool.service.js';
+import { type CoalescingWriter, type WriteAttempt } from './coalescing-writer.js';
+import { type Admission, type DatabaseHealth } from './database-health.js';
+import { type PendingEntry, type PendingQueue } from './session-backlog.js';
+import { type WriteOutcome } from './write-outcome.js';
+
+// Records per transaction when a session's backlog or journal is written back.
+const FLUSH_CHUNK = 1000;
+
+type Written = Extract<WriteAttempt, { kind: 'written' }>;
+
+/**
+ * Stores accepted messages, or journals them: the one place that decides what an append's
+ * status is. Every method runs inside the session's lock (it is handed the session's queue).
+ * A session's messages reach the database in acceptance order: what the journal holds on disk
+ * first, then what memory holds, then the fresh ones, so that the stored transcript is always
+ * a prefix of the accepted one.
+ */
+export class DurableWriter {
+  private readonly logger = new Logger('DurableWriter');
+
+  constructor(
+    private readonly writer: CoalescingWriter,
+    private readonly spool: SpoolService,
+    private readonly health: DatabaseHealth,
+    private readonly events: EventEmitter2,
+    private readonly metrics: MetricsService,
+    private readonly maxPendingPerSession: number,
+    private readonly failpoints: Failpoints,
+  ) {}
+
+  /** Stores `fresh` (accepted now, in order) behind whatever the session holds, or journals it. */
+  async accept(queue: PendingQueue, fresh: MessageRecord[]): Promise<WriteOutcome> {
+    const admission = this.health.admit();
+    if (admission === 'skip') {
+      this.health.failed(queue.sessionId, undefined, queue.size + fresh.length);
+      return this.hold(queue, fresh);
+    }
+    try {
+      if (this.hasBacklog(queue) && !(await this.flushWith(queue, admission))) {
+        return await this.hold(queue, fresh);
+      }
+      const attempt = await this.writer.submit({ sessionId: queue.sessionId, records: fresh });
+      if (attempt.kind === 'refused') return attempt;
+      if (attempt.kind === 'unavailable') {
+        this.failed(queue, attempt.error, fresh.length);
+        return await this.hold(queue, fresh);
+      }
+      this.stored(queue.sessionId, attempt);
+      return attempt.skipped.length > 0
+        ? { kind: 'conflict', skipped: attempt.skipped }
+        : { kind: 'stored' };
+    } finally {
+      this.health.settle(admission);
+    }
+  }
+
+  /**
+   * Writes what the session holds, oldest first: true once nothing is left. Stops at the first
+   * failure of the database, keeping everything not stored.
+   */
+  async flush(queue: PendingQueue): Promise<boolean> {
+    if (!this.hasBacklog(queue)) return true;
+    const admission = this.health.admit();
+    if (admission === 'skip') return false;
+    try {
+      return await this.flushWith(queue, admission);
+    } finally {
+      this.health.settle(admission);
+    }
+  }
+
+  /**
+   * Journals the session's messages held in memory only, now that the disk may take them;
+   * true when none is left in memory only.
+   */
+  async journalBuffered(queue: PendingQueue): Promise<boolean> {
+    const buffered = queue.buffered();
+    if (buffered.length === 0) return true;
+    const appended = await this.spool.append(buffered.map((entry) => entry.record));
+    if (appended.kind === 'failed') return false;
+    buffered.forEach((entry, index) => queue.journaled(entry, appended.locations[index]));
+    return true;
+  }
+
+  hasBacklog(queue: PendingQueue): boolean {
+    return queue.size > 0 || this.spool.hasDiskOnly(queue.sessionId);
+  }
+
+  private async flushWith(queue: PendingQueue, admission: Admission): Promise<boolean> {
+    if (admission === 'skip') return false;
+    if (this.spool.hasDiskOnly(queue.sessionId)) {
+      const drained = await this.spool.drain(
+        queue.sessionId,
+        (records) => this.storeReplayed(queue, records),
+        FLUSH_CHUNK,
+      );
+      if (drained.kind === 'failed') return false;
+    }
+    while (queue.size > 0) {
+      const chunk = queue.peek(FLUSH_CHUNK);
+      const attempt = await this.writer.submit(
+        { sessionId: queue.sessionId, records: chunk.map((entry) => entry.record) },
+        { isolateRefusals: true },
+      );
+      if (attempt.kind !== 'written') {
+        this.failed(queue, attempt.kind === 'unavailable' ? attempt.error : attempt.reason, 0);
+        return false;
+      }
+      this.stored(queue.sessionId, attempt);
+      // A crash test's kill lands here: stored in the database, still in the journal.
+      this.failpoints.reach('transcript.flush-committed');
+      if (!(await this.setAside(chunk, attempt))) return false;
+      queue.shift(chunk.length);
+      await this.spool.resolve(journaledOf(chunk));
+    }
+    this.health.forget(queue.sessionId);
+    return true;
+  }
+
+  private async storeReplayed(queue: PendingQueue, records: MessageRecord[]): Promise<DrainStep> {
+    const attempt = await this.writer.submit(
+      { sessionId: queue.sessionId, records },
+      { isolateRefusals: true },
+    );
+    if (attempt.kind === 'unavailable') {
+      this.failed(queue, attempt.error, 0);
+      return { kind: 'failed', error: attempt.error };
+    }
+    if (attempt.kind === 'refused') return { kind: 'failed', error: new Error(attempt.reason) };
+    this.stored(queue.sessionId, attempt);
+    return { kind: 'stored', refused: attempt.refused };
+  }
+
+  /** Refused records of a flushed chunk go to the set-aside log; false when it cannot be written. */
+  private async setAside(chunk: PendingEntry[], attempt: Written): Promise<boolean> {
+    if (attempt.refused.length === 0) return true;
+    const reasons = new Map(attempt.refused.map(({ record, reason }) => [record.id, reason]));
+    try {
+      await this.spool.setAside(
+        chunk
+          .filter((entry) => reasons.has(entry.record.id))
+          .map((entry) => ({ ...entry, reason: reasons.get(entry.record.id) ?? '' })),
+      );
+      return true;
+    } catch (error) {
+      this.logger.error(
+        `Could not set aside ${reasons.size} refused message(s) of session ${chunk[0].record.sessionId}; keeping them: ${String(error)}`,
+      );
+      return false;
+    }
+  }
+
+  /** Journals `fresh` at the tail of the session's queue: QUEUED, or BUFFERED when the disk fails. */
+  private async hold(queue: PendingQueue, fresh: MessageRecord[]): Promise<WriteOutcome> {
+    const appended = await this.spool.append(fresh);
+    const journaled = appended.kind === 'written';
+    queue.push(
+      fresh.map((record, index) => ({
+        record,
+        location: journaled ? appended.locations[index] : null,
+      })),
+    );
+    await this.evictPastCap(queue);
+    return { kind: journaled ? 'queued' : 'buffered' };
+  }
+
+  /**
+   * Past the cap, the oldest messages leave memory: a journaled one is left to its copy on
+   * disk, which the drain replays; one held in memory only is journaled now if the disk takes
+   * it, and dropped (lost, and counted) when it does not.
+   */
+  private async evictPastCap(queue: PendingQueue): Promise<void> {
+    const cap = this.maxPendingPerSession;
+    const overflow = queue.size - cap;
+    if (overflow <= 0) return;
+    const evicted = queue.shift(overflow);
+    const unjournaled = evicted.filter((entry) => entry.location === null);
+    if (unjournaled.length > 0) {
+      const appended = await this.spool.append(unjournaled.map((entry) => entry.record));
+      if (appended.kind === 'written') {
+        unjournaled.forEach((entry, index) => (entry.location = appended.locations[index]));
+      }
+    }
+    for (const entry of evicted) {
+      if (entry.location === null) {
+        this.metrics.messagesDropped.inc();
+        this.logger.warn(
+          `pending queue full for ${queue.sessionId} (cap=${cap}): dropping oldest message to make room (on-disk spool unavailable); lost message ${entry.record.id}`,
+        );
+      } else {
+        this.logger.warn(
+          `pending queue full for ${queue.sessionId} (cap=${cap}); spooled oldest message to ${this.spool.path} for replay after DB recovery (message ${entry.record.id})`,
+        );
+      }
+    }
+    this.spool.release(journaledOf(evicted));
+  }
+
+  private stored(sessionId: string, attempt: Written): void {
+    if (this.health.succeeded(sessionId)) {
+      this.logger.log('Database writable again; writing back what is pending');
+    }
+    if (attempt.revision !== null && attempt.inserted.length > 0) {
+      this.events.emit(
+        MessagesStored.event,
+        new MessagesStored(sessionId, attempt.inserted, attempt.revision),
+      );
+    }
+  }
+
+  private failed(queue: PendingQueue, error: unknown, fresh: number): void {
+    this.metrics.dbWriteFailures.inc();
+    this.events.emit(WriteFailed.event, new WriteFailed(queue.sessionId));
+    this.health.failed(queue.sessionId, error, queue.size + fresh);
+  }
+}
+
+function journaledOf(entries: readonly PendingEntry[]): JournaledRecord[] {
+  return entries.flatMap((entry) =>
+    entry.location ? [{ record: entry.record, location: entry.location }] : [],
+  );
+}

@@ -1,0 +1,154 @@
+import { Logger } from '@nestjs/common';
+import { type MetricsService } from '../metrics/metrics.service.js';
+import { type SpoolService } from '../spool/spool.service.js';
+import { type CoalescingWriter } from './coalescing-writer.js';
+import { type DatabaseHealth } from './database-health.js';
+import { type DurableWriter } from './durable-writer.js';
+import { type SessionBacklog } from './session-backlog.js';
+
+// Sessions written back at once, so that their writes share transactions.
+const FLUSH_CONCURRENCY = 16;
+// How often the background retry looks for journals of instances that are gone.
+const ADOPT_INTERVAL_MS = 30_000;
+
+/**
+ * What is owed outside any append: the journal found at start (written back before the
+ * instance answers), the background retry (probe while the database fails, then write back
+ * every session with messages pending, journal what the disk refused before), and shutdown.
+ */
+export class TranscriptRecovery {
+  private readonly logger = new Logger('Recovery');
+  private timer: NodeJS.Timeout | undefined;
+  private retryRun: Promise<void> | null = null;
+  private lastAdoption = 0;
+
+  constructor(
+    private readonly backlog: SessionBacklog,
+    private readonly durable: DurableWriter,
+    private readonly writer: CoalescingWriter,
+    private readonly spool: SpoolService,
+    private readonly health: DatabaseHealth,
+    private readonly metrics: MetricsService,
+    private readonly retryIntervalMs: number,
+  ) {}
+
+  /** Takes over what earlier runs journaled and writes it back; the newest acceptance time in it. */
+  async replayAtBoot(): Promise<number> {
+    const report = await this.spool.adoptOrphans();
+    this.lastAdoption = Date.now();
+    if (!report || report.records === 0) return report?.latestAcceptedAt ?? 0;
+    const left = await this.flushSessions(report.sessions);
+    if (left.length > 0) {
+      this.logger.warn(
+        `Boot replay left journaled messages of ${left.length} session(s) in ${this.spool.path}; ` +
+          `each is written back before its next append is stored, or by the background retry`,
+      );
+    } else {
+      this.logger.log(
+        `Boot replay stored ${report.records} journaled message(s) of ${report.sessions.length} session(s)`,
+      );
+    }
+    return report.latestAcceptedAt;
+  }
+
+  start(): void {
+    if (this.retryIntervalMs <= 0) return;
+    this.timer = setInterval(() => this.trigger(), this.retryIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Starts a background retry unless one runs. */
+  trigger(): void {
+    if (this.retryRun) return;
+    this.retryRun = this.retryAll()
+      .catch((error: unknown) => this.logger.error(`Background retry failed: ${String(error)}`))
+      .finally(() => {
+        this.retryRun = null;
+      });
+  }
+
+  /** Stops the retry, writes back what it can, and journals what memory alone holds. */
+  async shutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.retryRun;
+    if (this.backlog.total > 0 && (!this.health.isFailing || (await this.probe()))) {
+      // Sessions with older messages on disk wait for the next start: order comes first.
+      const memoryOnly = this.backlog.sessions().filter((id) => !this.spool.hasDiskOnly(id));
+      await this.flushSessions(memoryOnly);
+    }
+    let lost = 0;
+    for (const sessionId of this.backlog.sessions()) {
+      await this.backlog.withSession(sessionId, async (queue) => {
+        const buffered = queue.buffered().length;
+        if (!(await this.durable.journalBuffered(queue))) lost += buffered;
+      });
+    }
+    const summary = `Shutdown: ${this.backlog.total - lost} pending message(s) left in the journal at ${this.spool.path}`;
+    if (lost > 0) {
+      this.metrics.messagesDropped.inc(lost);
+      this.logger.error(
+        `${summary}; ${lost} held in memory only (BUFFERED) could not be journaled and are lost`,
+      );
+    } else {
+      this.logger.log(summary);
+    }
+  }
+
+  private async retryAll(): Promise<void> {
+    if (this.health.isFailing && !(await this.probe())) return;
+    if (Date.now() - this.lastAdoption >= ADOPT_INTERVAL_MS) {
+      this.lastAdoption = Date.now();
+      await this.spool.adoptOrphans();
+    }
+    if (this.backlog.totalBuffered > 0) {
+      for (const sessionId of this.backlog.sessions()) {
+        await this.backlog.withSession(sessionId, (queue) => this.durable.journalBuffered(queue));
+      }
+    }
+    const sessions = new Set([...this.backlog.sessions(), ...this.spool.sessionsWithDiskOnly()]);
+    await this.flushSessions([...sessions]);
+  }
+
+  /**
+   * Writes back each session, a few at a time, until the database fails; returns those not
+   * finished.
+   */
+  private async flushSessions(sessionIds: string[]): Promise<string[]> {
+    const left: string[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < sessionIds.length) {
+        const sessionId = sessionIds[next++];
+        const done =
+          !this.health.isFailing &&
+          (await this.backlog.withSession(sessionId, (queue) => this.durable.flush(queue)));
+        if (!done) left.push(sessionId);
+      }
+    };
+    await Promise.all(Array.from({ length: FLUSH_CONCURRENCY }, worker));
+    return left;
+  }
+
+  /** The one probe, outside any session's lock: a probe may wait out a whole database timeout. */
+  private async probe(): Promise<boolean> {
+    if (!this.health.startProbe()) return false;
+    try {
+      const beat = await this.writer.heartbeat();
+      if (beat.kind === 'unavailable') {
+        this.health.probeFailed(
+          beat.error,
+          `${this.backlog.total} message(s) pending in memory, ${this.spool.sessionsWithDiskOnly().length} session(s) with messages on disk only`,
+        );
+        return false;
+      }
+    } finally {
+      this.health.finishProbe();
+    }
+    if (this.health.succeeded()) {
+      this.logger.log(
+        `Database writable again; writing back ${this.backlog.total} pending message(s) of ${this.backlog.sessions().length} session(s)`,
+      );
+    }
+    return true;
+  }
+}
