@@ -1,0 +1,197 @@
+import { type Failpoints } from '../common/failpoints.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { type JournalFiles } from './journal-files.js';
+import { type DiskEntry, type JournalIndex, type RecordLocation } from './journal-index.js';
+import { readBack } from './journal-reader.js';
+import { type JournalAppend, type JournalWriter } from './journal-writer.js';
+import { type SetAsideEntry, type SetAsideLog } from './set-aside-log.js';
+
+/** A record the database refused, with its reason: it is set aside, not retried. */
+export interface RefusedRecord {
+  record: MessageRecord;
+  reason: string;
+}
+
+/** What the drain's store callback made of one batch. */
+export type DrainStep =
+  { kind: 'stored'; refused: RefusedRecord[] } | { kind: 'failed'; error: unknown };
+
+/** What a drain came to: all of the session's disk-only records gone, or stopped (and kept). */
+export type DrainOutcome =
+  | { kind: 'drained'; stored: number; setAside: number }
+  | { kind: 'failed'; stored: number; error: unknown };
+
+/** A journaled record, with the place that proves it is on disk. */
+export interface JournaledRecord {
+  record: MessageRecord;
+  location: RecordLocation;
+}
+
+/** What the journal tells the outside (logs, metrics) as it works. */
+export interface JournalEvents {
+  /** Entries were written to the set-aside log. */
+  setAside(entries: readonly SetAsideEntry[], reason: 'refused' | 'corrupt'): void;
+  /** `count` records read back from disk were stored. */
+  replayed(count: number): void;
+  /** Segments were deleted (their owner may be done with). */
+  segmentsRemoved(names: readonly string[]): Promise<void>;
+}
+
+/**
+ * The journal's operations over its parts: the writer appends, the index knows what is owed,
+ * the set-aside log keeps what cannot be replayed. Knows nothing of Nest, locks or logs.
+ */
+export class Journal {
+  constructor(
+    private readonly files: JournalFiles,
+    private readonly index: JournalIndex,
+    private readonly writer: JournalWriter,
+    private readonly setAsideLog: SetAsideLog,
+    private readonly events: JournalEvents,
+    private readonly failpoints: Failpoints,
+  ) {}
+
+  append(records: MessageRecord[]): Promise<JournalAppend> {
+    return this.writer.append(records);
+  }
+
+  /** These journaled records left memory: from now on the drain reads them back from disk. */
+  release(records: readonly JournaledRecord[]): void {
+    this.index.addDiskOnly(records.map(diskEntryOf));
+  }
+
+  /** These journaled records are stored (or set aside): the journal owes them no more. */
+  resolve(records: readonly JournaledRecord[]): Promise<void> {
+    return this.resolveEntries(
+      records.map(({ record, location }) => ({
+        id: record.id,
+        sessionId: record.sessionId,
+        location,
+      })),
+    );
+  }
+
+  /**
+   * Keeps records the database refused in the set-aside log (synced) with their reasons, then
+   * lets go of their journaled copies. Rejects when the log cannot be written: they stay owed.
+   */
+  async setAside(
+    refused: readonly (RefusedRecord & { location: RecordLocation | null })[],
+  ): Promise<void> {
+    if (refused.length === 0) return;
+    const entries = refused.map(({ record, reason, location }) => ({
+      at: Date.now(),
+      reason: `refused by the database: ${reason}`,
+      source: location?.segment ?? 'memory',
+      ...(location ? { offset: location.offset } : {}),
+      sessionId: record.sessionId,
+      messageId: record.id,
+      record,
+    }));
+    await this.setAsideLog.append(entries);
+    this.events.setAside(entries, 'refused');
+    await this.resolve(
+      refused.flatMap(({ record, location }) => (location ? [{ record, location }] : [])),
+    );
+  }
+
+  /**
+   * Stores the session's disk-only records, oldest first, `batchSize` at a time, through
+   * `store`. Each batch is let go only after `store` answered that it is stored; refused
+   * records are set aside. Stops at the first failure, keeping that batch and all after it.
+   */
+  async drain(
+    sessionId: string,
+    store: (records: MessageRecord[]) => Promise<DrainStep>,
+    batchSize: number,
+  ): Promise<DrainOutcome> {
+    let stored = 0;
+    let setAside = 0;
+    for (;;) {
+      const entries = this.index.diskOnlyOf(sessionId, batchSize);
+      if (entries.length === 0) return { kind: 'drained', stored, setAside };
+      let batch: JournaledRecord[];
+      let step: DrainStep;
+      try {
+        batch = await this.readEntries(entries);
+        step = batch.length > 0 ? await store(batch.map(({ record }) => record)) : NOTHING;
+      } catch (error) {
+        return { kind: 'failed', stored, error };
+      }
+      if (step.kind === 'failed') return { kind: 'failed', stored, error: step.error };
+      // A crash test's kill lands here: stored in the database, still owed by the journal.
+      this.failpoints.reach('spool.drain-committed');
+      const reasons = new Map(step.refused.map(({ record, reason }) => [record.id, reason]));
+      try {
+        await this.setAside(
+          batch
+            .filter(({ record }) => reasons.has(record.id))
+            .map((journaled) => ({ ...journaled, reason: reasons.get(journaled.record.id) ?? '' })),
+        );
+      } catch (error) {
+        return { kind: 'failed', stored, error };
+      }
+      await this.resolve(batch.filter(({ record }) => !reasons.has(record.id)));
+      stored += batch.length - reasons.size;
+      setAside += reasons.size;
+      this.events.replayed(batch.length - reasons.size);
+    }
+  }
+
+  /** The session's disk-only record of this id, read back from disk; undefined when none. */
+  async find(sessionId: string, id: string): Promise<MessageRecord | undefined> {
+    const entry = this.index.findDiskOnly(sessionId, id);
+    if (!entry) return undefined;
+    const [found] = await readBack(this.files, [entry]);
+    return found.kind === 'record' ? found.record : undefined;
+  }
+
+  /** Reads back `entries`; unreadable ones are set aside at once, so they cannot stall the drain. */
+  private async readEntries(entries: DiskEntry[]): Promise<JournaledRecord[]> {
+    const results = await readBack(this.files, entries);
+    const unreadable: SetAsideEntry[] = [];
+    const lost: DiskEntry[] = [];
+    const readable: JournaledRecord[] = [];
+    results.forEach((result, index) => {
+      const entry = entries[index];
+      if (result.kind === 'record') {
+        readable.push({ record: result.record, location: entry.location });
+        return;
+      }
+      lost.push(entry);
+      unreadable.push({
+        at: Date.now(),
+        reason: result.reason,
+        source: entry.location.segment,
+        offset: entry.location.offset,
+        sessionId: entry.sessionId,
+        messageId: entry.id,
+      });
+    });
+    if (unreadable.length === 0) return readable;
+    await this.setAsideLog.append(unreadable);
+    this.events.setAside(unreadable, 'corrupt');
+    await this.resolveEntries(lost);
+    return readable;
+  }
+
+  private async resolveEntries(
+    entries: readonly { id: string; sessionId: string; location: RecordLocation }[],
+  ): Promise<void> {
+    const emptied = this.index.resolve(entries);
+    if (emptied.length === 0) return;
+    await this.events.segmentsRemoved(await this.writer.release(emptied));
+  }
+}
+
+const NOTHING: DrainStep = { kind: 'stored', refused: [] };
+
+function diskEntryOf({ record, location }: JournaledRecord): DiskEntry {
+  return {
+    id: record.id,
+    sessionId: record.sessionId,
+    orderKey: record.orderKey,
+    acceptedAt: record.acceptedAt,
+    location,
+  };
+}
