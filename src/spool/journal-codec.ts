@@ -62,7 +62,7 @@ export function decodeJournalLine(line: Buffer): DecodedLine {
     return { kind: 'bad', reason: `unknown format version ${JSON.stringify(fields.v)}` };
   }
   try {
-    return { kind: 'record', record: messageOf(fields.message) };
+    return { kind: 'record', record: parseJournalMessage(fields.message) };
   } catch (error) {
     return { kind: 'bad', reason: `bad message: ${(error as Error).message}` };
   }
@@ -72,7 +72,8 @@ function checksum(bytes: Buffer): string {
   return crc32(bytes).toString(16).padStart(8, '0');
 }
 
-function messageOf(value: unknown): MessageRecord {
+/** A message as the journal writes it, checked field by field; throws with the first problem. */
+export function parseJournalMessage(value: unknown): MessageRecord {
   const message = requireObject(value);
   const sessionId = requireString(message, 'sessionId');
   if (!SESSION_ID_PATTERN.test(sessionId)) throw new Error('sessionId is not a session id');

@@ -16,6 +16,7 @@ import { JournalAdoption, type AdoptionReport } from './journal-adoption.js';
 import { NodeJournalFiles, type JournalFiles } from './journal-files.js';
 import { JournalIndex, type RecordLocation } from './journal-index.js';
 import { JournalWriter, type JournalAppend } from './journal-writer.js';
+import { importLegacySpool } from './legacy-spool.js';
 import { OwnerLock } from './owner-lock.js';
 import {
   SET_ASIDE_LOG,
@@ -127,6 +128,17 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     try {
       await this.ready();
       const report = await this.adoption.adopt();
+      const legacy = await importLegacySpool(this.files, this.journal);
+      if (legacy.length > 0) {
+        report.records += legacy.length;
+        report.sessions = [...new Set([...report.sessions, ...legacy.map((r) => r.sessionId)])];
+        for (const record of legacy) {
+          report.latestAcceptedAt = Math.max(report.latestAcceptedAt, record.acceptedAt);
+        }
+        this.logger.log(
+          `Journaled ${legacy.length} message(s) found in Scribe 0.1 spool files, and deleted the files`,
+        );
+      }
       if (report.setAside > 0) {
         this.logger.error(
           `Journal: set aside ${report.setAside} unreadable line(s) of ${report.segments} segment(s) in ${this.path}/${SET_ASIDE_LOG}`,
