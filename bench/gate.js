@@ -41,12 +41,12 @@ export async function coldFanOutInProcess() {
   const { AppModule } = await import('../dist/app.module.js');
   const { ScribeConfig } = await import('../dist/config/scribe-config.js');
   const { TranscriptService } = await import('../dist/transcript/transcript.service.js');
-  const { SessionService } = await import('../dist/session/session.service.js');
+  const { SessionQueries } = await import('../dist/database/session-queries.js');
   const { SessionResolveGate } = await import('../dist/session/session-resolve-gate.js');
   const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error'] });
   try {
     const transcripts = app.get(TranscriptService);
-    const sessions = app.get(SessionService);
+    const sessions = app.get(SessionQueries);
     const config = app.get(ScribeConfig);
     const content = 'x'.repeat(400);
     for (let start = 0; start < 5000; start += 1000) {

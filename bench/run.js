@@ -1,6 +1,12 @@
 // `npm run bench`: measurements side by side in one run, each against one started server.
 // Absolute numbers on shared machines are noisy; compare the ratios measured in the same run.
-import { memoryAtCap, outageLatency, queueOverhead, replayRate } from './durability.js';
+import {
+  durableLayerCost,
+  healthyAppendRate,
+  memoryAtCap,
+  outageThroughput,
+  replayRate,
+} from './durability.js';
 import { cheapReadsUnderLoad, coldFanOutInProcess, coldFanOutOverHttp } from './gate.js';
 import { fmt, load, startServer } from './lib.js';
 
@@ -74,10 +80,10 @@ const sections = {
     }
   },
   durability: async () => {
-    await queueOverhead();
-    await outageLatency();
-    await memoryAtCap();
+    await outageThroughput();
     await replayRate();
+    await durableLayerCost(await healthyAppendRate());
+    await memoryAtCap();
   },
   gate: async () => {
     await coldFanOutInProcess();

@@ -6,13 +6,60 @@ import { type DiskEntry } from './journal-index.js';
 const MERGE_GAP_BYTES = 64 * 1024;
 
 /**
- * Reads the records of `entries` back from their segments, one read per run of nearby lines,
- * and checks each again (checksum, and that it is the record the index expects). Results are
- * in the order of `entries`; a line that no longer reads back says why.
+ * Whole segments recently read, up to `maxBytes`, least recently used out first. A session's
+ * records are spread through segments shared by every session, so draining sessions one by
+ * one would otherwise read the same segments over and over (at start, once per session).
+ * Segments only grow, so a copy serves any range it is long enough for.
+ */
+export class SegmentCache {
+  private readonly buffers = new Map<string, Buffer>();
+  private bytes = 0;
+
+  constructor(readonly maxBytes: number) {}
+
+  /** The cached copy of `segment` when it holds at least `end` bytes. */
+  get(segment: string, end: number): Buffer | undefined {
+    const buffer = this.buffers.get(segment);
+    if (!buffer || buffer.length < end) return undefined;
+    this.buffers.delete(segment);
+    this.buffers.set(segment, buffer);
+    return buffer;
+  }
+
+  set(segment: string, buffer: Buffer): void {
+    this.delete(segment);
+    if (buffer.length > this.maxBytes) return;
+    for (const [name, cached] of this.buffers) {
+      if (this.bytes + buffer.length <= this.maxBytes) break;
+      this.buffers.delete(name);
+      this.bytes -= cached.length;
+    }
+    this.buffers.set(segment, buffer);
+    this.bytes += buffer.length;
+  }
+
+  delete(segment: string): void {
+    const buffer = this.buffers.get(segment);
+    if (!buffer) return;
+    this.buffers.delete(segment);
+    this.bytes -= buffer.length;
+  }
+
+  get size(): number {
+    return this.bytes;
+  }
+}
+
+/**
+ * Reads the records of `entries` back from their segments and checks each again (checksum,
+ * and that it is the record the index expects). With a cache, a segment is read whole once
+ * and kept; without, one read per run of nearby lines. Results are in the order of `entries`;
+ * a line that no longer reads back says why.
  */
 export async function readBack(
   files: JournalFiles,
   entries: readonly DiskEntry[],
+  cache?: SegmentCache,
 ): Promise<DecodedLine[]> {
   const results: DecodedLine[] = new Array<DecodedLine>(entries.length);
   const bySegment = new Map<string, number[]>();
@@ -22,6 +69,7 @@ export async function readBack(
     bySegment.set(entry.location.segment, indexes);
   });
   for (const [segment, indexes] of bySegment) {
+    if (cache && (await readWhole(files, segment, indexes, entries, results, cache))) continue;
     indexes.sort((left, right) => entries[left].location.offset - entries[right].location.offset);
     const runs: { offset: number; length: number; members: number[] }[] = [];
     for (const index of indexes) {
@@ -51,6 +99,37 @@ export async function readBack(
     });
   }
   return results;
+}
+
+/** Serves `indexes` from the cached (or freshly read) whole segment; false when too big to cache. */
+async function readWhole(
+  files: JournalFiles,
+  segment: string,
+  indexes: readonly number[],
+  entries: readonly DiskEntry[],
+  results: DecodedLine[],
+  cache: SegmentCache,
+): Promise<boolean> {
+  const end = Math.max(
+    ...indexes.map((index) => entries[index].location.offset + entries[index].location.length),
+  );
+  let buffer = cache.get(segment, end);
+  if (!buffer) {
+    try {
+      buffer = await files.read(segment);
+    } catch (error) {
+      const reason = `segment unreadable: ${(error as Error).message}`;
+      for (const index of indexes) results[index] = { kind: 'bad', reason };
+      return true;
+    }
+    if (buffer.length > cache.maxBytes) return false;
+    cache.set(segment, buffer);
+  }
+  for (const index of indexes) {
+    const { offset, length } = entries[index].location;
+    results[index] = checkLine(buffer.subarray(offset, offset + length), length, entries[index]);
+  }
+  return true;
 }
 
 function checkLine(line: Buffer, length: number, entry: DiskEntry): DecodedLine {

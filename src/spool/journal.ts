@@ -2,7 +2,7 @@ import { type Failpoints } from '../common/failpoints.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type JournalFiles } from './journal-files.js';
 import { type DiskEntry, type JournalIndex, type RecordLocation } from './journal-index.js';
-import { readBack } from './journal-reader.js';
+import { SegmentCache, readBack } from './journal-reader.js';
 import { type JournalAppend, type JournalWriter } from './journal-writer.js';
 import { type SetAsideEntry, type SetAsideLog } from './set-aside-log.js';
 
@@ -41,7 +41,12 @@ export interface JournalEvents {
  * The journal's operations over its parts: the writer appends, the index knows what is owed,
  * the set-aside log keeps what cannot be replayed. Knows nothing of Nest, locks or logs.
  */
+// Whole segments kept in memory for reading back (see SegmentCache).
+const READ_CACHE_BYTES = 64 * 1024 * 1024;
+
 export class Journal {
+  private readonly cache = new SegmentCache(READ_CACHE_BYTES);
+
   constructor(
     private readonly files: JournalFiles,
     private readonly index: JournalIndex,
@@ -142,13 +147,13 @@ export class Journal {
   async find(sessionId: string, id: string): Promise<MessageRecord | undefined> {
     const entry = this.index.findDiskOnly(sessionId, id);
     if (!entry) return undefined;
-    const [found] = await readBack(this.files, [entry]);
+    const [found] = await readBack(this.files, [entry], this.cache);
     return found.kind === 'record' ? found.record : undefined;
   }
 
   /** Reads back `entries`; unreadable ones are set aside at once, so they cannot stall the drain. */
   private async readEntries(entries: DiskEntry[]): Promise<JournaledRecord[]> {
-    const results = await readBack(this.files, entries);
+    const results = await readBack(this.files, entries, this.cache);
     const unreadable: SetAsideEntry[] = [];
     const lost: DiskEntry[] = [];
     const readable: JournaledRecord[] = [];
@@ -180,7 +185,9 @@ export class Journal {
   ): Promise<void> {
     const emptied = this.index.resolve(entries);
     if (emptied.length === 0) return;
-    await this.events.segmentsRemoved(await this.writer.release(emptied));
+    const removed = await this.writer.release(emptied);
+    for (const name of removed) this.cache.delete(name);
+    await this.events.segmentsRemoved(removed);
   }
 }
 
