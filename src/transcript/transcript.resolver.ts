@@ -14,7 +14,7 @@ export class TranscriptResolver {
 
   @Mutation(() => AppendMessagePayload, {
     description:
-      'Appends one message to a session, creating the session if it is new. The answer says whether it is stored yet (PERSISTED) or held until the database can take it (QUEUED).',
+      'Appends one message to a session, creating the session if it is new. The status says what the answer promises: committed (PERSISTED), in the journal on local disk until the database takes it (QUEUED), or held in memory only because neither could take it (BUFFERED).',
   })
   async appendMessage(@Args('input') input: AppendMessageInput): Promise<AppendMessagePayload> {
     const { sessionId, ...message } = input;
@@ -24,7 +24,7 @@ export class TranscriptResolver {
 
   @Mutation(() => AppendMessagesPayload, {
     description:
-      'Appends several messages to one session in one round trip, stored atomically and in order.',
+      'Appends several messages to one session in one round trip, stored atomically and in order. The status is the weakest promise among them.',
   })
   async appendMessages(@Args('input') input: AppendMessagesInput): Promise<AppendMessagesPayload> {
     const result = await this.transcripts.append(
