@@ -5,6 +5,7 @@ import { type NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
 import { configureHttp } from './common/http/configure-http.js';
 import { LOG_LEVELS, validateEnvironment, type Environment } from './config/environment.js';
+import { describeError } from './common/errors/describe-error.js';
 
 /** Nest log levels from the most severe down to and including `level`. */
 export function logLevelsUpTo(level: Environment['LOG_LEVEL']): LogLevel[] {
@@ -16,7 +17,7 @@ async function bootstrap(): Promise<void> {
   try {
     environment = validateEnvironment(process.env);
   } catch (error) {
-    process.stderr.write(`scribe: invalid configuration: ${(error as Error).message}\n`);
+    process.stderr.write(`scribe: invalid configuration: ${describeError(error)}\n`);
     process.exit(1);
   }
   const app = await NestFactory.create<NestExpressApplication>(AppModule, {
@@ -32,6 +33,6 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((error: unknown) => {
-  new Logger('Scribe').fatal(`Failed to start: ${(error as Error)?.message ?? String(error)}`);
+  new Logger('Scribe').fatal(`Failed to start: ${describeError(error)}`);
   process.exit(1);
 });

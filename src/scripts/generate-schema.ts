@@ -4,6 +4,7 @@ import { GraphQLSchemaBuilderModule, GraphQLSchemaFactory } from '@nestjs/graphq
 import { lexicographicSortSchema, printSchema } from 'graphql';
 import { writeFileSync } from 'node:fs';
 import { SCHEMA_RESOLVERS } from '../graphql-resolvers.js';
+import { describeError } from '../common/errors/describe-error.js';
 
 /**
  * Writes the code-first schema as SDL to the path given (default `schema.gql`), without a
@@ -19,6 +20,6 @@ async function generate(target: string): Promise<void> {
 }
 
 generate(process.argv[2] ?? 'schema.gql').catch((error: unknown) => {
-  process.stderr.write(`schema generation failed: ${String(error)}\n`);
+  process.stderr.write(`schema generation failed: ${describeError(error)}\n`);
   process.exit(1);
 });

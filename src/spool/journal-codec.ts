@@ -3,6 +3,7 @@ import { SESSION_ID_PATTERN } from '../common/validation/session-id.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { MessageRole } from '../message/message-role.js';
 import { parseOrderKey } from '../message/order-key.js';
+import { describeError } from '../common/errors/describe-error.js';
 
 /**
  * One journal record is one line of JSON, readable with `cat` and `jq`:
@@ -64,7 +65,7 @@ export function decodeJournalLine(line: Buffer): DecodedLine {
   try {
     return { kind: 'record', record: parseJournalMessage(fields.message) };
   } catch (error) {
-    return { kind: 'bad', reason: `bad message: ${(error as Error).message}` };
+    return { kind: 'bad', reason: `bad message: ${describeError(error)}` };
   }
 }
 

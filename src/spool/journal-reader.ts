@@ -1,6 +1,7 @@
 import { type DecodedLine, decodeJournalLine } from './journal-codec.js';
 import { type JournalFiles } from './journal-files.js';
 import { type DiskEntry } from './journal-index.js';
+import { describeError } from '../common/errors/describe-error.js';
 
 // Ranges of one segment closer than this are read in one go.
 const MERGE_GAP_BYTES = 64 * 1024;
@@ -86,7 +87,7 @@ export async function readBack(
     try {
       buffers = await files.readRanges(segment, runs);
     } catch (error) {
-      const reason = `segment unreadable: ${(error as Error).message}`;
+      const reason = `segment unreadable: ${describeError(error)}`;
       for (const index of indexes) results[index] = { kind: 'bad', reason };
       continue;
     }
@@ -118,7 +119,7 @@ async function readWhole(
     try {
       buffer = await files.read(segment);
     } catch (error) {
-      const reason = `segment unreadable: ${(error as Error).message}`;
+      const reason = `segment unreadable: ${describeError(error)}`;
       for (const index of indexes) results[index] = { kind: 'bad', reason };
       return true;
     }

@@ -5,6 +5,7 @@ import { encodeJournalLine } from './journal-codec.js';
 import { type JournalFiles, type WritableFile } from './journal-files.js';
 import { type JournalIndex, type RecordLocation } from './journal-index.js';
 import { type SegmentNamer } from './segment-names.js';
+import { describeError } from '../common/errors/describe-error.js';
 
 /** What a journal append came to: on disk and synced, or not there at all. */
 export type JournalAppend =
@@ -74,7 +75,13 @@ export class JournalWriter {
           await active.file.close().catch(() => undefined);
         }
         if (!this.index.isSealed(name)) continue;
-        await this.files.remove(name);
+        try {
+          await this.files.remove(name);
+        } catch {
+          // Left on disk, sealed and counted: the next start adopts it again and the store
+          // skips what it holds. A failed unlink must not fail the drain that stored them.
+          continue;
+        }
         this.index.removeSegment(name);
         removed.push(name);
       }
@@ -179,7 +186,7 @@ class SyncFailedError extends Error {
   readonly code: unknown;
 
   constructor(cause: unknown) {
-    super(`fdatasync failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(`fdatasync failed: ${describeError(cause)}`, { cause });
     this.code = (cause as { code?: unknown } | null)?.code;
   }
 }

@@ -9,6 +9,7 @@ import { type CoalescingWriter, type WriteAttempt } from './coalescing-writer.js
 import { type Admission, type DatabaseHealth } from './database-health.js';
 import { type PendingEntry, type PendingQueue } from './session-backlog.js';
 import { type WriteOutcome } from './write-outcome.js';
+import { describeError } from '../common/errors/describe-error.js';
 
 // Records per transaction when a session's backlog or journal is written back.
 const FLUSH_CHUNK = 1000;
@@ -118,7 +119,9 @@ export class DurableWriter {
       this.failpoints.reach('transcript.flush-committed');
       if (!(await this.setAside(chunk, attempt))) return false;
       queue.shift(chunk.length);
-      await this.spool.resolve(journaledOf(chunk));
+      // Setting aside let go of the refused records' journal lines already.
+      const refused = new Set(attempt.refused.map(({ record }) => record.id));
+      await this.spool.resolve(journaledOf(chunk.filter((entry) => !refused.has(entry.record.id))));
     }
     this.health.forget(queue.sessionId);
     return true;
@@ -151,7 +154,7 @@ export class DurableWriter {
       return true;
     } catch (error) {
       this.logger.error(
-        `Could not set aside ${reasons.size} refused message(s) of session ${chunk[0].record.sessionId}; keeping them: ${String(error)}`,
+        `Could not set aside ${reasons.size} refused message(s) of session ${chunk[0].record.sessionId}; keeping them: ${describeError(error)}`,
       );
       return false;
     }

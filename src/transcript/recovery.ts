@@ -5,6 +5,7 @@ import { type CoalescingWriter } from './coalescing-writer.js';
 import { type DatabaseHealth } from './database-health.js';
 import { type DurableWriter } from './durable-writer.js';
 import { type SessionBacklog } from './session-backlog.js';
+import { describeError } from '../common/errors/describe-error.js';
 
 // Sessions written back at once, so that their writes share transactions.
 const FLUSH_CONCURRENCY = 16;
@@ -61,7 +62,9 @@ export class TranscriptRecovery {
   trigger(): void {
     if (this.retryRun) return;
     this.retryRun = this.retryAll()
-      .catch((error: unknown) => this.logger.error(`Background retry failed: ${String(error)}`))
+      .catch((error: unknown) =>
+        this.logger.error(`Background retry failed: ${describeError(error)}`),
+      )
       .finally(() => {
         this.retryRun = null;
       });
@@ -95,15 +98,16 @@ export class TranscriptRecovery {
   }
 
   private async retryAll(): Promise<void> {
-    if (this.health.isFailing && !(await this.probe())) return;
-    if (Date.now() - this.lastAdoption >= ADOPT_INTERVAL_MS) {
-      this.lastAdoption = Date.now();
-      await this.spool.adoptOrphans();
-    }
+    // Memory alone is lost in a crash: journal it as soon as the disk takes it, outage or not.
     if (this.backlog.totalBuffered > 0) {
       for (const sessionId of this.backlog.sessions()) {
         await this.backlog.withSession(sessionId, (queue) => this.durable.journalBuffered(queue));
       }
+    }
+    if (this.health.isFailing && !(await this.probe())) return;
+    if (Date.now() - this.lastAdoption >= ADOPT_INTERVAL_MS) {
+      this.lastAdoption = Date.now();
+      await this.spool.adoptOrphans();
     }
     const sessions = new Set([...this.backlog.sessions(), ...this.spool.sessionsWithDiskOnly()]);
     await this.flushSessions([...sessions]);
