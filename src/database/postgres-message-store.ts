@@ -38,9 +38,13 @@ export class PostgresMessageStore
     );
   }
 
+  // Housekeeping only: an instance must start (and journal) while the database is down.
   async onModuleInit(): Promise<void> {
     const statement = pruneHeartbeats('postgres', Date.now());
-    await this.transaction((client) => client.query(statement.sql, statement.values));
+    await this.transaction((client) => client.query(statement.sql, statement.values)).catch(
+      (error: unknown) =>
+        this.logger.warn(`Old heartbeat rows not pruned at start: ${describeError(error)}`),
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -68,6 +72,12 @@ export class PostgresMessageStore
 
   private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    // A checked-out client is the caller's to watch: the pool stops listening to it, and an
+    // 'error' event nobody hears (the socket reset by an outage) would end the process. The
+    // query in flight fails with it anyway, and that is how the write learns of it.
+    const onError = (error: Error) =>
+      this.logger.warn(`PostgreSQL write connection lost: ${describeError(error)}`);
+    client.on('error', onError);
     let result: T;
     try {
       await client.query('BEGIN');
@@ -76,9 +86,11 @@ export class PostgresMessageStore
     } catch (error) {
       // Destroyed, not rolled back and reused: after a failed COMMIT or a broken socket its
       // state is unknown, and a fresh connection costs little next to an outage.
+      client.off('error', onError);
       client.release(true);
       throw error;
     }
+    client.off('error', onError);
     client.release();
     return result;
   }

@@ -46,10 +46,14 @@ export class SqliteMessageStore
     super();
   }
 
+  // Housekeeping only: an instance must start (and journal) while another process holds the
+  // write lock, so a failure here is a warning.
   async onModuleInit(): Promise<void> {
-    // The schema exists (migrations ran first); this only fails on a broken file.
     const statement = pruneHeartbeats('sqlite', Date.now());
-    await this.transaction((connection) => connection.all(statement.sql, statement.values));
+    await this.transaction((connection) => connection.all(statement.sql, statement.values)).catch(
+      (error: unknown) =>
+        this.logger.warn(`Old heartbeat rows not pruned at start: ${describeError(error)}`),
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {
