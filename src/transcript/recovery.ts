@@ -98,19 +98,28 @@ export class TranscriptRecovery {
   }
 
   private async retryAll(): Promise<void> {
-    // Memory alone is lost in a crash: journal it as soon as the disk takes it, outage or not.
-    if (this.backlog.totalBuffered > 0) {
-      for (const sessionId of this.backlog.sessions()) {
-        await this.backlog.withSession(sessionId, (queue) => this.durable.journalBuffered(queue));
-      }
+    if (this.health.isFailing && !(await this.probe())) {
+      // The database is down: memory alone is lost in a crash, so it goes to the journal as
+      // soon as the disk takes it.
+      await this.journalBuffered();
+      return;
     }
-    if (this.health.isFailing && !(await this.probe())) return;
     if (Date.now() - this.lastAdoption >= ADOPT_INTERVAL_MS) {
       this.lastAdoption = Date.now();
       await this.spool.adoptOrphans();
     }
     const sessions = new Set([...this.backlog.sessions(), ...this.spool.sessionsWithDiskOnly()]);
     await this.flushSessions([...sessions]);
+    // Written back first: on a disk shared with the database, journal copies would take the
+    // very space the write-back needs. Only what it could not store is journaled.
+    await this.journalBuffered();
+  }
+
+  private async journalBuffered(): Promise<void> {
+    if (this.backlog.totalBuffered === 0) return;
+    for (const sessionId of this.backlog.sessions()) {
+      await this.backlog.withSession(sessionId, (queue) => this.durable.journalBuffered(queue));
+    }
   }
 
   /**
