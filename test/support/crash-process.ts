@@ -1,0 +1,57 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { type ProcessEnd } from './server-process.js';
+
+const MAIN = resolve('dist/main.js');
+export const READY_LINE = /GraphQL API ready at http:\/\/\S+\/graphql/;
+
+/** How a child process ended, once it has (at once if it has already). */
+export function processEnd(child: ChildProcess): Promise<ProcessEnd> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  }
+  return new Promise((resolveEnd) =>
+    child.once('exit', (code, signal) => resolveEnd({ code, signal })),
+  );
+}
+
+/** Resolves with `promise`, or rejects with `what` after `timeoutMs`. */
+export async function within<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, rejectTimeout) => {
+    timer = setTimeout(() => rejectTimeout(new Error(`${what} within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export interface BootingServer {
+  child: ChildProcess;
+  output(): string;
+  ended: Promise<ProcessEnd>;
+}
+
+/**
+ * Spawns the built server like startServer() does, without waiting for it to be ready: for
+ * the restarts that are killed during their boot replay, before they could ever say ready.
+ */
+export function spawnServer(env: Record<string, string>): BootingServer {
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'log', NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  // 'close' comes once the output has been read to the end, after the exit.
+  const ended = new Promise<ProcessEnd>((resolveEnd) =>
+    child.once('close', (code, signal) => resolveEnd({ code, signal })),
+  );
+  return { child, output: () => output, ended };
+}
