@@ -114,6 +114,9 @@ export class JournalAdoption {
   ): Promise<DiskEntry[]> {
     const scanned: { name: string; entries: DiskEntry[]; bad: SetAsideEntry[]; bytes: number }[] =
       [];
+    // Ids this owner holds: they count as seen only once it is taken over (a failed one's
+    // records must not make another owner's copy of them a duplicate to be deleted).
+    const found = new Set<string>();
     for (const name of names) {
       const data = await this.files.read(name);
       const scan = scanSegment(data);
@@ -121,8 +124,9 @@ export class JournalAdoption {
       for (const { record, offset, length } of scan.records) {
         // A second copy of a record (written again after a failed sync, or by two instances
         // that raced one client id) is owed once.
-        if (seen.has(record.id) || this.index.findDiskOnly(record.sessionId, record.id)) continue;
-        seen.add(record.id);
+        if (found.has(record.id) || seen.has(record.id)) continue;
+        if (this.index.findDiskOnly(record.sessionId, record.id)) continue;
+        found.add(record.id);
         entries.push({
           id: record.id,
           sessionId: record.sessionId,
@@ -156,14 +160,16 @@ export class JournalAdoption {
         report.latestAcceptedAt = Math.max(report.latestAcceptedAt, entry.acceptedAt);
       }
       if (segment.entries.length === 0) {
-        // Empty, or nothing in it but what was just set aside: nothing is owed.
-        await this.files.remove(segment.name);
+        // Empty, or nothing in it but what was just set aside: nothing is owed. One that cannot
+        // be deleted is found again next round; the records of the others are owed already.
+        await this.files.remove(segment.name).catch(() => undefined);
         this.index.removeSegment(segment.name);
       } else {
         adopted.segments.add(segment.name);
       }
       entries.push(...segment.entries);
     }
+    for (const id of found) seen.add(id);
     report.owners.push(owner);
     report.segments += scanned.length;
     report.setAside += bad.length;

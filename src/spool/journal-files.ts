@@ -92,7 +92,11 @@ export class NodeJournalFiles implements JournalFiles {
     const handle = await open(this.path(name), 'a', FILE_MODE);
     try {
       const { size } = await handle.stat();
-      if (size === 0) await this.syncDirectory();
+      if (size === 0) {
+        // New (or empty): as in create(), the umask must not decide its mode.
+        await handle.chmod(FILE_MODE);
+        await this.syncDirectory();
+      }
       return { file: new NodeWritableFile(handle), size };
     } catch (error) {
       await handle.close().catch(() => undefined);
@@ -100,8 +104,9 @@ export class NodeJournalFiles implements JournalFiles {
     }
   }
 
-  read(name: string): Promise<Buffer> {
-    return readFile(this.path(name));
+  async read(name: string): Promise<Buffer> {
+    // Async, so that a refused name rejects like every other failure rather than throwing.
+    return await readFile(this.path(name));
   }
 
   async readRanges(

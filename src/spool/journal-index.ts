@@ -16,8 +16,12 @@ export interface DiskEntry {
 }
 
 interface SegmentState {
-  /** Records journaled in it that are neither stored nor set aside. */
-  live: number;
+  /**
+   * Offsets of the records journaled in it that are neither stored nor set aside. Offsets, not
+   * a count: a record resolved twice (by two paths that both stored it) must not let a segment
+   * go while another record in it is still owed.
+   */
+  live: Set<number>;
   bytes: number;
   /** No more records will be written to it. */
   sealed: boolean;
@@ -29,9 +33,9 @@ function sameLocation(left: RecordLocation, right: RecordLocation): boolean {
 }
 
 /**
- * What the journal holds, in memory: per segment how many of its records are still owed (a
- * segment whose count drops to zero can go), per session how many, and the session's records
- * that only the disk holds, in acceptance order, for the drain to read back.
+ * What the journal holds, in memory: per segment which of its records are still owed (a
+ * segment that owes none can go), per session how many, and the session's records that only
+ * the disk holds, in acceptance order, for the drain to read back.
  */
 export class JournalIndex {
   private readonly segments = new Map<string, SegmentState>();
@@ -43,14 +47,20 @@ export class JournalIndex {
   /** A segment begun (by the writer, or found at start and then `sealed`). */
   addSegment(segment: string, sealed: boolean): void {
     if (!this.segments.has(segment)) {
-      this.segments.set(segment, { live: 0, bytes: 0, sealed, oldestAcceptedAt: Infinity });
+      this.segments.set(segment, {
+        live: new Set(),
+        bytes: 0,
+        sealed,
+        oldestAcceptedAt: Infinity,
+      });
     }
   }
 
   /** A record written (or found) at `location`, not yet stored. */
   addLive(sessionId: string, acceptedAt: number, location: RecordLocation): void {
     const segment = this.segmentOf(location.segment);
-    segment.live += 1;
+    if (segment.live.has(location.offset)) return;
+    segment.live.add(location.offset);
     segment.bytes = Math.max(segment.bytes, location.offset + location.length);
     segment.oldestAcceptedAt = Math.min(segment.oldestAcceptedAt, acceptedAt);
     this.liveBySession.set(sessionId, (this.liveBySession.get(sessionId) ?? 0) + 1);
@@ -65,14 +75,23 @@ export class JournalIndex {
   /**
    * Entries only the disk holds from now on, appended after the session's others: callers add
    * them in acceptance order (the oldest leave memory first; at start they are sorted first).
+   * Returns the entries not added because the session has another copy of the message on disk
+   * already (two instances raced one client id; a file imported twice): those are owed
+   * nothing, and the caller resolves them.
    */
-  addDiskOnly(entries: readonly DiskEntry[]): void {
+  addDiskOnly(entries: readonly DiskEntry[]): DiskEntry[] {
     const unsorted = new Set<string>();
+    const copies: DiskEntry[] = [];
     for (const entry of entries) {
       let session = this.diskOnly.get(entry.sessionId);
       if (!session) {
         session = new Map();
         this.diskOnly.set(entry.sessionId, session);
+      }
+      const known = session.get(entry.id);
+      if (known) {
+        if (!sameLocation(known.location, entry.location)) copies.push(entry);
+        continue;
       }
       const last = this.lastDiskKey.get(entry.sessionId);
       if (last !== undefined && last > entry.orderKey) unsorted.add(entry.sessionId);
@@ -86,6 +105,7 @@ export class JournalIndex {
       );
       this.diskOnly.set(sessionId, new Map(sorted.map((entry) => [entry.id, entry])));
     }
+    return copies;
   }
 
   /**
@@ -97,6 +117,9 @@ export class JournalIndex {
   ): string[] {
     const emptied: string[] = [];
     for (const record of records) {
+      const segment = this.segments.get(record.location.segment);
+      // Resolved already (or never journaled here): nothing more is owed for it.
+      if (!segment?.live.delete(record.location.offset)) continue;
       const session = this.diskOnly.get(record.sessionId);
       const entry = session?.get(record.id);
       // Another copy of the same message (two instances raced one client id) is not this one.
@@ -108,8 +131,7 @@ export class JournalIndex {
       const live = (this.liveBySession.get(record.sessionId) ?? 0) - 1;
       if (live > 0) this.liveBySession.set(record.sessionId, live);
       else this.liveBySession.delete(record.sessionId);
-      const segment = this.segments.get(record.location.segment);
-      if (segment && --segment.live === 0) emptied.push(record.location.segment);
+      if (segment.live.size === 0) emptied.push(record.location.segment);
     }
     return emptied;
   }
@@ -124,7 +146,7 @@ export class JournalIndex {
   }
 
   liveIn(segment: string): number {
-    return this.segments.get(segment)?.live ?? 0;
+    return this.segments.get(segment)?.live.size ?? 0;
   }
 
   removeSegment(segment: string): void {
@@ -179,7 +201,7 @@ export class JournalIndex {
   get oldestAcceptedAt(): number | null {
     let oldest = Infinity;
     for (const segment of this.segments.values()) {
-      if (segment.live > 0) oldest = Math.min(oldest, segment.oldestAcceptedAt);
+      if (segment.live.size > 0) oldest = Math.min(oldest, segment.oldestAcceptedAt);
     }
     return oldest === Infinity ? null : oldest;
   }

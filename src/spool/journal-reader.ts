@@ -61,6 +61,7 @@ export async function readBack(
   files: JournalFiles,
   entries: readonly DiskEntry[],
   cache?: SegmentCache,
+  cacheable: (segment: string) => boolean = () => true,
 ): Promise<DecodedLine[]> {
   const results: DecodedLine[] = new Array<DecodedLine>(entries.length);
   const bySegment = new Map<string, number[]>();
@@ -70,7 +71,13 @@ export async function readBack(
     bySegment.set(entry.location.segment, indexes);
   });
   for (const [segment, indexes] of bySegment) {
-    if (cache && (await readWhole(files, segment, indexes, entries, results, cache))) continue;
+    if (
+      cache &&
+      cacheable(segment) &&
+      (await readWhole(files, segment, indexes, entries, results, cache))
+    ) {
+      continue;
+    }
     indexes.sort((left, right) => entries[left].location.offset - entries[right].location.offset);
     const runs: { offset: number; length: number; members: number[] }[] = [];
     for (const index of indexes) {

@@ -46,6 +46,9 @@ const READ_CACHE_BYTES = 64 * 1024 * 1024;
 
 export class Journal {
   private readonly cache = new SegmentCache(READ_CACHE_BYTES);
+  // Only a sealed segment stays as it is: the writer cuts a torn write back off the active one
+  // and writes the next batch at the same offsets, which a copy read meanwhile would not show.
+  private readonly cacheable = (segment: string): boolean => this.index.isSealed(segment);
 
   constructor(
     private readonly files: JournalFiles,
@@ -60,9 +63,13 @@ export class Journal {
     return this.writer.append(records);
   }
 
-  /** These journaled records left memory: from now on the drain reads them back from disk. */
-  release(records: readonly JournaledRecord[]): void {
-    this.index.addDiskOnly(records.map(diskEntryOf));
+  /**
+   * These journaled records left memory: from now on the drain reads them back from disk. A
+   * record the disk holds a copy of already (another instance's, adopted) is owed once.
+   */
+  async release(records: readonly JournaledRecord[]): Promise<void> {
+    const copies = this.index.addDiskOnly(records.map(diskEntryOf));
+    await this.resolveEntries(copies);
   }
 
   /** These journaled records are stored (or set aside): the journal owes them no more. */
@@ -147,13 +154,13 @@ export class Journal {
   async find(sessionId: string, id: string): Promise<MessageRecord | undefined> {
     const entry = this.index.findDiskOnly(sessionId, id);
     if (!entry) return undefined;
-    const [found] = await readBack(this.files, [entry], this.cache);
+    const [found] = await readBack(this.files, [entry], this.cache, this.cacheable);
     return found.kind === 'record' ? found.record : undefined;
   }
 
   /** Reads back `entries`; unreadable ones are set aside at once, so they cannot stall the drain. */
   private async readEntries(entries: DiskEntry[]): Promise<JournaledRecord[]> {
-    const results = await readBack(this.files, entries, this.cache);
+    const results = await readBack(this.files, entries, this.cache, this.cacheable);
     const unreadable: SetAsideEntry[] = [];
     const lost: DiskEntry[] = [];
     const readable: JournaledRecord[] = [];

@@ -58,7 +58,7 @@ export async function importLegacySpool(
     );
   const appended = await journal.append(records);
   if (appended.kind === 'failed') return [];
-  journal.release(
+  await journal.release(
     records.map((record, index) => ({ record, location: appended.locations[index] })),
   );
   for (const { name } of found) await files.remove(name);

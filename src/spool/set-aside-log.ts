@@ -1,3 +1,4 @@
+import { Mutex } from 'async-mutex';
 import { type MessageRecord } from '../message/message-record.js';
 import { type JournalFiles } from './journal-files.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
@@ -30,6 +31,9 @@ const RECENT_LIMIT = 100;
 export class SetAsideLog {
   private recentEntries: SetAsideEntry[] = [];
   private total = 0;
+  // One append at a time: one that fails cuts the file back to the size it found, which must
+  // not throw away the synced entries of another that ran meanwhile.
+  private readonly turns = new Mutex();
 
   constructor(private readonly files: JournalFiles) {}
 
@@ -58,17 +62,21 @@ export class SetAsideLog {
   async append(entries: readonly SetAsideEntry[]): Promise<void> {
     if (entries.length === 0) return;
     const data = Buffer.from(entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''), 'utf8');
-    const { file, size } = await this.files.openForAppend(SET_ASIDE_LOG);
-    try {
-      await file.write(data, size);
-      await file.sync();
-    } catch (error) {
-      // Leave no torn line for the next entry to be glued to.
-      await file.truncate(size).catch(() => undefined);
-      throw error;
-    } finally {
-      await file.close();
-    }
+    await this.turns.runExclusive(async () => {
+      const { file, size } = await this.files.openForAppend(SET_ASIDE_LOG);
+      try {
+        await file.write(data, size);
+        await file.sync();
+      } catch (error) {
+        // Leave no torn line for the next entry to be glued to.
+        await file.truncate(size).catch(() => undefined);
+        throw error;
+      } finally {
+        // Once synced, the entries are kept: a failing close must not make the caller write
+        // them again.
+        await file.close().catch(() => undefined);
+      }
+    });
     this.total += entries.length;
     this.recentEntries = [...this.recentEntries, ...entries].slice(-RECENT_LIMIT);
   }

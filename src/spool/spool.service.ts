@@ -165,8 +165,8 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** See {@link Journal.release}. */
-  release(records: readonly JournaledRecord[]): void {
-    this.journal.release(records);
+  release(records: readonly JournaledRecord[]): Promise<void> {
+    return this.journal.release(records);
   }
 
   /** See {@link Journal.resolve}. */

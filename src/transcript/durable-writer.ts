@@ -203,7 +203,7 @@ export class DurableWriter {
         );
       }
     }
-    this.spool.release(journaledOf(evicted));
+    await this.spool.release(journaledOf(evicted));
   }
 
   private stored(sessionId: string, attempt: Written): void {

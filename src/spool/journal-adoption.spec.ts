@@ -1,0 +1,554 @@
+import { jest } from '@jest/globals';
+import { ConsoleLogger, Logger } from '@nestjs/common';
+import { CapturingLogger } from '../common/testing/capturing-logger.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { JournalAdoption } from './journal-adoption.js';
+import { JournalIndex } from './journal-index.js';
+import { OwnerLock } from './owner-lock.js';
+import { formatSegmentName, ownerLockName, SET_ASIDE_LOG } from './segment-names.js';
+import { type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
+import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { ACCEPTED_AT, messageRecord, segmentData } from './testing/records.js';
+
+const OWN = 'aaaaaaaa';
+const DEAD = 'dddddddd';
+const OTHER_DEAD = 'eeeeeeee';
+const LIVE = 'bbbbbbbb';
+
+function segment(owner: string, ms: number, sequence = 0): string {
+  return formatSegmentName(ms, sequence, owner);
+}
+
+/**
+ * The owner locks of the instances sharing the directory: those in `alive` are held by a
+ * running process; the others are free for the taking (once).
+ */
+class FakeOwnerLocks {
+  readonly alive = new Set<string>();
+  readonly attempts: string[] = [];
+  readonly released: string[] = [];
+  private readonly held = new Set<string>();
+
+  async tryAcquire(directory: string, name: string): Promise<OwnerLock | null> {
+    this.attempts.push(name);
+    if (this.alive.has(name) || this.held.has(name)) return null;
+    this.held.add(name);
+    const lock = {
+      path: `${directory}/${name}`,
+      release: async () => {
+        this.held.delete(name);
+        this.released.push(name);
+      },
+    };
+    return lock as unknown as OwnerLock;
+  }
+
+  isHeld(name: string): boolean {
+    return this.held.has(name);
+  }
+}
+
+describe(JournalAdoption.name, () => {
+  let files: FakeJournalFiles;
+  let index: JournalIndex;
+  let setAsideLog: SetAsideLog;
+  let locks: FakeOwnerLocks;
+  let logs: CapturingLogger;
+  let reported: (readonly SetAsideEntry[])[];
+  let sut: JournalAdoption;
+
+  /** Writes a segment of these parts; answers where each record's line lies. */
+  function put(name: string, parts: (MessageRecord | string | Buffer)[]) {
+    const { data, lines } = segmentData(parts);
+    files.put(name, data);
+    return (record: MessageRecord) => {
+      const line = lines.get(record.id);
+      if (!line) throw new Error(`${record.id} is not in ${name}`);
+      return { segment: name, ...line };
+    };
+  }
+
+  function diskOnlyIds(sessionId: string): string[] {
+    return index.diskOnlyOf(sessionId, 100).map((entry) => entry.id);
+  }
+
+  beforeEach(() => {
+    files = new FakeJournalFiles();
+    index = new JournalIndex();
+    setAsideLog = new SetAsideLog(files);
+    locks = new FakeOwnerLocks();
+    jest
+      .spyOn(OwnerLock, 'tryAcquire')
+      .mockImplementation((directory, name) => locks.tryAcquire(directory, name));
+    logs = new CapturingLogger();
+    Logger.overrideLogger(logs);
+    reported = [];
+    sut = new JournalAdoption(files, index, setAsideLog, OWN, (entries) => {
+      reported.push(entries);
+    });
+  });
+
+  afterEach(() => {
+    jest.restoreAllMocks();
+    Logger.overrideLogger(new ConsoleLogger());
+  });
+
+  it('takes over the segments of a dead instance: each record owed once, disk-only, in order', async () => {
+    const [s1, s2, s3, t5] = [
+      messageRecord('s', 1),
+      messageRecord('s', 2),
+      messageRecord('s', 3),
+      messageRecord('t', 5),
+    ];
+    const first = segment(DEAD, 1000);
+    const second = segment(DEAD, 2000);
+    const inFirst = put(first, [s3, t5, s1]);
+    const inSecond = put(second, [s2]);
+    files.put(ownerLockName(DEAD), '');
+
+    const report = await sut.adopt();
+
+    expect(report).toEqual({
+      owners: [DEAD],
+      segments: 2,
+      records: 4,
+      sessions: ['s', 't'],
+      setAside: 0,
+      latestAcceptedAt: ACCEPTED_AT + 5,
+    });
+    expect(index.diskOnlyOf('s', 10)).toEqual([
+      {
+        id: s1.id,
+        sessionId: 's',
+        orderKey: s1.orderKey,
+        acceptedAt: s1.acceptedAt,
+        location: inFirst(s1),
+      },
+      {
+        id: s2.id,
+        sessionId: 's',
+        orderKey: s2.orderKey,
+        acceptedAt: s2.acceptedAt,
+        location: inSecond(s2),
+      },
+      {
+        id: s3.id,
+        sessionId: 's',
+        orderKey: s3.orderKey,
+        acceptedAt: s3.acceptedAt,
+        location: inFirst(s3),
+      },
+    ]);
+    expect(diskOnlyIds('t')).toEqual([t5.id]);
+    expect([index.liveIn(first), index.liveIn(second)]).toEqual([3, 1]);
+    expect([index.isSealed(first), index.isSealed(second)]).toEqual([true, true]);
+    expect(index.bytes).toBe(files.bytes(first).length + files.bytes(second).length);
+    expect(index.oldestAcceptedAt).toBe(s1.acceptedAt);
+    expect(locks.isHeld(ownerLockName(DEAD))).toBe(true);
+    expect(files.names()).toEqual([first, second, ownerLockName(DEAD)]);
+  });
+
+  it('puts records of several dead instances in acceptance order, whichever wrote them', async () => {
+    const records = [1, 2, 3, 4].map((sequence) => messageRecord('s', sequence));
+    put(segment(DEAD, 1000), [records[0], records[3]]);
+    put(segment(OTHER_DEAD, 900), [records[2], records[1]]);
+
+    const report = await sut.adopt();
+
+    expect(report.owners).toEqual([OTHER_DEAD, DEAD]);
+    expect(diskOnlyIds('s')).toEqual(records.map((record) => record.id));
+  });
+
+  it('lists the sessions in the order of their oldest record', async () => {
+    put(segment(DEAD, 1000), [messageRecord('t', 5), messageRecord('s', 1), messageRecord('u', 3)]);
+
+    const report = await sut.adopt();
+
+    expect(report.sessions).toEqual(['s', 'u', 't']);
+  });
+
+  it('puts adopted records before disk-only records of its own that are newer', async () => {
+    const own = messageRecord('s', 9);
+    index.addDiskOnly([
+      {
+        id: own.id,
+        sessionId: 's',
+        orderKey: own.orderKey,
+        acceptedAt: own.acceptedAt,
+        location: { segment: segment(OWN, 5000), offset: 0, length: 10 },
+      },
+    ]);
+    put(segment(DEAD, 1000), [messageRecord('s', 2), messageRecord('s', 1)]);
+
+    await sut.adopt();
+
+    expect(diskOnlyIds('s')).toEqual(['s-1', 's-2', 's-9']);
+  });
+
+  it('leaves its own segments, files not of the journal, and live instances alone', async () => {
+    const own = segment(OWN, 1000);
+    const live = segment(LIVE, 1000);
+    put(own, [messageRecord('s', 1)]);
+    put(live, [messageRecord('s', 2)]);
+    files.put('notes.txt', 'journal of my holidays\n');
+    files.put(SET_ASIDE_LOG, '');
+    files.put(ownerLockName(LIVE), '');
+    locks.alive.add(ownerLockName(LIVE));
+
+    const report = await sut.adopt();
+
+    expect(report).toEqual({
+      owners: [],
+      segments: 0,
+      records: 0,
+      sessions: [],
+      setAside: 0,
+      latestAcceptedAt: 0,
+    });
+    expect(locks.attempts).toEqual([ownerLockName(LIVE)]);
+    expect(files.calls('read')).toBe(0);
+    expect(index.liveRecords).toBe(0);
+    expect(files.names()).toEqual(
+      [own, live, 'notes.txt', SET_ASIDE_LOG, ownerLockName(LIVE)].sort(),
+    );
+  });
+
+  it('takes over a live instance once it has died', async () => {
+    const live = segment(LIVE, 1000);
+    put(live, [messageRecord('s', 1)]);
+    locks.alive.add(ownerLockName(LIVE));
+    await sut.adopt();
+
+    locks.alive.delete(ownerLockName(LIVE));
+    const report = await sut.adopt();
+
+    expect(report.owners).toEqual([LIVE]);
+    expect(diskOnlyIds('s')).toEqual(['s-1']);
+  });
+
+  describe('duplicates', () => {
+    it('owes a record journaled twice once, and deletes a segment of nothing but copies', async () => {
+      const [r1, r2, r3] = [1, 2, 3].map((sequence) => messageRecord('s', sequence));
+      const first = segment(DEAD, 1000);
+      const second = segment(DEAD, 2000);
+      const copies = segment(OTHER_DEAD, 3000);
+      const inFirst = put(first, [r1, r2]);
+      const inSecond = put(second, [r2, r3]);
+      put(copies, [r1, r3]);
+
+      const report = await sut.adopt();
+
+      expect(report.records).toBe(3);
+      expect(index.diskOnlyOf('s', 10).map((entry) => entry.location)).toEqual([
+        inFirst(r1),
+        inFirst(r2),
+        inSecond(r3),
+      ]);
+      expect([index.liveIn(first), index.liveIn(second)]).toEqual([2, 1]);
+      expect(index.liveRecords).toBe(3);
+      expect(files.has(copies)).toBe(false);
+      expect(index.isSealed(copies)).toBe(false);
+    });
+
+    it('skips a record the index already holds on disk', async () => {
+      const r1 = messageRecord('s', 1);
+      const mine = { segment: segment(OWN, 500), offset: 0, length: 1 };
+      index.addDiskOnly([
+        {
+          id: r1.id,
+          sessionId: 's',
+          orderKey: r1.orderKey,
+          acceptedAt: r1.acceptedAt,
+          location: mine,
+        },
+      ]);
+      put(segment(DEAD, 1000), [r1, messageRecord('s', 2)]);
+
+      const report = await sut.adopt();
+
+      expect(report.records).toBe(1);
+      expect(index.findDiskOnly('s', r1.id)?.location).toEqual(mine);
+      expect(index.liveIn(segment(DEAD, 1000))).toBe(1);
+    });
+
+    it('still owes the copy of an instance it could not take over, from another instance', async () => {
+      // The first instance's journal fails to read: its records are not taken over this
+      // round, so they cannot make another instance's copy of one of them a duplicate.
+      const r1 = messageRecord('s', 1);
+      put(segment(DEAD, 1000), [r1]);
+      put(segment(DEAD, 2000), [messageRecord('s', 2)]);
+      const copy = segment(OTHER_DEAD, 3000);
+      const inCopy = put(copy, [r1]);
+      files.failNext('read', fsError('EIO', 'read'), segment(DEAD, 2000));
+
+      const report = await sut.adopt();
+
+      expect(report.owners).toEqual([OTHER_DEAD]);
+      expect(index.findDiskOnly('s', r1.id)?.location).toEqual(inCopy(r1));
+      expect(files.has(copy)).toBe(true);
+    });
+  });
+
+  describe('bad lines', () => {
+    it('sets them aside, with where they were and their bytes, before anything else', async () => {
+      const [r1, r2] = [messageRecord('s', 1), messageRecord('s', 2)];
+      const flipped = Buffer.from(segmentData([r2]).data);
+      flipped[30] ^= 0x01;
+      const mixed = segment(DEAD, 1000);
+      const empty = segment(DEAD, 2000);
+      const inMixed = put(mixed, [r1, flipped, Buffer.from([0xff, 0x0a]), '{"crc":"torn']);
+      files.put(empty, '');
+      const start = inMixed(r1).length;
+
+      const report = await sut.adopt();
+
+      const expected = [
+        {
+          at: expect.any(Number),
+          reason: 'checksum mismatch (torn or corrupted line)',
+          source: mixed,
+          offset: start,
+          raw: flipped.toString('utf8'),
+        },
+        {
+          at: expect.any(Number),
+          reason: 'not a journal record (no checksum prefix)',
+          source: mixed,
+          offset: start + flipped.length,
+          rawBase64: Buffer.from([0xff, 0x0a]).toString('base64'),
+        },
+        {
+          at: expect.any(Number),
+          reason: 'torn tail (no newline)',
+          source: mixed,
+          offset: start + flipped.length + 2,
+          raw: '{"crc":"torn',
+        },
+      ];
+      expect(report.setAside).toBe(3);
+      expect(reported).toEqual([expected]);
+      expect(setAsideLog.count).toBe(3);
+      expect(
+        files
+          .text(SET_ASIDE_LOG)
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line)),
+      ).toEqual(expected);
+      const synced = files.log.indexOf(`sync ${SET_ASIDE_LOG}`);
+      expect(synced).toBeGreaterThan(files.log.indexOf(`read ${empty}`));
+      expect(synced).toBeLessThan(files.log.indexOf(`remove ${empty}`));
+      expect(diskOnlyIds('s')).toEqual([r1.id]);
+      expect(index.bytes).toBe(files.bytes(mixed).length);
+    });
+
+    it('reports nothing set aside when every line is good', async () => {
+      put(segment(DEAD, 1000), [messageRecord('s', 1)]);
+
+      await sut.adopt();
+
+      expect(reported).toEqual([]);
+      expect(files.has(SET_ASIDE_LOG)).toBe(false);
+    });
+
+    it('takes nothing over, and deletes nothing, when the set-aside log cannot be written', async () => {
+      const good = segment(DEAD, 1000);
+      const bad = segment(DEAD, 2000);
+      put(good, [messageRecord('s', 1)]);
+      put(bad, ['garbage\n']);
+      files.failNext('openForAppend', fsError('EACCES', 'open'));
+
+      const report = await sut.adopt();
+
+      expect(report.owners).toEqual([]);
+      expect(report.records).toBe(0);
+      expect(index.liveRecords).toBe(0);
+      expect(index.bytes).toBe(0);
+      expect(index.hasDiskOnly('s')).toBe(false);
+      expect(files.names()).toEqual([good, bad]);
+      expect(reported).toEqual([]);
+      expect(locks.released).toEqual([ownerLockName(DEAD)]);
+      expect(logs.messages('error')).toEqual([
+        `Could not take over the journal of instance ${DEAD}: EACCES: permission denied, open; trying again later`,
+      ]);
+
+      const retried = await sut.adopt();
+
+      expect(retried.owners).toEqual([DEAD]);
+      expect(diskOnlyIds('s')).toEqual(['s-1']);
+      expect(files.names()).toEqual([good, SET_ASIDE_LOG]);
+    });
+  });
+
+  describe('segments that owe nothing', () => {
+    it('deletes zero-length and all-bad segments, and the owner lock once none is left', async () => {
+      const empty = segment(DEAD, 1000);
+      const bad = segment(DEAD, 2000);
+      files.put(empty, '');
+      put(bad, ['garbage\n', '\n']);
+      files.put(ownerLockName(DEAD), '');
+      files.put(`${ownerLockName(DEAD)}-journal`, '');
+
+      const report = await sut.adopt();
+
+      expect(report).toMatchObject({ owners: [DEAD], segments: 2, records: 0, setAside: 1 });
+      expect(files.names()).toEqual([SET_ASIDE_LOG]);
+      expect(index.bytes).toBe(0);
+      expect(locks.released).toEqual([ownerLockName(DEAD)]);
+      const removed = files.log.filter((line) => line.startsWith('remove'));
+      expect(removed).toEqual([
+        `remove ${empty}`,
+        `remove ${bad}`,
+        `remove ${ownerLockName(DEAD)}`,
+        `remove ${ownerLockName(DEAD)}-journal`,
+      ]);
+    });
+
+    it('lets go of the lock even when the lock file cannot be deleted', async () => {
+      files.put(segment(DEAD, 1000), '');
+      files.failNext('remove', fsError('EACCES', 'unlink'), ownerLockName(DEAD));
+      files.failNext('remove', fsError('EACCES', 'unlink'), `${ownerLockName(DEAD)}-journal`);
+
+      await sut.adopt();
+
+      expect(locks.released).toEqual([ownerLockName(DEAD)]);
+    });
+
+    it('keeps the records of the other segments when one that owes nothing cannot be deleted', async () => {
+      const good = segment(DEAD, 1000);
+      const empty = segment(DEAD, 2000);
+      put(good, [messageRecord('s', 1)]);
+      files.put(empty, '');
+      files.failNext('remove', fsError('EROFS', 'unlink'), empty);
+
+      const report = await sut.adopt();
+
+      expect(report).toMatchObject({ owners: [DEAD], records: 1 });
+      expect(diskOnlyIds('s')).toEqual(['s-1']);
+      expect(index.liveRecords).toBe(1);
+      expect(files.has(empty)).toBe(true);
+
+      await sut.adopt();
+
+      expect(files.names()).toEqual([good]);
+      expect(diskOnlyIds('s')).toEqual(['s-1']);
+      expect(index.liveRecords).toBe(1);
+    });
+  });
+
+  describe('later rounds', () => {
+    it('reads no segment twice, and keeps the lock it holds', async () => {
+      const first = segment(DEAD, 1000);
+      put(first, [messageRecord('s', 1)]);
+      await sut.adopt();
+
+      const report = await sut.adopt();
+
+      expect(report).toEqual({
+        owners: [],
+        segments: 0,
+        records: 0,
+        sessions: [],
+        setAside: 0,
+        latestAcceptedAt: 0,
+      });
+      expect(files.calls('read')).toBe(1);
+      expect(locks.attempts).toEqual([ownerLockName(DEAD)]);
+      expect(index.liveRecords).toBe(1);
+    });
+
+    it('takes over a segment found later with the lock it already holds', async () => {
+      put(segment(DEAD, 1000), [messageRecord('s', 1)]);
+      await sut.adopt();
+      put(segment(DEAD, 2000), [messageRecord('s', 2)]);
+
+      const report = await sut.adopt();
+
+      expect(report).toMatchObject({ owners: [DEAD], segments: 1, records: 1 });
+      expect(locks.attempts).toEqual([ownerLockName(DEAD)]);
+      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2']);
+    });
+
+    it('lets go of the lock of an instance it could not read, and tries again later', async () => {
+      const first = segment(DEAD, 1000);
+      put(first, [messageRecord('s', 1)]);
+      files.failNext('read', fsError('EIO', 'read'), first);
+
+      const failed = await sut.adopt();
+
+      expect(failed.owners).toEqual([]);
+      expect(locks.released).toEqual([ownerLockName(DEAD)]);
+      expect(index.liveRecords).toBe(0);
+      expect(logs.messages('error')).toEqual([
+        `Could not take over the journal of instance ${DEAD}: EIO: i/o error, read; trying again later`,
+      ]);
+      // Nest's Logger passes the context last.
+      expect(logs.lines.map((line) => line.params.at(-1))).toEqual(['Journal']);
+
+      const retried = await sut.adopt();
+
+      expect(retried.owners).toEqual([DEAD]);
+      expect(diskOnlyIds('s')).toEqual(['s-1']);
+    });
+
+    it('keeps the lock of an instance it took over when a later segment cannot be read', async () => {
+      put(segment(DEAD, 1000), [messageRecord('s', 1)]);
+      await sut.adopt();
+      put(segment(DEAD, 2000), [messageRecord('s', 2)]);
+      files.failNext('read', fsError('EIO', 'read'), segment(DEAD, 2000));
+
+      await sut.adopt();
+
+      expect(locks.released).toEqual([]);
+      expect(locks.isHeld(ownerLockName(DEAD))).toBe(true);
+      expect(diskOnlyIds('s')).toEqual(['s-1']);
+    });
+  });
+
+  describe('segmentRemoved', () => {
+    it('deletes the lock file and lets go of the lock once the last segment is gone', async () => {
+      const first = segment(DEAD, 1000);
+      const second = segment(DEAD, 2000);
+      put(first, [messageRecord('s', 1)]);
+      put(second, [messageRecord('s', 2)]);
+      files.put(ownerLockName(DEAD), '');
+      await sut.adopt();
+
+      await files.remove(first);
+      await sut.segmentRemoved(first);
+      expect(locks.released).toEqual([]);
+      expect(files.has(ownerLockName(DEAD))).toBe(true);
+
+      await files.remove(second);
+      await sut.segmentRemoved(second);
+      expect(locks.released).toEqual([ownerLockName(DEAD)]);
+      expect(files.names()).toEqual([]);
+    });
+
+    it('ignores segments of owners it has not taken over, and other names', async () => {
+      put(segment(DEAD, 1000), [messageRecord('s', 1)]);
+      await sut.adopt();
+      const before = files.log.length;
+
+      await sut.segmentRemoved(segment(OWN, 1000));
+      await sut.segmentRemoved(segment(OTHER_DEAD, 1000));
+      await sut.segmentRemoved('notes.txt');
+
+      expect(files.log.length).toBe(before);
+      expect(locks.released).toEqual([]);
+    });
+  });
+
+  it('lets go of every lock it holds at shutdown, once', async () => {
+    put(segment(DEAD, 1000), [messageRecord('s', 1)]);
+    put(segment(OTHER_DEAD, 1000), [messageRecord('t', 1)]);
+    await sut.adopt();
+
+    await sut.releaseAll();
+    await sut.releaseAll();
+
+    expect(locks.released.sort()).toEqual([ownerLockName(DEAD), ownerLockName(OTHER_DEAD)]);
+    await sut.segmentRemoved(segment(DEAD, 1000));
+    expect(locks.released).toHaveLength(2);
+  });
+});

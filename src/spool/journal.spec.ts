@@ -1,0 +1,548 @@
+import { Failpoints } from '../common/failpoints.js';
+import { deferred, type Deferred } from '../common/testing/deferred.js';
+import { RecordingFailpoints } from '../common/testing/recording-failpoints.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { Journal, type DrainStep, type JournalEvents, type JournaledRecord } from './journal.js';
+import { JournalIndex } from './journal-index.js';
+import { JournalWriter } from './journal-writer.js';
+import { formatSegmentName, SegmentNamer, SET_ASIDE_LOG } from './segment-names.js';
+import { type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
+import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { messageRecord } from './testing/records.js';
+
+const INSTANCE = 'aaaaaaaa';
+const FIRST_SEGMENT = formatSegmentName(5000, 0, INSTANCE);
+
+/** What the journal told the outside. */
+class RecordingEvents implements JournalEvents {
+  readonly setAsides: { entries: readonly SetAsideEntry[]; reason: 'refused' | 'corrupt' }[] = [];
+  readonly replays: number[] = [];
+  readonly removals: (readonly string[])[] = [];
+
+  setAside(entries: readonly SetAsideEntry[], reason: 'refused' | 'corrupt'): void {
+    this.setAsides.push({ entries, reason });
+  }
+
+  replayed(count: number): void {
+    this.replays.push(count);
+  }
+
+  async segmentsRemoved(names: readonly string[]): Promise<void> {
+    this.removals.push(names);
+  }
+}
+
+/**
+ * The database as the drain sees it: records every batch; refuses the ids in `refusing` with
+ * their reason; fails (`failNext`, `failBatch`) or rejects (`rejectNext`) batches; holds a
+ * batch while the test asks.
+ */
+class FakeStore {
+  readonly batches: string[][] = [];
+  readonly refusing = new Map<string, string>();
+  private readonly failures: DrainStep[] = [];
+  private readonly rejections: unknown[] = [];
+  private readonly holds: Deferred[] = [];
+  private failingFrom: { batch: number; error: unknown } | undefined;
+
+  failNext(error: unknown): void {
+    this.failures.push({ kind: 'failed', error });
+  }
+
+  /** Fails the batch numbered `batch` (1 for the first), and every one after it. */
+  failBatch(batch: number, error: unknown): void {
+    this.failingFrom = { batch, error };
+  }
+
+  rejectNext(error: unknown): void {
+    this.rejections.push(error);
+  }
+
+  holdNext(): Deferred {
+    const gate = deferred();
+    this.holds.push(gate);
+    return gate;
+  }
+
+  readonly store = async (records: MessageRecord[]): Promise<DrainStep> => {
+    this.batches.push(records.map((record) => record.id));
+    await this.holds.shift()?.promise;
+    if (this.rejections.length > 0) throw this.rejections.shift();
+    const failure = this.failures.shift();
+    if (failure) return failure;
+    if (this.failingFrom && this.batches.length >= this.failingFrom.batch) {
+      return { kind: 'failed', error: this.failingFrom.error };
+    }
+    return {
+      kind: 'stored',
+      refused: records
+        .filter((record) => this.refusing.has(record.id))
+        .map((record) => ({ record, reason: this.refusing.get(record.id) ?? '' })),
+    };
+  };
+}
+
+describe(Journal.name, () => {
+  let files: FakeJournalFiles;
+  let index: JournalIndex;
+  let setAsideLog: SetAsideLog;
+  let events: RecordingEvents;
+  let database: FakeStore;
+  let sut: Journal;
+
+  function build(segmentBytes = 1024 * 1024): void {
+    const namer = new SegmentNamer(INSTANCE, () => 5000);
+    const writer = new JournalWriter(files, index, namer, segmentBytes);
+    sut = new Journal(files, index, writer, setAsideLog, events, new Failpoints());
+  }
+
+  /** Journals `records` and lets them leave memory: only the disk holds them now. */
+  async function onDiskOnly(records: MessageRecord[]): Promise<JournaledRecord[]> {
+    const journaled = await journal(records);
+    await sut.release(journaled);
+    return journaled;
+  }
+
+  async function journal(records: MessageRecord[]): Promise<JournaledRecord[]> {
+    const outcome = await sut.append(records);
+    if (outcome.kind !== 'written') throw new Error('not journaled');
+    return records.map((record, position) => ({ record, location: outcome.locations[position] }));
+  }
+
+  function setAsideLines(): unknown[] {
+    if (!files.has(SET_ASIDE_LOG)) return [];
+    return files
+      .text(SET_ASIDE_LOG)
+      .split('\n')
+      .filter((line) => line.length > 0)
+      .map((line) => JSON.parse(line));
+  }
+
+  function diskOnlyIds(sessionId: string): string[] {
+    return index.diskOnlyOf(sessionId, 100).map((entry) => entry.id);
+  }
+
+  /** Flips a byte inside the journal line of `journaled`, keeping its length. */
+  function corrupt({ location }: JournaledRecord): void {
+    files.bytes(location.segment)[location.offset + 40] ^= 0x01;
+  }
+
+  const records = [1, 2, 3, 4, 5].map((sequence) => messageRecord('s', sequence));
+
+  beforeEach(() => {
+    files = new FakeJournalFiles();
+    index = new JournalIndex();
+    setAsideLog = new SetAsideLog(files);
+    events = new RecordingEvents();
+    database = new FakeStore();
+    build();
+  });
+
+  it('appends through the writer: synced, and counted as owed', async () => {
+    const outcome = await sut.append(records.slice(0, 2));
+
+    expect(outcome.kind).toBe('written');
+    expect(files.log).toContain(`sync ${FIRST_SEGMENT}`);
+    expect(index.liveRecords).toBe(2);
+  });
+
+  describe('release', () => {
+    it('makes journaled records disk-only, for the drain and find to read back', async () => {
+      const journaled = await journal(records.slice(0, 2));
+
+      await sut.release(journaled);
+
+      expect(index.diskOnlyOf('s', 10)).toEqual(
+        journaled.map(({ record, location }) => ({
+          id: record.id,
+          sessionId: 's',
+          orderKey: record.orderKey,
+          acceptedAt: record.acceptedAt,
+          location,
+        })),
+      );
+      expect(await sut.find('s', records[1].id)).toEqual(records[1]);
+    });
+
+    it('owes a second copy of a message that only the disk holds nothing', async () => {
+      const [first] = await journal(records.slice(0, 1));
+      await sut.release([first]);
+      const [copy] = await journal(records.slice(0, 1));
+
+      await sut.release([copy]);
+
+      expect(index.diskOnlyOf('s', 10).map((entry) => entry.location)).toEqual([first.location]);
+      expect(index.liveIn(first.location.segment)).toBe(1);
+      expect(index.liveRecords).toBe(1);
+    });
+  });
+
+  describe('resolve', () => {
+    it('owes stored records no more, and deletes a segment left owing nothing', async () => {
+      const journaled = await journal(records.slice(0, 2));
+
+      await sut.resolve(journaled.slice(0, 1));
+      expect(index.liveRecords).toBe(1);
+      expect(events.removals).toEqual([]);
+
+      await sut.resolve(journaled.slice(1));
+      expect(index.liveRecords).toBe(0);
+      expect(files.names()).toEqual([]);
+      expect(events.removals).toEqual([[FIRST_SEGMENT]]);
+    });
+
+    it('lets go of disk-only entries it resolves', async () => {
+      const journaled = await onDiskOnly(records.slice(0, 2));
+
+      await sut.resolve(journaled.slice(0, 1));
+
+      expect(diskOnlyIds('s')).toEqual([records[1].id]);
+    });
+  });
+
+  describe('setAside', () => {
+    it('keeps refused records in the set-aside log with their reasons, then lets them go', async () => {
+      const [first, second] = await journal(records.slice(0, 2));
+      const fresh = records[2];
+
+      await sut.setAside([
+        { ...first, reason: 'too long' },
+        { record: fresh, location: null, reason: 'bad role' },
+      ]);
+
+      const expected = [
+        {
+          at: expect.any(Number),
+          reason: 'refused by the database: too long',
+          source: FIRST_SEGMENT,
+          offset: first.location.offset,
+          sessionId: 's',
+          messageId: first.record.id,
+          record: first.record,
+        },
+        {
+          at: expect.any(Number),
+          reason: 'refused by the database: bad role',
+          source: 'memory',
+          sessionId: 's',
+          messageId: fresh.id,
+          record: fresh,
+        },
+      ];
+      expect(setAsideLines()).toEqual(expected);
+      expect(Object.keys(setAsideLines()[1] as object)).not.toContain('offset');
+      expect(events.setAsides).toEqual([{ entries: expected, reason: 'refused' }]);
+      expect(index.liveBySessions()).toEqual([{ sessionId: 's', messages: 1 }]);
+      expect(index.liveIn(second.location.segment)).toBe(1);
+    });
+
+    it('sets aside a record at offset 0 with its offset', async () => {
+      const [first] = await journal(records.slice(0, 1));
+
+      await sut.setAside([{ ...first, reason: 'no' }]);
+
+      expect(setAsideLines()).toEqual([expect.objectContaining({ offset: 0 })]);
+      expect(events.removals).toEqual([[FIRST_SEGMENT]]);
+    });
+
+    it('does nothing for no records', async () => {
+      await sut.setAside([]);
+
+      expect(files.log).toEqual([]);
+      expect(events.setAsides).toEqual([]);
+    });
+
+    it('rejects, and keeps them owed, when the log cannot be written', async () => {
+      const journaled = await onDiskOnly(records.slice(0, 1));
+      const full = fsError('ENOSPC');
+      files.failNext('openForAppend', full);
+
+      await expect(sut.setAside([{ ...journaled[0], reason: 'no' }])).rejects.toBe(full);
+
+      expect(events.setAsides).toEqual([]);
+      expect(index.liveRecords).toBe(1);
+      expect(diskOnlyIds('s')).toEqual([records[0].id]);
+    });
+  });
+
+  describe('drain', () => {
+    it('stores the disk-only records oldest first, a batch at a time, and lets each batch go', async () => {
+      await onDiskOnly(records);
+
+      const outcome = await sut.drain('s', database.store, 2);
+
+      expect(outcome).toEqual({ kind: 'drained', stored: 5, setAside: 0 });
+      expect(database.batches).toEqual([['s-1', 's-2'], ['s-3', 's-4'], ['s-5']]);
+      expect(events.replays).toEqual([2, 2, 1]);
+      expect(index.hasDiskOnly('s')).toBe(false);
+      expect(index.liveRecords).toBe(0);
+      expect(files.names()).toEqual([]);
+      expect(events.removals).toEqual([[FIRST_SEGMENT]]);
+    });
+
+    it('lets a batch go only once the store has answered', async () => {
+      await onDiskOnly(records.slice(0, 2));
+      const gate = database.holdNext();
+
+      const drained = sut.drain('s', database.store, 1);
+      await new Promise((resolve) => setImmediate(resolve));
+
+      expect(database.batches).toEqual([['s-1']]);
+      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2']);
+      gate.resolve();
+      expect(await drained).toEqual({ kind: 'drained', stored: 2, setAside: 0 });
+    });
+
+    it('drains only the session asked for', async () => {
+      await onDiskOnly([records[0], messageRecord('t', 1)]);
+
+      await sut.drain('s', database.store, 10);
+
+      expect(database.batches).toEqual([['s-1']]);
+      expect(diskOnlyIds('t')).toEqual(['t-1']);
+    });
+
+    it('answers drained at once when the session has nothing on disk only', async () => {
+      expect(await sut.drain('s', database.store, 10)).toEqual({
+        kind: 'drained',
+        stored: 0,
+        setAside: 0,
+      });
+      expect(database.batches).toEqual([]);
+    });
+
+    it('sets aside the records the database refused, with their reasons, and lets them go', async () => {
+      const journaled = await onDiskOnly(records.slice(0, 3));
+      database.refusing.set('s-2', 'value too long');
+
+      const outcome = await sut.drain('s', database.store, 10);
+
+      expect(outcome).toEqual({ kind: 'drained', stored: 2, setAside: 1 });
+      expect(setAsideLines()).toEqual([
+        {
+          at: expect.any(Number),
+          reason: 'refused by the database: value too long',
+          source: FIRST_SEGMENT,
+          offset: journaled[1].location.offset,
+          sessionId: 's',
+          messageId: 's-2',
+          record: records[1],
+        },
+      ]);
+      expect(events.setAsides.map((event) => event.reason)).toEqual(['refused']);
+      expect(events.replays).toEqual([2]);
+      expect(index.liveRecords).toBe(0);
+      expect(index.hasDiskOnly('s')).toBe(false);
+    });
+
+    it('reaches the drain-committed failpoint once the store answered, before letting go', async () => {
+      const reached: { name: string; owed: number }[] = [];
+      const failpoints = new RecordingFailpoints(undefined, (name) =>
+        reached.push({ name, owed: index.liveRecords }),
+      );
+      const namer = new SegmentNamer(INSTANCE, () => 5000);
+      const writer = new JournalWriter(files, index, namer, 1024 * 1024);
+      sut = new Journal(files, index, writer, setAsideLog, events, failpoints);
+      await onDiskOnly(records.slice(0, 2));
+
+      await sut.drain('s', database.store, 10);
+
+      expect(reached).toEqual([{ name: 'spool.drain-committed', owed: 2 }]);
+    });
+
+    it('lets go of a refused record once: a record of another session in its segment stays owed', async () => {
+      await onDiskOnly([records[0], messageRecord('t', 9)]);
+      database.refusing.set('s-1', 'value too long');
+
+      const outcome = await sut.drain('s', database.store, 10);
+
+      expect(outcome).toEqual({ kind: 'drained', stored: 0, setAside: 1 });
+      expect(index.liveIn(FIRST_SEGMENT)).toBe(1);
+      expect(files.has(FIRST_SEGMENT)).toBe(true);
+      expect(await sut.find('t', 't-9')).toEqual(messageRecord('t', 9));
+    });
+
+    it('keeps the failed batch and every later one when the store fails', async () => {
+      await onDiskOnly(records);
+      const down = new Error('connection refused');
+      database.failBatch(2, down);
+
+      const outcome = await sut.drain('s', database.store, 2);
+
+      expect(outcome).toEqual({ kind: 'failed', stored: 2, error: down });
+      expect(database.batches).toEqual([
+        ['s-1', 's-2'],
+        ['s-3', 's-4'],
+      ]);
+      expect(diskOnlyIds('s')).toEqual(['s-3', 's-4', 's-5']);
+      expect(index.liveRecords).toBe(3);
+      expect(events.replays).toEqual([2]);
+    });
+
+    it('keeps the batch when the store answers failed', async () => {
+      await onDiskOnly(records.slice(0, 2));
+      const down = new Error('connection refused');
+      database.failNext(down);
+
+      const outcome = await sut.drain('s', database.store, 10);
+
+      expect(outcome).toEqual({ kind: 'failed', stored: 0, error: down });
+      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2']);
+      expect(index.liveRecords).toBe(2);
+      expect(events.replays).toEqual([]);
+      expect(files.names()).toEqual([FIRST_SEGMENT]);
+    });
+
+    it('keeps the batch when the store rejects', async () => {
+      await onDiskOnly(records.slice(0, 2));
+      const crash = new Error('driver crashed');
+      database.rejectNext(crash);
+
+      const outcome = await sut.drain('s', database.store, 10);
+
+      expect(outcome).toEqual({ kind: 'failed', stored: 0, error: crash });
+      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2']);
+    });
+
+    it('stops, keeping the whole batch, when the refused records cannot be set aside', async () => {
+      await onDiskOnly(records.slice(0, 3));
+      database.refusing.set('s-2', 'value too long');
+      const full = fsError('ENOSPC');
+      files.failNext('openForAppend', full);
+
+      const outcome = await sut.drain('s', database.store, 10);
+
+      expect(outcome).toEqual({ kind: 'failed', stored: 0, error: full });
+      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
+      expect(index.liveRecords).toBe(3);
+      expect(events.setAsides).toEqual([]);
+      expect(events.replays).toEqual([]);
+    });
+
+    it('sets aside records that no longer read back, and stores the others', async () => {
+      const journaled = await onDiskOnly(records.slice(0, 3));
+      corrupt(journaled[1]);
+
+      const outcome = await sut.drain('s', database.store, 10);
+
+      expect(outcome).toEqual({ kind: 'drained', stored: 2, setAside: 0 });
+      expect(database.batches).toEqual([['s-1', 's-3']]);
+      const expected = [
+        {
+          at: expect.any(Number),
+          reason: 'checksum mismatch (torn or corrupted line)',
+          source: FIRST_SEGMENT,
+          offset: journaled[1].location.offset,
+          sessionId: 's',
+          messageId: 's-2',
+        },
+      ];
+      expect(setAsideLines()).toEqual(expected);
+      expect(events.setAsides).toEqual([{ entries: expected, reason: 'corrupt' }]);
+      expect(index.liveRecords).toBe(0);
+      expect(index.hasDiskOnly('s')).toBe(false);
+    });
+
+    it('goes on past a batch of nothing but unreadable records, without calling the store', async () => {
+      const journaled = await onDiskOnly(records.slice(0, 3));
+      corrupt(journaled[0]);
+      corrupt(journaled[1]);
+
+      const outcome = await sut.drain('s', database.store, 2);
+
+      expect(outcome).toEqual({ kind: 'drained', stored: 1, setAside: 0 });
+      expect(database.batches).toEqual([['s-3']]);
+      expect(events.replays).toEqual([0, 1]);
+    });
+
+    it('stops, keeping them, when unreadable records cannot be set aside', async () => {
+      const journaled = await onDiskOnly(records.slice(0, 2));
+      corrupt(journaled[0]);
+      const full = fsError('ENOSPC');
+      files.failNext('openForAppend', full);
+
+      const outcome = await sut.drain('s', database.store, 10);
+
+      expect(outcome).toEqual({ kind: 'failed', stored: 0, error: full });
+      expect(database.batches).toEqual([]);
+      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2']);
+    });
+
+    it('never reads a line back from bytes of a torn write that the writer cut off since', async () => {
+      // A find reads the segment while a torn batch is on it; the writer cuts the torn bytes
+      // back off and writes the next batch at the same offsets.
+      const [first] = await onDiskOnly([records[0]]);
+      const other = [1, 2, 3].map((sequence) =>
+        messageRecord('t', sequence, { content: 'x'.repeat(300) }),
+      );
+      const truncate = files.holdNext('truncate');
+      files.tearNextWrite(2 * first.location.length + 300);
+      const torn = sut.append(other);
+      await files.reached('truncate', 1);
+      expect(await sut.find('s', 's-1')).toEqual(records[0]);
+      truncate.resolve();
+      expect((await torn).kind).toBe('failed');
+      const [second] = await onDiskOnly([records[1]]);
+
+      const outcome = await sut.drain('s', database.store, 10);
+
+      expect(second.location.offset).toBe(first.location.length);
+      expect(outcome).toEqual({ kind: 'drained', stored: 2, setAside: 0 });
+      expect(database.batches).toEqual([['s-1', 's-2']]);
+      expect(setAsideLines()).toEqual([]);
+    });
+
+    it('still answers drained when a segment it emptied cannot be deleted', async () => {
+      build(1);
+      await onDiskOnly(records.slice(0, 1));
+      await onDiskOnly(records.slice(1, 2));
+      files.failNext('remove', fsError('EIO', 'unlink'));
+
+      const outcome = await sut.drain('s', database.store, 10);
+
+      expect(outcome).toEqual({ kind: 'drained', stored: 2, setAside: 0 });
+      expect(index.liveRecords).toBe(0);
+      expect(events.removals).toEqual([[formatSegmentName(5000, 1, INSTANCE)]]);
+    });
+  });
+
+  describe('find', () => {
+    it('reads a disk-only record back from disk', async () => {
+      const [, second] = await onDiskOnly(records.slice(0, 2));
+
+      expect(await sut.find('s', 's-2')).toEqual(records[1]);
+      expect(files.log.at(-1)).toBe(
+        `readRanges ${FIRST_SEGMENT} ${second.location.offset}+${second.location.length}`,
+      );
+    });
+
+    it('reads a sealed segment whole, once, for all the records in it', async () => {
+      build(1);
+      await onDiskOnly(records.slice(0, 2));
+      await journal(records.slice(2, 3));
+
+      expect(await sut.find('s', 's-1')).toEqual(records[0]);
+      expect(await sut.find('s', 's-2')).toEqual(records[1]);
+      expect(await sut.drain('s', database.store, 10)).toMatchObject({ stored: 2 });
+
+      expect(files.log.filter((line) => line.startsWith('read'))).toEqual([
+        `read ${FIRST_SEGMENT}`,
+      ]);
+    });
+
+    it('finds nothing for a record that is not disk-only', async () => {
+      await journal(records.slice(0, 1));
+
+      expect(await sut.find('s', 's-1')).toBeUndefined();
+      expect(await sut.find('t', 's-1')).toBeUndefined();
+      expect(files.calls('read') + files.calls('readRanges')).toBe(0);
+    });
+
+    it('finds nothing for a record that no longer reads back', async () => {
+      const journaled = await onDiskOnly(records.slice(0, 1));
+      corrupt(journaled[0]);
+
+      expect(await sut.find('s', 's-1')).toBeUndefined();
+    });
+  });
+});

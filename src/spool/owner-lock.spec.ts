@@ -1,0 +1,117 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { OwnerLock } from './owner-lock.js';
+
+// Another instance, as the kernel sees it: a process that takes the lock as OwnerLock does,
+// says LOCKED, and holds it until it is killed.
+const HOLDER = `
+const sqlite3 = require('sqlite3');
+const database = new sqlite3.Database(process.argv[1], (error) => {
+  if (error) throw error;
+  database.exec('PRAGMA journal_mode = OFF; BEGIN EXCLUSIVE', (error) => {
+    if (error) throw error;
+    process.stdout.write('LOCKED\\n');
+  });
+});
+setInterval(() => undefined, 1 << 30);
+`;
+
+/** Starts a holder of the lock on `path`; resolves once it holds it. */
+async function holdInChild(path: string): Promise<ChildProcess> {
+  // -e resolves require() from the working directory: the repository, with its sqlite3.
+  const child = spawn(process.execPath, ['-e', HOLDER, path], {
+    cwd: process.cwd(),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const exited = once(child, 'exit').then(([code]) => {
+    throw new Error(`the lock holder exited (${String(code)}) before it held the lock`);
+  });
+  await Promise.race([once(lines, 'line'), exited]);
+  exited.catch(() => undefined);
+  return child;
+}
+
+describe(OwnerLock.name, () => {
+  let directory: string;
+  const children: ChildProcess[] = [];
+  const locks: OwnerLock[] = [];
+
+  async function acquire(name = 'owner-abcdef01.lock'): Promise<OwnerLock | null> {
+    const lock = await OwnerLock.tryAcquire(directory, name);
+    if (lock) locks.push(lock);
+    return lock;
+  }
+
+  beforeEach(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'scribe-owner-lock-'));
+  });
+
+  afterEach(async () => {
+    for (const child of children.splice(0)) {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await once(child, 'exit');
+      }
+    }
+    for (const lock of locks.splice(0)) await lock.release();
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('takes a free lock, creating its file with mode 0600', async () => {
+    const lock = await acquire();
+
+    expect(lock).not.toBeNull();
+    expect(lock?.path).toBe(join(directory, 'owner-abcdef01.lock'));
+    expect((await stat(join(directory, 'owner-abcdef01.lock'))).mode & 0o777).toBe(0o600);
+  });
+
+  it('leaves no rollback journal beside the lock file while it holds it', async () => {
+    await acquire();
+
+    expect(await readdir(directory)).toEqual(['owner-abcdef01.lock']);
+  });
+
+  it('is refused while it is held, and free again once released', async () => {
+    const held = await acquire();
+
+    expect(await acquire()).toBeNull();
+    await held?.release();
+    locks.splice(0);
+
+    expect(await acquire()).not.toBeNull();
+  });
+
+  it('holds one lock per file', async () => {
+    await acquire('owner-aaaaaaaa.lock');
+
+    expect(await acquire('owner-bbbbbbbb.lock')).not.toBeNull();
+  });
+
+  it('is refused while another process holds it, and free once that process is killed', async () => {
+    const path = join(directory, 'owner-abcdef01.lock');
+    const holder = await holdInChild(path);
+    children.push(holder);
+
+    expect(await acquire()).toBeNull();
+
+    holder.kill('SIGKILL');
+    await once(holder, 'exit');
+
+    expect(await acquire()).not.toBeNull();
+  });
+
+  it('rejects a file that is not a lock, rather than calling its owner alive', async () => {
+    await writeFile(join(directory, 'owner-abcdef01.lock'), 'x'.repeat(4096));
+
+    await expect(acquire()).rejects.toMatchObject({ code: 'SQLITE_NOTADB' });
+  });
+
+  it('rejects when the directory is not there', async () => {
+    await expect(OwnerLock.tryAcquire(join(directory, 'missing'), 'owner.lock')).rejects.toThrow();
+  });
+});

@@ -1,0 +1,225 @@
+import { SET_ASIDE_LOG } from './segment-names.js';
+import { rawField, type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
+import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { messageRecord } from './testing/records.js';
+
+function entry(number: number, extra: Partial<SetAsideEntry> = {}): SetAsideEntry {
+  return { at: 1000 + number, reason: `reason ${number}`, source: 'segment', ...extra };
+}
+
+/** The file as lines of JSON (it ends with a newline). */
+function linesOf(files: FakeJournalFiles): unknown[] {
+  const text = files.text(SET_ASIDE_LOG);
+  expect(text.endsWith('\n')).toBe(true);
+  return text
+    .slice(0, -1)
+    .split('\n')
+    .map((line) => JSON.parse(line));
+}
+
+describe(SetAsideLog.name, () => {
+  let files: FakeJournalFiles;
+  let sut: SetAsideLog;
+
+  beforeEach(() => {
+    files = new FakeJournalFiles();
+    sut = new SetAsideLog(files);
+  });
+
+  describe('append', () => {
+    it('appends one JSON line per entry, synced, and counts them', async () => {
+      const record = messageRecord('s', 1);
+      const entries = [
+        entry(1, { offset: 40, sessionId: 's', messageId: record.id, record }),
+        entry(2, { raw: 'torn {"crc' }),
+      ];
+
+      await sut.append(entries);
+
+      expect(linesOf(files)).toEqual(entries);
+      expect(files.log).toEqual([
+        `openForAppend ${SET_ASIDE_LOG}`,
+        `write ${SET_ASIDE_LOG}@0+${files.bytes(SET_ASIDE_LOG).length}`,
+        `sync ${SET_ASIDE_LOG}`,
+        `close ${SET_ASIDE_LOG}`,
+      ]);
+      expect(sut.count).toBe(2);
+      expect(sut.recent()).toEqual(entries);
+    });
+
+    it('appends after what the file already holds', async () => {
+      await sut.append([entry(1)]);
+
+      await sut.append([entry(2), entry(3)]);
+
+      expect(linesOf(files)).toEqual([entry(1), entry(2), entry(3)]);
+      expect(sut.count).toBe(3);
+      expect(sut.recent()).toEqual([entry(1), entry(2), entry(3)]);
+    });
+
+    it('touches no file for no entries', async () => {
+      await sut.append([]);
+
+      expect(files.log).toEqual([]);
+      expect(sut.count).toBe(0);
+    });
+
+    it('keeps the newest 100 entries for the admin view, and counts all', async () => {
+      const entries = Array.from({ length: 130 }, (_, number) => entry(number));
+
+      await sut.append(entries.slice(0, 70));
+      await sut.append(entries.slice(70));
+
+      expect(sut.count).toBe(130);
+      expect(sut.recent()).toEqual(entries.slice(30));
+    });
+
+    it('cuts a torn write back off and rejects, counting nothing', async () => {
+      await sut.append([entry(1)]);
+      const size = files.bytes(SET_ASIDE_LOG).length;
+      const full = fsError('ENOSPC');
+      files.tearNextWrite(7, full);
+
+      await expect(sut.append([entry(2)])).rejects.toBe(full);
+
+      expect(files.log.slice(4)).toEqual([
+        `openForAppend ${SET_ASIDE_LOG}`,
+        `write ${SET_ASIDE_LOG}@${size}+7`,
+        `truncate ${SET_ASIDE_LOG} ${size}`,
+        `close ${SET_ASIDE_LOG}`,
+      ]);
+      expect(linesOf(files)).toEqual([entry(1)]);
+      expect(sut.count).toBe(1);
+      expect(sut.recent()).toEqual([entry(1)]);
+    });
+
+    it('cuts the entries back off when the sync fails, and rejects', async () => {
+      const eio = fsError('EIO', 'fdatasync');
+      files.failNext('sync', eio);
+
+      await expect(sut.append([entry(1)])).rejects.toBe(eio);
+
+      expect(files.bytes(SET_ASIDE_LOG)).toEqual(Buffer.alloc(0));
+      expect(files.log.slice(-2)).toEqual([
+        `truncate ${SET_ASIDE_LOG} 0`,
+        `close ${SET_ASIDE_LOG}`,
+      ]);
+      expect(sut.count).toBe(0);
+    });
+
+    it('rejects with the write error when the cut fails too, and still closes the file', async () => {
+      const full = fsError('ENOSPC');
+      files.tearNextWrite(3, full);
+      files.failNext('truncate', fsError('EIO', 'ftruncate'));
+
+      await expect(sut.append([entry(1)])).rejects.toBe(full);
+
+      expect(files.log.at(-1)).toBe(`close ${SET_ASIDE_LOG}`);
+      expect(sut.count).toBe(0);
+    });
+
+    it('keeps synced entries when only the close fails: they are not written again', async () => {
+      files.failNext('close', fsError('EIO', 'close'), SET_ASIDE_LOG);
+
+      await sut.append([entry(1)]);
+
+      expect(sut.count).toBe(1);
+      expect(files.bytes(SET_ASIDE_LOG).toString('utf8')).toBe(`${JSON.stringify(entry(1))}\n`);
+    });
+
+    it('rejects when the file cannot be opened', async () => {
+      const denied = fsError('EACCES', 'open');
+      files.failNext('openForAppend', denied);
+
+      await expect(sut.append([entry(1)])).rejects.toBe(denied);
+      expect(sut.count).toBe(0);
+    });
+
+    it('never cuts away the entries of an append that ran at the same time', async () => {
+      // Both open the file at the same size; the second one's write fails after the first's
+      // entries are synced: cutting back to the size it saw would throw those away.
+      const firstWrite = files.holdNext('write');
+      const secondWrite = files.holdNext('write');
+      const first = sut.append([entry(1)]);
+      const second = sut.append([entry(2)]);
+      firstWrite.resolve();
+      await first;
+      files.tearNextWrite(5);
+      secondWrite.resolve();
+
+      await expect(second).rejects.toMatchObject({ code: 'ENOSPC' });
+      expect(linesOf(files)).toEqual([entry(1)]);
+      expect(sut.count).toBe(1);
+    });
+  });
+
+  describe('load', () => {
+    it('counts what earlier runs set aside, and shows the newest 100', async () => {
+      const entries = Array.from({ length: 150 }, (_, number) => entry(number));
+      files.put(SET_ASIDE_LOG, entries.map((one) => `${JSON.stringify(one)}\n`).join(''));
+
+      await sut.load();
+
+      expect(sut.count).toBe(150);
+      expect(sut.recent()).toEqual(entries.slice(50));
+    });
+
+    it('skips a torn last line and empty lines', async () => {
+      files.put(
+        SET_ASIDE_LOG,
+        `${JSON.stringify(entry(1))}\n\n${JSON.stringify(entry(2))}\n{"at":3,"rea`,
+      );
+
+      await sut.load();
+
+      expect(sut.count).toBe(2);
+      expect(sut.recent()).toEqual([entry(1), entry(2)]);
+    });
+
+    it('finds nothing when there is no log', async () => {
+      await sut.load();
+
+      expect(sut.count).toBe(0);
+      expect(sut.recent()).toEqual([]);
+    });
+
+    it('finds nothing when the log cannot be read', async () => {
+      files.put(SET_ASIDE_LOG, `${JSON.stringify(entry(1))}\n`);
+      files.failNext('read', fsError('EIO', 'read'));
+
+      await sut.load();
+
+      expect(sut.count).toBe(0);
+    });
+
+    it('counts appends on top of what it loaded', async () => {
+      files.put(SET_ASIDE_LOG, `${JSON.stringify(entry(1))}\n`);
+      await sut.load();
+
+      await sut.append([entry(2)]);
+
+      expect(sut.count).toBe(2);
+      expect(sut.recent()).toEqual([entry(1), entry(2)]);
+    });
+  });
+});
+
+describe(rawField.name, () => {
+  it('keeps bytes that are UTF-8 as text', () => {
+    expect(rawField(Buffer.from('torn {"crc":"ab" é 😀', 'utf8'))).toEqual({
+      raw: 'torn {"crc":"ab" é 😀',
+    });
+  });
+
+  it('keeps no bytes as empty text', () => {
+    expect(rawField(Buffer.alloc(0))).toEqual({ raw: '' });
+  });
+
+  it.each([
+    ['a byte that is never UTF-8', Buffer.from([0x61, 0xff, 0x62])],
+    ['a character cut in half', Buffer.from('é', 'utf8').subarray(0, 1)],
+    ['an encoded lone surrogate', Buffer.from([0xed, 0xa0, 0x80])],
+  ])('keeps %s as base64', (_case, bytes) => {
+    expect(rawField(bytes)).toEqual({ rawBase64: bytes.toString('base64') });
+  });
+});

@@ -1,0 +1,136 @@
+import { JournalIndex } from './journal-index.js';
+import { SET_ASIDE_LOG } from './segment-names.js';
+import { type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
+import { spoolStatusOf } from './spool-status.js';
+import { FakeJournalFiles } from './testing/fake-journal-files.js';
+
+const A = 'journal-000000000001000-000000-aaaaaaaa.jsonl';
+const B = 'journal-000000000002000-000000-aaaaaaaa.jsonl';
+
+describe(spoolStatusOf.name, () => {
+  let files: FakeJournalFiles;
+  let index: JournalIndex;
+  let setAsideLog: SetAsideLog;
+
+  beforeEach(() => {
+    files = new FakeJournalFiles('/data/spool');
+    index = new JournalIndex();
+    setAsideLog = new SetAsideLog(files);
+  });
+
+  it('shows an empty, writable spool', () => {
+    expect(spoolStatusOf('/data/spool', null, index, setAsideLog, [], 10_000)).toEqual({
+      path: '/data/spool',
+      writable: true,
+      error: null,
+      messages: 0,
+      bytes: 0,
+      oldestAgeMs: null,
+      sessions: [],
+      setAside: [],
+      setAsideCount: 0,
+    });
+  });
+
+  it('shows what is owed: messages, bytes, the age of the oldest, per session', () => {
+    index.addLive('zulu', 4000, { segment: A, offset: 0, length: 100 });
+    index.addLive('alpha', 2500, { segment: A, offset: 100, length: 50 });
+    index.addLive('zulu', 9000, { segment: B, offset: 0, length: 70 });
+
+    const status = spoolStatusOf('/data/spool', null, index, setAsideLog, [], 10_000);
+
+    expect(status).toMatchObject({
+      messages: 3,
+      bytes: 220,
+      oldestAgeMs: 7500,
+      sessions: [
+        { sessionId: 'alpha', messages: 1 },
+        { sessionId: 'zulu', messages: 2 },
+      ],
+    });
+  });
+
+  it('never shows a negative age when the clock went back', () => {
+    index.addLive('s', 12_000, { segment: A, offset: 0, length: 100 });
+
+    expect(spoolStatusOf('/data/spool', null, index, setAsideLog, [], 10_000).oldestAgeMs).toBe(0);
+  });
+
+  it('shows the error when the spool cannot be written', () => {
+    const status = spoolStatusOf(
+      '/data/spool',
+      'EACCES: permission denied',
+      index,
+      setAsideLog,
+      [],
+    );
+
+    expect(status).toMatchObject({ writable: false, error: 'EACCES: permission denied' });
+  });
+
+  it('lists what was set aside, then the foreign files, and counts both', async () => {
+    const entries: SetAsideEntry[] = [
+      { at: 1, reason: 'torn tail (no newline)', source: A, offset: 300, raw: '{"crc' },
+      {
+        at: 2,
+        reason: 'refused by the database: too long',
+        source: B,
+        sessionId: 's',
+        messageId: 'm-1',
+      },
+    ];
+    files.put(
+      SET_ASIDE_LOG,
+      `${JSON.stringify({ at: 0, reason: 'older', source: A })}\n${entries
+        .map((entry) => JSON.stringify(entry))
+        .join('\n')}\n`,
+    );
+    await setAsideLog.load();
+
+    const status = spoolStatusOf('/data/spool', null, index, setAsideLog, ['notes.txt']);
+
+    expect(status.setAside).toEqual([
+      { source: A, reason: 'older', at: 0, sessionId: null, messageId: null },
+      { source: A, reason: 'torn tail (no newline)', at: 1, sessionId: null, messageId: null },
+      {
+        source: B,
+        reason: 'refused by the database: too long',
+        at: 2,
+        sessionId: 's',
+        messageId: 'm-1',
+      },
+      {
+        source: 'notes.txt',
+        reason: 'not a file of the journal: left untouched',
+        at: null,
+        sessionId: null,
+        messageId: null,
+      },
+    ]);
+    expect(status.setAsideCount).toBe(4);
+  });
+
+  it('counts every entry of the log, beyond the ones it lists', async () => {
+    const lines = Array.from({ length: 120 }, (_, at) =>
+      JSON.stringify({ at, reason: 'r', source: A }),
+    );
+    files.put(SET_ASIDE_LOG, `${lines.join('\n')}\n`);
+    await setAsideLog.load();
+
+    const status = spoolStatusOf('/data/spool', null, index, setAsideLog, ['x', 'y']);
+
+    expect(status.setAside).toHaveLength(102);
+    expect(status.setAside[0].at).toBe(20);
+    expect(status.setAsideCount).toBe(122);
+  });
+
+  it('takes the time now by default', () => {
+    const acceptedAt = Date.now() - 1_000_000;
+    index.addLive('s', acceptedAt, { segment: A, offset: 0, length: 100 });
+
+    const age = spoolStatusOf('/data/spool', null, index, setAsideLog, []).oldestAgeMs;
+
+    expect(age).toBeGreaterThanOrEqual(1_000_000);
+    expect(age).toBeLessThan(1_000_000 + 60_000);
+  });
+});
