@@ -15,9 +15,9 @@ export interface SessionRows {
   createdAt: number;
 }
 
-const MESSAGE_COLUMNS = 12;
-// 12 bound values a row; stays well under either database's limit of parameters per statement.
-export const INSERT_CHUNK_ROWS = 500;
+// 12 bound values a row: 24,000 per statement stays under either database's limit (SQLite
+// 32,766, PostgreSQL 65,535). Fewer, larger statements insert markedly faster (npm run bench).
+export const INSERT_CHUNK_ROWS = 2000;
 
 /** Creates the sessions that do not exist yet, so that their messages can refer to them. */
 export function insertMissingSessions(
@@ -36,40 +36,66 @@ export function insertMissingSessions(
   };
 }
 
+/** The columns of a message row, and how each is read off a record. */
+const MESSAGE_COLUMNS: readonly [string, (record: MessageRecord) => unknown][] = [
+  ['id', (record) => record.id],
+  ['session_id', (record) => record.sessionId],
+  ['order_key', (record) => record.orderKey],
+  ['role', (record) => record.role],
+  ['content', (record) => record.content],
+  ['client_message_id', (record) => record.clientMessageId],
+  ['tool_name', (record) => record.toolName],
+  ['tool_call_id', (record) => record.toolCallId],
+  ['tool_calls', (record) => jsonColumn(record.toolCalls)],
+  ['metadata', (record) => jsonColumn(record.metadata)],
+  ['accepted_at', (record) => record.acceptedAt],
+];
+
 /**
  * Inserts the messages; a row whose id, client id or order key is stored already is skipped
- * (a replay, or a retry stored by another instance) and the ids of the inserted ones come back.
+ * (a replay, or a retry stored by another instance). A column that is NULL in every row, and
+ * `stored_at`, are written as literals, not bound: binding is most of the driver's cost per
+ * row, and most messages carry no tool fields.
  */
 export function insertMessages(
   dialect: Dialect,
   records: MessageRecord[],
   storedAt: number,
 ): Statement {
+  const bound = MESSAGE_COLUMNS.filter(([, read]) =>
+    records.some((record) => read(record) !== null),
+  );
   const values: unknown[] = [];
-  for (const record of records) {
-    values.push(
-      record.id,
-      record.sessionId,
-      record.orderKey,
-      record.role,
-      record.content,
-      record.clientMessageId,
-      record.toolName,
-      record.toolCallId,
-      jsonColumn(record.toolCalls),
-      jsonColumn(record.metadata),
-      record.acceptedAt,
-      storedAt,
-    );
-  }
+  for (const record of records) for (const [, read] of bound) values.push(read(record));
+  let index = 0;
+  const mark = () => (dialect === 'postgres' ? `$${++index}` : '?');
+  const rowSql = () =>
+    `(${MESSAGE_COLUMNS.map((column) => (bound.includes(column) ? mark() : 'NULL')).join(', ')}, ${integerLiteral(storedAt)})`;
   return {
     sql:
-      `INSERT INTO "messages" ("id", "session_id", "order_key", "role", "content", ` +
-      `"client_message_id", "tool_name", "tool_call_id", "tool_calls", "metadata", ` +
-      `"accepted_at", "stored_at") VALUES ` +
-      rowsOf(dialect, records.length, MESSAGE_COLUMNS, (marks) => `(${marks})`) +
-      ` ON CONFLICT DO NOTHING RETURNING "id"`,
+      `INSERT INTO "messages" (${MESSAGE_COLUMNS.map(([name]) => `"${name}"`).join(', ')}, "stored_at") VALUES ` +
+      records.map(rowSql).join(', ') +
+      ` ON CONFLICT DO NOTHING`,
     values,
+  };
+}
+
+/** A number safe to write into SQL as it is. */
+function integerLiteral(value: number): string {
+  if (!Number.isSafeInteger(value)) throw new RangeError(`not a safe integer: ${value}`);
+  return String(value);
+}
+
+/** Rows of these ids written by the transaction stamped `storedAt`, with their order keys. */
+export function findInserted(
+  dialect: Dialect,
+  records: MessageRecord[],
+  storedAt: number,
+): Statement {
+  const marks = rowsOf(dialect, records.length + 1, 1, (mark) => mark).split(', ');
+  return {
+    sql: `SELECT "id", "order_key" FROM "messages" WHERE "stored_at" = ${marks[0]} AND "id" IN (${marks.slice(1).join(', ')})`,
+    values: [storedAt, ...records.map((record) => record.id)],
   };
 }
 

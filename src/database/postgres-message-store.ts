@@ -3,7 +3,7 @@ import pg from 'pg';
 import { describeError } from '../common/errors/describe-error.js';
 import { beat, pruneHeartbeats } from './message-sql.js';
 import { MessageStore, type SessionWrite, type WrittenSession } from './message-store.js';
-import { writeSessions } from './session-writes.js';
+import { StoredAtStamps, writeSessions } from './session-writes.js';
 
 export interface PostgresStoreSettings {
   url: string;
@@ -21,6 +21,7 @@ export class PostgresMessageStore
 {
   private readonly logger = new Logger(PostgresMessageStore.name);
   private readonly pool: pg.Pool;
+  private readonly stamps = new StoredAtStamps();
 
   constructor(private readonly settings: PostgresStoreSettings) {
     super();
@@ -54,11 +55,15 @@ export class PostgresMessageStore
   write(writes: SessionWrite[]): Promise<WrittenSession[]> {
     return this.transaction((client) =>
       writeSessions(
-        async (statement) =>
-          (await client.query<Record<string, unknown>>(statement.sql, statement.values)).rows,
+        {
+          rows: async (statement) =>
+            (await client.query<Record<string, unknown>>(statement.sql, statement.values)).rows,
+          changes: async (statement) =>
+            (await client.query(statement.sql, statement.values)).rowCount ?? 0,
+        },
         'postgres',
         writes,
-        Date.now(),
+        this.stamps.next(),
       ),
     );
   }

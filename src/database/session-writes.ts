@@ -3,14 +3,20 @@ import { type SessionWrite, type WrittenSession } from './message-store.js';
 import {
   INSERT_CHUNK_ROWS,
   countMessages,
+  findInserted,
   insertMessages,
   insertMissingSessions,
   type Dialect,
   type Statement,
 } from './message-sql.js';
 
-/** Runs one statement inside the caller's transaction and returns its rows. */
-export type RunStatement = (statement: Statement) => Promise<Record<string, unknown>[]>;
+/** Runs statements inside the caller's transaction. */
+export interface StatementRunner {
+  /** The rows the statement returns. */
+  rows(statement: Statement): Promise<Record<string, unknown>[]>;
+  /** How many rows the statement inserted or changed. */
+  changes(statement: Statement): Promise<number>;
+}
 
 /**
  * The body of a write transaction, whatever the driver: three kinds of statement however many
@@ -18,7 +24,7 @@ export type RunStatement = (statement: Statement) => Promise<Record<string, unkn
  * revisions moved by what was inserted). Per-row ORM statements would cost more than the commit.
  */
 export async function writeSessions(
-  run: RunStatement,
+  run: StatementRunner,
   dialect: Dialect,
   writes: SessionWrite[],
   storedAt: number,
@@ -27,13 +33,11 @@ export async function writeSessions(
   if (records.length === 0)
     return writes.map(() => ({ inserted: [], skipped: [], revision: null }));
   const sessions = sessionsOf(writes);
-  await run(insertMissingSessions(dialect, sessions, storedAt));
+  await run.changes(insertMissingSessions(dialect, sessions, storedAt));
   const insertedIds = new Set<string>();
   for (let start = 0; start < records.length; start += INSERT_CHUNK_ROWS) {
     const chunk = records.slice(start, start + INSERT_CHUNK_ROWS);
-    for (const row of await run(insertMessages(dialect, chunk, storedAt))) {
-      insertedIds.add(String(row.id));
-    }
+    for (const id of await insertChunk(run, dialect, chunk, storedAt)) insertedIds.add(id);
   }
   const results = writes.map((write) => splitInserted(write.records, insertedIds));
   const counts = new Map<string, number>();
@@ -46,7 +50,7 @@ export async function writeSessions(
     const rows = sessions
       .filter((session) => counts.has(session.sessionId))
       .map((session) => ({ ...session, inserted: counts.get(session.sessionId) ?? 0 }));
-    for (const row of await run(countMessages(dialect, rows, storedAt))) {
+    for (const row of await run.rows(countMessages(dialect, rows, storedAt))) {
       revisions.set(String(row.id), Number(row.revision));
     }
   }
@@ -54,6 +58,29 @@ export async function writeSessions(
     ...results[index],
     revision: results[index].inserted.length > 0 ? (revisions.get(write.sessionId) ?? null) : null,
   }));
+}
+
+/**
+ * Inserts a chunk and returns the ids it inserted. Almost always all of them (the change count
+ * says so, and RETURNING every id would cost a tenth of the insert); when some were stored
+ * already, the rows this transaction wrote are told apart by their order key and `storedAt`,
+ * which the store makes unique to each of its transactions.
+ */
+async function insertChunk(
+  run: StatementRunner,
+  dialect: Dialect,
+  chunk: MessageRecord[],
+  storedAt: number,
+): Promise<string[]> {
+  const changed = await run.changes(insertMessages(dialect, chunk, storedAt));
+  if (changed === chunk.length) return chunk.map((record) => record.id);
+  const written = new Map(
+    (await run.rows(findInserted(dialect, chunk, storedAt))).map((row) => [
+      String(row.id),
+      String(row.order_key),
+    ]),
+  );
+  return chunk.flatMap((record) => (written.get(record.id) === record.orderKey ? [record.id] : []));
 }
 
 /** One row per session (PostgreSQL refuses to upsert a row twice in one statement), in id order. */
@@ -85,4 +112,19 @@ function splitInserted(
     else skipped.push(record);
   }
   return { inserted, skipped };
+}
+
+/**
+ * `stored_at` for each transaction of one store: the clock, but never the same value twice, so
+ * that the rows a transaction wrote can be told from ones stored before (see insertChunk).
+ */
+export class StoredAtStamps {
+  private last = 0;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  next(): number {
+    this.last = Math.max(this.now(), this.last + 1);
+    return this.last;
+  }
 }

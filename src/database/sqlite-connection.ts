@@ -35,6 +35,16 @@ export class SqliteConnection {
     });
   }
 
+  /** Runs a statement; resolves with how many rows it inserted or changed. */
+  run(sql: string, values: unknown[] = []): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.database.run(sql, values, function (this: sqlite3.RunResult, error: Error | null) {
+        if (error) reject(error);
+        else resolve(this.changes);
+      });
+    });
+  }
+
   /** Closes the connection; an open transaction is rolled back by SQLite. */
   close(): Promise<void> {
     return new Promise((resolve, reject) => {

@@ -6,7 +6,7 @@ import { type SqliteSynchronousMode } from '../config/environment.js';
 import { DatabaseFileChangedError } from './database-errors.js';
 import { beat, pruneHeartbeats } from './message-sql.js';
 import { MessageStore, type SessionWrite, type WrittenSession } from './message-store.js';
-import { writeSessions } from './session-writes.js';
+import { StoredAtStamps, writeSessions } from './session-writes.js';
 import { SqliteConnection } from './sqlite-connection.js';
 
 export interface SqliteStoreSettings {
@@ -35,6 +35,7 @@ export class SqliteMessageStore
 {
   private readonly logger = new Logger(SqliteMessageStore.name);
   private connection: SqliteConnection | null = null;
+  private readonly stamps = new StoredAtStamps();
   // One transaction at a time on the one connection (the group-commit writer already calls one
   // at a time; this keeps the store safe for any other caller).
   private readonly turns = new Mutex();
@@ -67,10 +68,13 @@ export class SqliteMessageStore
   write(writes: SessionWrite[]): Promise<WrittenSession[]> {
     return this.transaction((connection) =>
       writeSessions(
-        (statement) => connection.all(statement.sql, statement.values),
+        {
+          rows: (statement) => connection.all(statement.sql, statement.values),
+          changes: (statement) => connection.run(statement.sql, statement.values),
+        },
         'sqlite',
         writes,
-        Date.now(),
+        this.stamps.next(),
       ),
     );
   }
@@ -118,8 +122,9 @@ export class SqliteMessageStore
     if (this.connection) return this.connection;
     const connection = await SqliteConnection.open(this.settings.path, this.settings.busyTimeoutMs);
     try {
+      // A larger page cache keeps the indexes' upper pages in memory across transactions.
       await connection.exec(
-        `PRAGMA synchronous = ${this.settings.synchronous}; PRAGMA foreign_keys = ON;`,
+        `PRAGMA synchronous = ${this.settings.synchronous}; PRAGMA foreign_keys = ON; PRAGMA cache_size = -32768;`,
       );
       await this.checkIdentity();
     } catch (error) {

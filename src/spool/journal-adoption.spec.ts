@@ -123,6 +123,7 @@ describe(JournalAdoption.name, () => {
         orderKey: s1.orderKey,
         acceptedAt: s1.acceptedAt,
         location: inFirst(s1),
+        record: s1,
       },
       {
         id: s2.id,
@@ -130,6 +131,7 @@ describe(JournalAdoption.name, () => {
         orderKey: s2.orderKey,
         acceptedAt: s2.acceptedAt,
         location: inSecond(s2),
+        record: s2,
       },
       {
         id: s3.id,
@@ -137,6 +139,7 @@ describe(JournalAdoption.name, () => {
         orderKey: s3.orderKey,
         acceptedAt: s3.acceptedAt,
         location: inFirst(s3),
+        record: s3,
       },
     ]);
     expect(diskOnlyIds('t')).toEqual([t5.id]);
@@ -146,6 +149,21 @@ describe(JournalAdoption.name, () => {
     expect(index.oldestAcceptedAt).toBe(s1.acceptedAt);
     expect(locks.isHeld(ownerLockName(DEAD))).toBe(true);
     expect(files.names()).toEqual([first, second, ownerLockName(DEAD)]);
+  });
+
+  it('keeps the records it read in memory up to its budget, so the write-back need not read them again', async () => {
+    const records = [1, 2, 3].map((sequence) => messageRecord('s', sequence));
+    const inFirst = put(segment(DEAD, 1000), records);
+    const budget = inFirst(records[0]).length + inFirst(records[1]).length;
+    sut = new JournalAdoption(files, index, setAsideLog, OWN, () => undefined, budget);
+
+    await sut.adopt();
+
+    expect(index.diskOnlyOf('s', 10).map((entry) => entry.record)).toEqual([
+      records[0],
+      records[1],
+      undefined,
+    ]);
   });
 
   it('puts records of several dead instances in acceptance order, whichever wrote them', async () => {

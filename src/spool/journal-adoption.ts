@@ -7,6 +7,9 @@ import { ownerLockName, parseSegmentName } from './segment-names.js';
 import { scanSegment } from './segment-scan.js';
 import { rawField, type SetAsideEntry, type SetAsideLog } from './set-aside-log.js';
 
+// Lines of adopted records kept decoded in memory for the write-back (the budget of one round).
+const KEPT_RECORD_BYTES = 64 * 1024 * 1024;
+
 /** What one round of adoption found. */
 export interface AdoptionReport {
   /** Instances whose journals were taken over. */
@@ -36,6 +39,8 @@ interface AdoptedOwner {
 export class JournalAdoption {
   private readonly logger = new Logger('Journal');
   private readonly adopted = new Map<string, AdoptedOwner>();
+  // Journal bytes of the records adopted in this round that are kept in memory.
+  private keptBytes = 0;
 
   constructor(
     private readonly files: JournalFiles,
@@ -43,6 +48,7 @@ export class JournalAdoption {
     private readonly setAsideLog: SetAsideLog,
     private readonly ownInstanceId: string,
     private readonly onSetAside: (entries: readonly SetAsideEntry[]) => void,
+    private readonly keptRecordBytes: number = KEPT_RECORD_BYTES,
   ) {}
 
   async adopt(): Promise<AdoptionReport> {
@@ -65,6 +71,7 @@ export class JournalAdoption {
     }
     const entries: DiskEntry[] = [];
     const seen = new Set<string>();
+    this.keptBytes = 0;
     for (const [owner, names] of byOwner) {
       const lock =
         this.adopted.get(owner)?.lock ??
@@ -127,12 +134,17 @@ export class JournalAdoption {
         if (found.has(record.id) || seen.has(record.id)) continue;
         if (this.index.findDiskOnly(record.sessionId, record.id)) continue;
         found.add(record.id);
+        // Kept while memory allows, so the write-back at start need not read and check
+        // every line a second time.
+        const keep = this.keptBytes + length <= this.keptRecordBytes;
+        if (keep) this.keptBytes += length;
         entries.push({
           id: record.id,
           sessionId: record.sessionId,
           orderKey: record.orderKey,
           acceptedAt: record.acceptedAt,
           location: { segment: name, offset, length },
+          ...(keep ? { record } : {}),
         });
       }
       const bad = scan.bad.map((range) => ({

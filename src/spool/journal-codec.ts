@@ -49,7 +49,7 @@ export function encodeJournalLine(record: MessageRecord): Buffer {
 export function decodeJournalLine(line: Buffer): DecodedLine {
   const match = PREFIX.exec(line.subarray(0, PREFIX_BYTES).toString('latin1'));
   if (!match) return { kind: 'bad', reason: 'not a journal record (no checksum prefix)' };
-  if (checksum(line.subarray(PREFIX_BYTES)) !== match[1]) {
+  if (crc32(line.subarray(PREFIX_BYTES)) !== Number.parseInt(match[1], 16)) {
     return { kind: 'bad', reason: 'checksum mismatch (torn or corrupted line)' };
   }
   let parsed: unknown;

@@ -1,3 +1,5 @@
+import { type MessageRecord } from '../message/message-record.js';
+
 /** Where one record's line sits in the journal. */
 export interface RecordLocation {
   segment: string;
@@ -13,6 +15,11 @@ export interface DiskEntry {
   orderKey: string;
   acceptedAt: number;
   location: RecordLocation;
+  /**
+   * The record itself, when it was read already (found at start) and memory allows: the drain
+   * then need not read and check its line again. Dropped once it is stored.
+   */
+  record?: MessageRecord;
 }
 
 interface SegmentState {

@@ -39,6 +39,7 @@ class RecordingEvents implements JournalEvents {
  */
 class FakeStore {
   readonly batches: string[][] = [];
+  readonly contents: string[] = [];
   readonly refusing = new Map<string, string>();
   private readonly failures: DrainStep[] = [];
   private readonly rejections: unknown[] = [];
@@ -66,6 +67,7 @@ class FakeStore {
 
   readonly store = async (records: MessageRecord[]): Promise<DrainStep> => {
     this.batches.push(records.map((record) => record.id));
+    this.contents.push(...records.map((record) => record.content));
     await this.holds.shift()?.promise;
     if (this.rejections.length > 0) throw this.rejections.shift();
     const failure = this.failures.shift();
@@ -278,6 +280,30 @@ describe(Journal.name, () => {
       expect(index.liveRecords).toBe(0);
       expect(files.names()).toEqual([]);
       expect(events.removals).toEqual([[FIRST_SEGMENT]]);
+    });
+
+    it('stores records kept in memory at start as they are, without reading their lines again', async () => {
+      const journaled = await journal(records.slice(0, 2));
+      index.addDiskOnly(
+        journaled.map(({ record, location }) => ({
+          id: record.id,
+          sessionId: record.sessionId,
+          orderKey: record.orderKey,
+          acceptedAt: record.acceptedAt,
+          location,
+          record: { ...record, content: `${record.content} (kept)` },
+        })),
+      );
+      const readsBefore = files.log.filter((line) => line.startsWith('read')).length;
+
+      expect(await sut.drain('s', database.store, 10)).toEqual({
+        kind: 'drained',
+        stored: 2,
+        setAside: 0,
+      });
+
+      expect(database.contents).toEqual(['message 1 of s (kept)', 'message 2 of s (kept)']);
+      expect(files.log.filter((line) => line.startsWith('read')).length).toBe(readsBefore);
     });
 
     it('lets a batch go only once the store has answered', async () => {

@@ -160,6 +160,12 @@ export class Journal {
 
   /** Reads back `entries`; unreadable ones are set aside at once, so they cannot stall the drain. */
   private async readEntries(entries: DiskEntry[]): Promise<JournaledRecord[]> {
+    if (entries.every((entry) => entry.record)) {
+      return entries.map((entry) => ({
+        record: entry.record as MessageRecord,
+        location: entry.location,
+      }));
+    }
     const results = await readBack(this.files, entries, this.cache, this.cacheable);
     const unreadable: SetAsideEntry[] = [];
     const lost: DiskEntry[] = [];

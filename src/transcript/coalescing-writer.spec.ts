@@ -2,7 +2,11 @@ import { deferred, type Deferred } from '../common/testing/deferred.js';
 import { MessageStore, type SessionWrite, type WrittenSession } from '../database/message-store.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { MessageRole } from '../message/message-role.js';
-import { CoalescingWriter, type WriteAttempt } from './coalescing-writer.js';
+import {
+  CoalescingWriter,
+  MAX_RECORDS_PER_TRANSACTION,
+  type WriteAttempt,
+} from './coalescing-writer.js';
 
 function record(sessionId: string, index: number): MessageRecord {
   return {
@@ -32,6 +36,7 @@ const classify = (error: unknown) => (error instanceof Refusal ? 'refused' : 'un
 const describe_ = (error: unknown) => `described: ${(error as Error).message}`;
 
 const HEARTBEAT = 'heartbeat';
+const MAX = MAX_RECORDS_PER_TRANSACTION;
 
 /**
  * A store that records every call (a write's SessionWrite list, or HEARTBEAT) and counts how
@@ -199,25 +204,25 @@ describe(CoalescingWriter.name, () => {
   });
 
   describe('group size', () => {
-    it('puts writes in separate transactions when together they exceed 2000 records', async () => {
+    it(`puts writes in separate transactions when together they exceed ${MAX} records`, async () => {
       const gate = store.holdNextCall();
       const settled = [
         sut.submit(write('held')),
-        sut.submit(write('big', 1500)),
+        sut.submit(write('big', MAX - 500)),
         sut.submit(write('bigger', 1000)),
       ];
       gate.resolve();
       await Promise.all(settled);
 
       expect(store.shape).toEqual([['held'], ['big'], ['bigger']]);
-      expect(store.recordShape.map((ids) => ids.length)).toEqual([1, 1500, 1000]);
+      expect(store.recordShape.map((ids) => ids.length)).toEqual([1, MAX - 500, 1000]);
     });
 
-    it('fills a transaction up to exactly 2000 records', async () => {
+    it(`fills a transaction up to exactly ${MAX} records`, async () => {
       const gate = store.holdNextCall();
       const settled = [
         sut.submit(write('held')),
-        sut.submit(write('a', 1000)),
+        sut.submit(write('a', MAX - 1000)),
         sut.submit(write('b', 999)),
         sut.submit(write('c', 1)),
         sut.submit(write('d', 1)),
@@ -228,11 +233,11 @@ describe(CoalescingWriter.name, () => {
       expect(store.shape).toEqual([['held'], ['a', 'b', 'c'], ['d']]);
     });
 
-    it('still stores a single write of more than 2000 records, alone', async () => {
+    it(`still stores a single write of more than ${MAX} records, alone`, async () => {
       const gate = store.holdNextCall();
       const settled = [
         sut.submit(write('held')),
-        sut.submit(write('huge', 2500)),
+        sut.submit(write('huge', MAX + 500)),
         sut.submit(write('small')),
       ];
       gate.resolve();
