@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { describeError } from '../common/errors/describe-error.js';
+import { describeError, errorCode } from '../common/errors/describe-error.js';
 
 /** How a write may go to the database now. */
 export type Admission =
@@ -21,6 +21,12 @@ const LOUD_FAILURE_COUNT = 3;
 // How often a quiet outage (no appends, only the background retry) is reported again.
 const OUTAGE_REPORT_INTERVAL_MS = 60_000;
 
+function isPowerOfTen(value: number): boolean {
+  let rest = value;
+  while (rest >= 10 && rest % 10 === 0) rest /= 10;
+  return rest === 1;
+}
+
 export interface DatabaseHealthStatus {
   databaseWritable: boolean;
   lastDatabaseError: string | null;
@@ -33,8 +39,9 @@ export interface DatabaseHealthStatus {
  * fails, then failing until a write or probe commits again. While it fails only one write at
  * a time goes to it (with the background retry on, only the retry's probe), so that appends
  * are journaled at once instead of each waiting out a database timeout under its session's
- * lock. An outage gets louder as it lasts: WARN for a session's first failed writes, ERROR
- * from the third, and ERROR once a minute while only the background retry sees it.
+ * lock. An outage gets louder as it lasts, without flooding the log: WARN for a session's
+ * first failed writes, ERROR from the third (then at the 10th, 100th, 1000th…), ERROR once a
+ * minute while only the background retry sees it, and one recovery line a minute at most.
  */
 export class DatabaseHealth {
   private failing = false;
@@ -42,6 +49,8 @@ export class DatabaseHealth {
   private lastError: { message: string; at: number } | null = null;
   private readonly consecutiveFailures = new Map<string, number>();
   private lastOutageReport = Number.NEGATIVE_INFINITY;
+  private lastRecovery = Number.NEGATIVE_INFINITY;
+  private diskFull = false;
 
   constructor(
     private readonly backgroundRetry: boolean,
@@ -51,6 +60,14 @@ export class DatabaseHealth {
 
   get isFailing(): boolean {
     return this.failing;
+  }
+
+  /**
+   * The database's last failure was its disk being full (SQLite, whose file usually shares
+   * DATA_DIR, and so the disk, with the journal).
+   */
+  get databaseDiskFull(): boolean {
+    return this.diskFull;
   }
 
   /** Asks to write; a `probe` admission must be handed back to settle(). */
@@ -76,11 +93,19 @@ export class DatabaseHealth {
     this.probing = false;
   }
 
-  /** A write of `sessionId` (or a probe) committed; true when this ends an outage. */
+  /**
+   * A write of `sessionId` (or a probe) committed. True when this ends an outage that is worth
+   * a log line: the first recovery in a minute, so that a database that flaps (a heartbeat
+   * commits, the write-back does not) does not fill the log.
+   */
   succeeded(sessionId?: string): boolean {
     if (sessionId !== undefined) this.consecutiveFailures.delete(sessionId);
     if (!this.failing) return false;
     this.failing = false;
+    this.diskFull = false;
+    const now = this.now();
+    if (now - this.lastRecovery < OUTAGE_REPORT_INTERVAL_MS) return false;
+    this.lastRecovery = now;
     return true;
   }
 
@@ -90,9 +115,11 @@ export class DatabaseHealth {
    */
   failed(sessionId: string, error: unknown, pending: number): void {
     this.failing = true;
-    if (error !== undefined) this.lastError = { message: describeError(error), at: this.now() };
+    if (error !== undefined) this.noteError(error);
     const failures = (this.consecutiveFailures.get(sessionId) ?? 0) + 1;
     this.consecutiveFailures.set(sessionId, failures);
+    // Every failure up to the third, then every tenfold: loud, not a flood at each append.
+    if (failures > LOUD_FAILURE_COUNT && !isPowerOfTen(failures)) return;
     const line =
       `Database write for session ${sessionId} ${error === undefined ? 'not tried, the database is failing' : 'failed'} ` +
       `(${failures} consecutive failure(s), ${pending} pending): ${this.lastError?.message ?? 'unknown error'}`;
@@ -103,11 +130,16 @@ export class DatabaseHealth {
   /** The background retry's probe failed; says so at most once a minute. */
   probeFailed(error: unknown, backlog: string): void {
     this.failing = true;
-    this.lastError = { message: describeError(error), at: this.now() };
+    this.noteError(error);
     const now = this.now();
     if (now - this.lastOutageReport < OUTAGE_REPORT_INTERVAL_MS) return;
     this.lastOutageReport = now;
-    this.logger.error(`Database still not writable (${this.lastError.message}); ${backlog}`);
+    this.logger.error(`Database still not writable (${this.lastError?.message}); ${backlog}`);
+  }
+
+  private noteError(error: unknown): void {
+    this.lastError = { message: describeError(error), at: this.now() };
+    this.diskFull = errorCode(error) === 'SQLITE_FULL';
   }
 
   /** Forgets a session's failure count (its backlog is gone). */

@@ -116,7 +116,10 @@ export class TranscriptRecovery {
   }
 
   private async journalBuffered(): Promise<void> {
-    if (this.backlog.totalBuffered === 0) return;
+    // A database that reports its disk full most likely shares it with the journal (both live
+    // in DATA_DIR by default): copies written now would take the space it needs to come back.
+    // Messages held in memory only stay there (BUFFERED, as answered) until it does.
+    if (this.backlog.totalBuffered === 0 || this.health.databaseDiskFull) return;
     for (const sessionId of this.backlog.sessions()) {
       await this.backlog.withSession(sessionId, (queue) => this.durable.journalBuffered(queue));
     }

@@ -131,11 +131,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     await this.recovery.shutdown();
   }
 
-  private async appendLocked(
-    queue: PendingQueue,
-    inputs: NewMessage[],
-    attempt = 1,
-  ): Promise<AppendResult> {
+  private async appendLocked(queue: PendingQueue, inputs: NewMessage[]): Promise<AppendResult> {
     const earlier = await this.earlierAnswers(queue, inputs);
     const answers: Answer[] = [];
     const fresh: MessageRecord[] = [];
@@ -157,11 +153,11 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
           `The database refused the message(s), and nothing was stored: ${outcome.reason}`,
         );
       }
-      // Another acceptance of one of these client ids was stored first (another instance, or
-      // a lookup that failed): answer with what is stored, as for any retry.
-      if (outcome.kind === 'conflict' && attempt === 1) {
-        return this.appendLocked(queue, inputs, attempt + 1);
-      }
+      // Another acceptance of some of these client ids was stored first (another instance, or
+      // a lookup that failed): answer those with what is stored, as for any retry. The others
+      // were stored now, and must not be accepted a second time.
+      const skipped = new Set(outcome.kind === 'conflict' ? outcome.skipped.map((r) => r.id) : []);
+      if (skipped.size > 0) await this.answerWithStored(queue.sessionId, answers, skipped);
       const status =
         outcome.kind === 'queued'
           ? AppendStatus.QUEUED
@@ -169,7 +165,10 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
             ? AppendStatus.BUFFERED
             : AppendStatus.PERSISTED;
       for (const answer of answers) if (fresh.includes(answer.record)) answer.status = status;
-      this.metrics.appendsTotal.inc({ status: status.toLowerCase() }, fresh.length);
+      this.metrics.appendsTotal.inc(
+        { status: status.toLowerCase() },
+        fresh.filter((record) => !skipped.has(record.id)).length,
+      );
     }
     return {
       records: answers.map((answer) => answer.record),
@@ -214,6 +213,30 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
       // a message stored before comes back with its id, and the journal's replay skips it.
     }
     return answers;
+  }
+
+  /** Replaces the answers of `skipped` records with what is stored; keeps them if unreadable. */
+  private async answerWithStored(
+    sessionId: string,
+    answers: Answer[],
+    skipped: Set<string>,
+  ): Promise<void> {
+    const skippedAnswers = answers.filter((answer) => skipped.has(answer.record.id));
+    let stored: MessageRecord[] = [];
+    try {
+      stored = await this.queries.findByClientMessageIds(
+        sessionId,
+        skippedAnswers.flatMap((answer) => answer.record.clientMessageId ?? []),
+      );
+    } catch {
+      // The ids are derived from the client ids: our records carry the stored messages' ids.
+    }
+    for (const answer of skippedAnswers) {
+      const found = stored.find(
+        (record) => record.clientMessageId === answer.record.clientMessageId,
+      );
+      if (found) answer.record = found;
+    }
   }
 
   private accept(sessionId: string, input: NewMessage): MessageRecord {

@@ -1,0 +1,763 @@
+import { Logger } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { type Counter } from 'prom-client';
+import { describeError } from '../common/errors/describe-error.js';
+import { Failpoints } from '../common/failpoints.js';
+import { CapturingLogger } from '../common/testing/capturing-logger.js';
+import { type SessionWrite } from '../database/message-store.js';
+import { MessagesStored, WriteFailed } from '../message/message-events.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { acceptedRecord } from '../message/testing/message-record.fixture.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { CoalescingWriter, type WriteAttempt } from './coalescing-writer.js';
+import { DatabaseHealth } from './database-health.js';
+import { DurableWriter } from './durable-writer.js';
+import { SessionBacklog } from './session-backlog.js';
+import { FakeMessageStore, classifyFakeError, writerOver } from './testing/fake-message-store.js';
+import { FakeSpool } from './testing/fake-spool.js';
+import { type WriteOutcome } from './write-outcome.js';
+
+const SPOOL_DIR = '/fake/pending_messages';
+
+function records(sessionId: string, ...contents: string[]): MessageRecord[] {
+  return contents.map((content) => acceptedRecord(sessionId, content));
+}
+
+function numbered(prefix: string, count: number): string[] {
+  return Array.from({ length: count }, (_, index) => `${prefix}${index}`);
+}
+
+async function total(counter: Counter): Promise<number> {
+  return (await counter.get()).values.reduce((sum, value) => sum + value.value, 0);
+}
+
+const spooledLine = (sessionId: string, cap: number, record: MessageRecord) =>
+  `pending queue full for ${sessionId} (cap=${cap}); spooled oldest message to ${SPOOL_DIR} for replay after DB recovery (message ${record.id})`;
+
+const droppedLine = (sessionId: string, cap: number, record: MessageRecord) =>
+  `pending queue full for ${sessionId} (cap=${cap}): dropping oldest message to make room (on-disk spool unavailable); lost message ${record.id}`;
+
+/**
+ * A writer that refuses write-backs as a whole, which the real one never does: with
+ * isolateRefusals it stores the rest and lists the refused records. Stands for a writer that
+ * breaks that promise.
+ */
+class WholeRefusingWriter extends CoalescingWriter {
+  override submit(
+    write: SessionWrite,
+    options: { isolateRefusals?: boolean } = {},
+  ): Promise<WriteAttempt> {
+    if (options.isolateRefusals) {
+      return Promise.resolve({ kind: 'refused', reason: 'refused as a whole' });
+    }
+    return super.submit(write, options);
+  }
+}
+
+describe(DurableWriter.name, () => {
+  let store: FakeMessageStore;
+  let spool: FakeSpool;
+  let logger: CapturingLogger;
+  let health: DatabaseHealth;
+  let metrics: MetricsService;
+  let events: EventEmitter2;
+  let backlog: SessionBacklog;
+  let storedEvents: MessagesStored[];
+  let failedWrites: string[];
+  let sut: DurableWriter;
+
+  function build({ cap = 5, backgroundRetry = false, writer = writerOver(store) } = {}): void {
+    health = new DatabaseHealth(backgroundRetry, () => 0, logger);
+    sut = new DurableWriter(
+      writer,
+      spool.asService,
+      health,
+      events,
+      metrics,
+      cap,
+      new Failpoints(),
+    );
+  }
+
+  beforeEach(() => {
+    store = new FakeMessageStore();
+    spool = new FakeSpool();
+    logger = new CapturingLogger();
+    Logger.overrideLogger(logger);
+    metrics = new MetricsService();
+    events = new EventEmitter2();
+    backlog = new SessionBacklog();
+    storedEvents = [];
+    failedWrites = [];
+    events.on(MessagesStored.event, (event: MessagesStored) => storedEvents.push(event));
+    events.on(WriteFailed.event, (event: WriteFailed) => failedWrites.push(event.sessionId));
+    build();
+  });
+
+  afterEach(() => {
+    // The write path never resolves or releases what the journal does not owe.
+    expect(spool.misuses).toEqual([]);
+  });
+
+  /** Accepts `batch` as one append of its session. */
+  function accept(batch: MessageRecord[]): Promise<WriteOutcome> {
+    return backlog.withSession(batch[0].sessionId, (queue) => sut.accept(queue, batch));
+  }
+
+  /** One append per record, in order; the kind of each outcome. */
+  async function acceptEach(batch: MessageRecord[]): Promise<WriteOutcome['kind'][]> {
+    const kinds: WriteOutcome['kind'][] = [];
+    for (const record of batch) kinds.push((await accept([record])).kind);
+    return kinds;
+  }
+
+  const flush = (sessionId: string) => backlog.withSession(sessionId, (queue) => sut.flush(queue));
+
+  const pending = (sessionId: string) =>
+    backlog.withSession(sessionId, async (queue) => queue.peek(Infinity));
+
+  const pendingContents = async (sessionId: string) =>
+    (await pending(sessionId)).map((entry) => entry.record.content);
+
+  /** Lines the writer itself logged (the health's lines carry no context). */
+  const writerLines = (level: string) =>
+    logger.lines
+      .filter((line) => line.level === level && line.params.at(-1) === 'DurableWriter')
+      .map((line) => line.message);
+
+  describe('accept', () => {
+    it('stores fresh messages at once when the database takes them', async () => {
+      const batch = records('s1', 'a', 'b');
+
+      expect(await accept(batch)).toEqual({ kind: 'stored' });
+
+      expect(store.contents()).toEqual(['a', 'b']);
+      expect(spool.appendCalls).toBe(0);
+      expect(backlog.total).toBe(0);
+      expect(storedEvents).toEqual([new MessagesStored('s1', batch, 2)]);
+      expect(failedWrites).toEqual([]);
+    });
+
+    it('journals fresh messages the database fails to take: queued, held in memory with their place on disk', async () => {
+      store.goDown();
+      const [a] = records('s1', 'a');
+
+      expect(await accept([a])).toEqual({ kind: 'queued' });
+
+      expect(store.rows).toEqual([]);
+      expect(spool.owedRecords()).toEqual([a]);
+      const [entry] = await pending('s1');
+      expect(entry.record).toBe(a);
+      expect(entry.location).toEqual(expect.objectContaining({ segment: 'own-segment' }));
+      expect(backlog.totalBuffered).toBe(0);
+      expect(health.isFailing).toBe(true);
+      expect(await total(metrics.dbWriteFailures)).toBe(1);
+      expect(failedWrites).toEqual(['s1']);
+      expect(logger.messages('warn')).toEqual([
+        'Database write for session s1 failed (1 consecutive failure(s), 1 pending): connection refused',
+      ]);
+    });
+
+    it('holds fresh messages in memory only when neither the database nor the disk takes them: buffered', async () => {
+      store.goDown();
+      spool.failDisk();
+
+      expect(await acceptEach(records('s1', 'a'))).toEqual(['buffered']);
+
+      expect(spool.owedRecords()).toEqual([]);
+      expect((await pending('s1')).map((entry) => entry.location)).toEqual([null]);
+      expect(backlog.totalBuffered).toBe(1);
+    });
+
+    it('answers conflict with the records another acceptance stored first, and is no outage', async () => {
+      const [mine, other] = records('s1', 'retried', 'new');
+      const storedFirst = { ...mine, orderKey: '0', content: 'retried' };
+      store.storedElsewhere(storedFirst);
+
+      expect(await accept([mine, other])).toEqual({ kind: 'conflict', skipped: [mine] });
+
+      expect(store.rows).toEqual([storedFirst, other]);
+      expect(health.isFailing).toBe(false);
+      expect(await total(metrics.dbWriteFailures)).toBe(0);
+      expect(storedEvents).toEqual([new MessagesStored('s1', [other], 1)]);
+      expect(backlog.total).toBe(0);
+    });
+
+    it('announces nothing when everything was stored before', async () => {
+      const [mine] = records('s1', 'retried');
+      store.storedElsewhere(mine);
+
+      expect(await accept([mine])).toEqual({ kind: 'conflict', skipped: [mine] });
+
+      expect(storedEvents).toEqual([]);
+    });
+
+    it('answers refused when the database refuses fresh messages, keeping nothing of them', async () => {
+      const [good, bad] = records('s1', 'good', 'bad');
+      store.refusingIds.add(bad.id);
+
+      expect(await accept([good, bad])).toEqual({ kind: 'refused', reason: 'refused bad' });
+
+      expect(store.rows).toEqual([]);
+      expect(spool.appendCalls).toBe(0);
+      expect(backlog.total).toBe(0);
+      expect(health.isFailing).toBe(false);
+      expect(await total(metrics.dbWriteFailures)).toBe(0);
+      expect(failedWrites).toEqual([]);
+    });
+
+    it('writes what the session holds before the fresh messages, in acceptance order', async () => {
+      store.goDown();
+      await acceptEach(records('s1', 'a', 'b'));
+      store.heal();
+
+      expect(await acceptEach(records('s1', 'c'))).toEqual(['stored']);
+
+      expect(store.contents()).toEqual(['a', 'b', 'c']);
+      expect(store.writeCalls.slice(2).map((ids) => ids.length)).toEqual([2, 1]);
+      expect(spool.owedRecords()).toEqual([]);
+      expect(backlog.total).toBe(0);
+      expect(health.isFailing).toBe(false);
+      expect(health.status().consecutiveFailures).toEqual(new Map());
+      expect(writerLines('log')).toEqual(['Database writable again; writing back what is pending']);
+      expect(storedEvents.map((event) => event.messages.map((m) => m.content))).toEqual([
+        ['a', 'b'],
+        ['c'],
+      ]);
+      expect(storedEvents.map((event) => event.revision)).toEqual([2, 3]);
+    });
+
+    it('journals fresh messages behind a backlog it cannot write, without trying them', async () => {
+      store.goDown();
+      const [a, b] = records('s1', 'a', 'b');
+      await accept([a]);
+
+      expect(await accept([b])).toEqual({ kind: 'queued' });
+
+      // The second append tried the backlog only: the fresh message must not overtake it.
+      expect(store.writeCalls).toEqual([[a.id], [a.id]]);
+      expect(await pendingContents('s1')).toEqual(['a', 'b']);
+      expect(logger.messages('warn')[1]).toBe(
+        'Database write for session s1 failed (2 consecutive failure(s), 1 pending): connection refused',
+      );
+      expect(await total(metrics.dbWriteFailures)).toBe(2);
+    });
+
+    it('journals at once, without trying the database, while the background retry probes it', async () => {
+      build({ backgroundRetry: true });
+      store.goDown();
+
+      expect(await acceptEach(records('s1', 'a', 'b'))).toEqual(['queued', 'queued']);
+
+      expect(store.writeCalls).toHaveLength(1);
+      expect(await total(metrics.dbWriteFailures)).toBe(1);
+      expect(failedWrites).toEqual(['s1']);
+      expect(logger.messages('warn')[1]).toBe(
+        'Database write for session s1 not tried, the database is failing (2 consecutive failure(s), 2 pending): connection refused',
+      );
+      expect(await pendingContents('s1')).toEqual(['a', 'b']);
+    });
+
+    it('lets one append at a time probe a failing database; the others journal at once', async () => {
+      store.goDown();
+      await acceptEach(records('s1', 'a'));
+      const probeHeld = store.holdNextCall();
+
+      const probing = acceptEach(records('s1', 'b'));
+      await store.callsReceived(2);
+      expect(await acceptEach(records('s2', 'x'))).toEqual(['queued']);
+      expect(store.writeCalls).toHaveLength(2);
+      probeHeld.resolve();
+      expect(await probing).toEqual(['queued']);
+
+      // The probe was handed back: the next append probes again.
+      await acceptEach(records('s2', 'y'));
+      expect(store.writeCalls).toHaveLength(3);
+    });
+
+    it('ends the outage when a probing append finds the database back', async () => {
+      store.goDown();
+      await acceptEach(records('s1', 'a'));
+      store.heal();
+
+      expect(await acceptEach(records('s2', 'b'))).toEqual(['stored']);
+
+      expect(health.isFailing).toBe(false);
+      expect(await acceptEach(records('s1', 'c'))).toEqual(['stored']);
+      expect(store.contents()).toEqual(['b', 'a', 'c']);
+    });
+  });
+
+  describe('the pending cap (spool on drop)', () => {
+    it('drop, spool, drain: past the cap the oldest leave memory for the journal, and the next successful append stores everything in acceptance order', async () => {
+      build({ cap: 5 });
+      store.goDown();
+      const messages = records('sess-1', ...numbered('msg', 8));
+
+      expect(await acceptEach(messages)).toEqual(Array(8).fill('queued'));
+
+      // The 3 oldest left memory: spooled, not lost, each with a WARN naming the spool.
+      expect(writerLines('warn')).toEqual(
+        messages.slice(0, 3).map((record) => spooledLine('sess-1', 5, record)),
+      );
+      expect(spool.diskOnlyContents('sess-1')).toEqual(['msg0', 'msg1', 'msg2']);
+      expect(await pendingContents('sess-1')).toEqual(numbered('msg', 8).slice(3));
+      expect(spool.owedRecords()).toEqual(messages);
+      expect(spool.appendCalls).toBe(8);
+      expect(await total(metrics.messagesDropped)).toBe(0);
+
+      store.heal();
+      expect(await acceptEach(records('sess-1', 'recovered'))).toEqual(['stored']);
+
+      expect(store.contents()).toEqual([...numbered('msg', 8), 'recovered']);
+      expect(spool.owedRecords()).toEqual([]);
+      expect(spool.hasDiskOnly('sess-1')).toBe(false);
+      expect(backlog.size('sess-1')).toBe(0);
+      // Appends 7 and 8 tried the drain too, during the outage.
+      expect(spool.drainCalls).toEqual(Array(3).fill({ sessionId: 'sess-1', batchSize: 1000 }));
+    });
+
+    it('drains only the session it writes', async () => {
+      build({ cap: 3 });
+      store.goDown();
+      for (let i = 0; i < 4; i++) {
+        await acceptEach(records('sess-a', `a${i}`));
+        await acceptEach(records('sess-b', `b${i}`));
+      }
+      expect(spool.diskOnlyContents('sess-a')).toEqual(['a0']);
+      expect(spool.diskOnlyContents('sess-b')).toEqual(['b0']);
+
+      store.heal();
+      await acceptEach(records('sess-a', 'go-a'));
+
+      expect(store.contents('sess-a')).toEqual(['a0', 'a1', 'a2', 'a3', 'go-a']);
+      expect(store.contents('sess-b')).toEqual([]);
+      expect(spool.sessionsWithDiskOnly()).toEqual(['sess-b']);
+      expect(spool.diskOnlyContents('sess-b')).toEqual(['b0']);
+      expect(spool.owedRecords('sess-b').map((record) => record.content)).toEqual(numbered('b', 4));
+      expect(await pendingContents('sess-b')).toEqual(['b1', 'b2', 'b3']);
+      expect(spool.drainCalls.map((call) => call.sessionId)).toEqual(['sess-a']);
+    });
+
+    it('degrades to dropping the oldest (BUFFERED, counted, WARN) when the spool cannot be written, and does not drain afterwards', async () => {
+      build({ cap: 4 });
+      store.goDown();
+      spool.failDisk();
+      const messages = records('sess-x', ...numbered('msg', 9));
+
+      expect(await acceptEach(messages)).toEqual(Array(9).fill('buffered'));
+
+      expect(backlog.size('sess-x')).toBe(4);
+      expect(backlog.totalBuffered).toBe(4);
+      expect(spool.owedRecords()).toEqual([]);
+      expect(spool.hasDiskOnly('sess-x')).toBe(false);
+      expect(writerLines('warn')).toEqual(
+        messages.slice(0, 5).map((record) => droppedLine('sess-x', 4, record)),
+      );
+      expect(await total(metrics.messagesDropped)).toBe(5);
+
+      store.heal();
+      expect(await acceptEach(records('sess-x', 'fin'))).toEqual(['stored']);
+
+      expect(store.contents()).toEqual(['msg5', 'msg6', 'msg7', 'msg8', 'fin']);
+      expect(spool.drainCalls).toEqual([]);
+    });
+
+    it('keeps the journal records when their replay fails, and the session stays marked as having records on disk only', async () => {
+      build({ cap: 3 });
+      store.goDown();
+      const messages = records('sess-r', ...numbered('m', 5));
+      await acceptEach(messages);
+      expect(spool.diskOnlyContents('sess-r')).toEqual(['m0', 'm1']);
+
+      // The database heals for live writes only: the replayed messages still fail.
+      store.heal();
+      for (const record of messages.slice(0, 3)) store.failingIds.add(record.id);
+      // This append pushes the queue over the cap again (m2 leaves memory) after the drain failed.
+      expect(await acceptEach(records('sess-r', 'go'))).toEqual(['queued']);
+
+      expect(store.rows).toEqual([]);
+      expect(spool.diskOnlyContents('sess-r')).toEqual(['m0', 'm1', 'm2']);
+      expect(spool.sessionsWithDiskOnly()).toEqual(['sess-r']);
+      expect(spool.owedRecords('sess-r')).toHaveLength(6);
+      expect(await pendingContents('sess-r')).toEqual(['m3', 'm4', 'go']);
+    });
+
+    it('journals an evicted message held in memory only when the disk takes it again', async () => {
+      build({ cap: 2 });
+      store.goDown();
+      spool.failDisk();
+      const [a, b, c] = records('s1', 'a', 'b', 'c');
+      expect(await acceptEach([a])).toEqual(['buffered']);
+      spool.healDisk();
+
+      expect(await acceptEach([b, c])).toEqual(['queued', 'queued']);
+
+      expect(writerLines('warn')).toEqual([spooledLine('s1', 2, a)]);
+      expect(spool.diskOnlyContents('s1')).toEqual(['a']);
+      expect(backlog.totalBuffered).toBe(0);
+      expect(await total(metrics.messagesDropped)).toBe(0);
+
+      store.heal();
+      await acceptEach(records('s1', 'd'));
+      expect(store.contents()).toEqual(['a', 'b', 'c', 'd']);
+    });
+
+    it('decides for each evicted message: dropped when held in memory only, spooled when journaled', async () => {
+      build({ cap: 2 });
+      store.goDown();
+      spool.failDisk();
+      const [a, b, c, d] = records('s1', 'a', 'b', 'c', 'd');
+      await acceptEach([a]);
+      spool.healDisk();
+      await acceptEach([b]);
+      spool.failDisk();
+
+      expect(await acceptEach([c, d])).toEqual(['buffered', 'buffered']);
+
+      expect(writerLines('warn')).toEqual([droppedLine('s1', 2, a), spooledLine('s1', 2, b)]);
+      expect(await total(metrics.messagesDropped)).toBe(1);
+      expect(spool.diskOnlyContents('s1')).toEqual(['b']);
+      expect(await pendingContents('s1')).toEqual(['c', 'd']);
+    });
+
+    it('asks the disk again only for evicted messages held in memory only', async () => {
+      build({ cap: 1 });
+      store.goDown();
+
+      await acceptEach(records('s1', 'a', 'b', 'c'));
+
+      expect(spool.appendCalls).toBe(3);
+    });
+  });
+
+  describe('flush', () => {
+    it('has nothing to do without a backlog, even while the database fails', async () => {
+      build({ backgroundRetry: true });
+      health.failed('idle', new Error('down'), 0);
+
+      expect(await flush('idle')).toBe(true);
+
+      expect(store.writeCalls).toEqual([]);
+    });
+
+    it('writes the backlog oldest first, lets go of its journal records, and is done', async () => {
+      store.goDown();
+      const batch = records('s1', 'a', 'b');
+      await acceptEach(batch);
+      store.heal();
+
+      expect(await flush('s1')).toBe(true);
+
+      expect(store.contents()).toEqual(['a', 'b']);
+      expect(spool.owedRecords()).toEqual([]);
+      expect(backlog.total).toBe(0);
+      expect(storedEvents).toEqual([new MessagesStored('s1', batch, 2)]);
+      expect(health.status().consecutiveFailures).toEqual(new Map());
+    });
+
+    it('stops at the first failure, keeping everything, and counts it as a failed write', async () => {
+      store.goDown();
+      await acceptEach(records('s1', 'a', 'b'));
+
+      expect(await flush('s1')).toBe(false);
+
+      expect(await pendingContents('s1')).toEqual(['a', 'b']);
+      expect(spool.owedRecords().map((record) => record.content)).toEqual(['a', 'b']);
+      expect(await total(metrics.dbWriteFailures)).toBe(3);
+      expect(failedWrites).toEqual(['s1', 's1', 's1']);
+      expect(logger.messages('error')).toEqual([
+        'Database write for session s1 failed (3 consecutive failure(s), 2 pending): connection refused',
+      ]);
+    });
+
+    it('does not try while something else probes the failing database', async () => {
+      build({ backgroundRetry: true });
+      store.goDown();
+      await acceptEach(records('s1', 'a'));
+      store.heal();
+
+      expect(await flush('s1')).toBe(false);
+
+      expect(store.writeCalls).toHaveLength(1);
+    });
+
+    it('hands the probe back once done', async () => {
+      store.goDown();
+      await acceptEach(records('s1', 'a'));
+
+      await flush('s1');
+
+      expect(health.admit()).toBe('probe');
+    });
+
+    it('writes a long backlog 1000 records a transaction', async () => {
+      build({ cap: 5000 });
+      store.goDown();
+      const batch = records('s1', ...numbered('m', 1001));
+      await accept(batch);
+      store.heal();
+
+      expect(await flush('s1')).toBe(true);
+
+      expect(store.writeCalls.slice(1)).toEqual([
+        batch.slice(0, 1000).map((record) => record.id),
+        [batch[1000].id],
+      ]);
+      expect(store.rows).toEqual(batch);
+    });
+
+    it('replays what only the disk holds first, in the order it was spooled, then what memory holds', async () => {
+      build({ cap: 1 });
+      store.goDown();
+      const [c0, c1, c2] = records('s', 'c0', 'c1', 'c2');
+      await acceptEach([c0, c1, c2]);
+      expect(spool.diskOnlyContents('s')).toEqual(['c0', 'c1']);
+      store.heal();
+
+      expect(await flush('s')).toBe(true);
+
+      expect(store.writeCalls.slice(3)).toEqual([[c0.id, c1.id], [c2.id]]);
+      expect(store.contents()).toEqual(['c0', 'c1', 'c2']);
+      expect(spool.owedRecords()).toEqual([]);
+      expect(spool.hasDiskOnly('s')).toBe(false);
+      expect(storedEvents.map((event) => event.revision)).toEqual([2, 3]);
+    });
+
+    it('drains no other session: their records stay on disk, owed', async () => {
+      build({ cap: 1 });
+      store.goDown();
+      for (const sessionId of ['a', 'b']) await acceptEach(records(sessionId, 'old', 'new'));
+      store.heal();
+
+      expect(await flush('a')).toBe(true);
+
+      expect(store.contents('a')).toEqual(['old', 'new']);
+      expect(store.contents('b')).toEqual([]);
+      expect(spool.diskOnlyContents('b')).toEqual(['old']);
+      expect(spool.owedRecords('b')).toHaveLength(2);
+      expect(spool.drainCalls.map((call) => call.sessionId)).toEqual(['a']);
+    });
+
+    it('counts a replay the database fails as a failed write, and stops', async () => {
+      build({ cap: 1 });
+      store.goDown();
+      await acceptEach(records('s1', 'a', 'b'));
+      expect(await total(metrics.dbWriteFailures)).toBe(2);
+
+      expect(await flush('s1')).toBe(false);
+
+      expect(await total(metrics.dbWriteFailures)).toBe(3);
+      expect(failedWrites).toEqual(['s1', 's1', 's1']);
+      expect(spool.diskOnlyContents('s1')).toEqual(['a']);
+      expect(await pendingContents('s1')).toEqual(['b']);
+      // The memory backlog was not tried behind the failed replay.
+      expect(store.writeCalls).toHaveLength(3);
+    });
+
+    it('forgets the failures of a session whose disk-only records were all unreadable', async () => {
+      build({ cap: 0 });
+      store.goDown();
+      const [a] = records('s1', 'a');
+      await acceptEach([a]);
+      expect(spool.diskOnlyContents('s1')).toEqual(['a']);
+      spool.unreadableIds.add(a.id);
+      store.heal();
+      health.succeeded();
+
+      expect(await flush('s1')).toBe(true);
+
+      expect(store.writeCalls).toHaveLength(1);
+      expect(health.status().consecutiveFailures).toEqual(new Map());
+    });
+  });
+
+  describe('records the database refuses while writing back', () => {
+    it('sets a refused record aside with its reason and stores the rest of the session', async () => {
+      store.goDown();
+      const [a, bad, c] = records('s1', 'a', 'bad', 'c');
+      await acceptEach([a, bad, c]);
+      const [, badEntry] = await pending('s1');
+      store.heal();
+      store.refusingIds.add(bad.id);
+
+      expect(await flush('s1')).toBe(true);
+
+      expect(store.contents()).toEqual(['a', 'c']);
+      expect(spool.setAsideRecords).toEqual([
+        { record: bad, reason: 'refused bad', location: badEntry.location },
+      ]);
+      expect(spool.owedRecords()).toEqual([]);
+      expect(backlog.total).toBe(0);
+      expect(await acceptEach(records('s1', 'd'))).toEqual(['stored']);
+      expect(store.contents()).toEqual(['a', 'c', 'd']);
+    });
+
+    it('sets aside a refused record held in memory only, without a place on disk', async () => {
+      store.goDown();
+      spool.failDisk();
+      const [bad] = records('s1', 'bad');
+      await acceptEach([bad]);
+      store.heal();
+      store.refusingIds.add(bad.id);
+
+      expect(await flush('s1')).toBe(true);
+
+      expect(spool.setAsideRecords).toEqual([
+        { record: bad, reason: 'refused bad', location: null },
+      ]);
+      expect(backlog.total).toBe(0);
+    });
+
+    it('sets aside a refused record replayed from disk, and stores the others', async () => {
+      build({ cap: 1 });
+      store.goDown();
+      const [a, bad, c] = records('s1', 'a', 'bad', 'c');
+      await acceptEach([a, bad, c]);
+      store.heal();
+      store.refusingIds.add(bad.id);
+
+      expect(await flush('s1')).toBe(true);
+
+      expect(store.contents()).toEqual(['a', 'c']);
+      expect(spool.setAsideRecords.map((entry) => entry.record)).toEqual([bad]);
+      expect(spool.owedRecords()).toEqual([]);
+    });
+
+    it('keeps refused records, and stops, when they cannot be set aside', async () => {
+      store.goDown();
+      const [a, bad, c] = records('s1', 'a', 'bad', 'c');
+      await acceptEach([a, bad, c]);
+      store.heal();
+      store.refusingIds.add(bad.id);
+      spool.setAsideError = new Error('set-aside log unwritable');
+
+      expect(await flush('s1')).toBe(false);
+
+      expect(await pendingContents('s1')).toEqual(['a', 'bad', 'c']);
+      expect(spool.owedRecords()).toHaveLength(3);
+      expect(writerLines('error')).toEqual([
+        'Could not set aside 1 refused message(s) of session s1; keeping them: set-aside log unwritable',
+      ]);
+
+      spool.setAsideError = null;
+      expect(await flush('s1')).toBe(true);
+      expect(store.contents()).toEqual(['a', 'c']);
+      expect(spool.setAsideRecords.map((entry) => entry.record)).toEqual([bad]);
+      expect(spool.owedRecords()).toEqual([]);
+    });
+
+    it('journals a fresh append behind a backlog whose refusals cannot be set aside', async () => {
+      store.goDown();
+      const [a, bad] = records('s1', 'a', 'bad');
+      await acceptEach([a, bad]);
+      store.heal();
+      store.refusingIds.add(bad.id);
+      spool.setAsideError = new Error('set-aside log unwritable');
+
+      expect(await acceptEach(records('s1', 'c'))).toEqual(['queued']);
+
+      expect(store.contents()).toEqual(['a']);
+      expect(await pendingContents('s1')).toEqual(['a', 'bad', 'c']);
+    });
+  });
+
+  describe('a write-back the writer refuses as a whole', () => {
+    const refusingWriter = () => new WholeRefusingWriter(store, classifyFakeError, describeError);
+
+    it('keeps the memory backlog, and counts a failed write with the reason', async () => {
+      store.goDown();
+      await acceptEach(records('s1', 'a'));
+      store.heal();
+      build({ writer: refusingWriter() });
+
+      expect(await flush('s1')).toBe(false);
+
+      expect(await pendingContents('s1')).toEqual(['a']);
+      expect(spool.owedRecords()).toHaveLength(1);
+      expect(logger.messages('warn').at(-1)).toBe(
+        'Database write for session s1 failed (1 consecutive failure(s), 1 pending): refused as a whole',
+      );
+    });
+
+    it('keeps what the disk alone holds, setting nothing aside', async () => {
+      build({ cap: 0 });
+      store.goDown();
+      await acceptEach(records('s1', 'a'));
+      store.heal();
+      build({ cap: 0, writer: refusingWriter() });
+
+      expect(await flush('s1')).toBe(false);
+
+      expect(spool.diskOnlyContents('s1')).toEqual(['a']);
+      expect(spool.setAsideRecords).toEqual([]);
+      expect(store.rows).toEqual([]);
+    });
+  });
+
+  describe('journalBuffered', () => {
+    const journalBuffered = (sessionId: string) =>
+      backlog.withSession(sessionId, (queue) => sut.journalBuffered(queue));
+
+    it('has nothing to do when nothing is held in memory only', async () => {
+      store.goDown();
+      await acceptEach(records('s1', 'a'));
+      const appends = spool.appendCalls;
+
+      expect(await journalBuffered('s1')).toBe(true);
+      expect(await journalBuffered('empty')).toBe(true);
+
+      expect(spool.appendCalls).toBe(appends);
+    });
+
+    it('journals what memory alone holds once the disk takes it, keeping its place', async () => {
+      store.goDown();
+      spool.failDisk();
+      const batch = records('s1', 'a', 'b');
+      await acceptEach(batch);
+      spool.healDisk();
+
+      expect(await journalBuffered('s1')).toBe(true);
+
+      expect(spool.owedRecords()).toEqual(batch);
+      expect(backlog.totalBuffered).toBe(0);
+      expect(await pendingContents('s1')).toEqual(['a', 'b']);
+      expect((await pending('s1')).every((entry) => entry.location !== null)).toBe(true);
+    });
+
+    it('says so when the disk still fails', async () => {
+      store.goDown();
+      spool.failDisk();
+      await acceptEach(records('s1', 'a'));
+
+      expect(await journalBuffered('s1')).toBe(false);
+
+      expect(backlog.totalBuffered).toBe(1);
+    });
+  });
+
+  describe('hasBacklog', () => {
+    const hasBacklog = (sessionId: string) =>
+      backlog.withSession(sessionId, async (queue) => sut.hasBacklog(queue));
+
+    it('is false for a session that owes nothing', async () => {
+      expect(await hasBacklog('s1')).toBe(false);
+    });
+
+    it('is true for messages in memory', async () => {
+      store.goDown();
+      await acceptEach(records('s1', 'a'));
+
+      expect(await hasBacklog('s1')).toBe(true);
+    });
+
+    it('is true for messages on disk only', async () => {
+      build({ cap: 0 });
+      store.goDown();
+      await acceptEach(records('s1', 'a'));
+      expect(backlog.size('s1')).toBe(0);
+
+      expect(await hasBacklog('s1')).toBe(true);
+    });
+  });
+});

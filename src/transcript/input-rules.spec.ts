@@ -1,0 +1,189 @@
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
+import { ScribeException } from '../common/errors/scribe.exception.js';
+import { type NewMessage } from '../message/message-record.js';
+import { MessageRole } from '../message/message-role.js';
+import { checkNewMessages, textProblem } from './input-rules.js';
+
+const LIMIT = 40;
+const fieldOf = (index: number) => `input.messages.${index}`;
+
+function message(overrides: Partial<NewMessage> = {}): NewMessage {
+  return { role: MessageRole.USER, content: 'hello', ...overrides };
+}
+
+/** The exception checkNewMessages throws for `inputs`, or undefined when it accepts them. */
+function refusalOf(inputs: NewMessage[], limit = LIMIT): ScribeException | undefined {
+  try {
+    checkNewMessages(inputs, limit, fieldOf);
+    return undefined;
+  } catch (error) {
+    return error as ScribeException;
+  }
+}
+
+const NUL = 'must not contain the NUL character (U+0000)';
+const LONE_SURROGATE = 'must be valid Unicode: it holds a lone UTF-16 surrogate (U+D800 to U+DFFF)';
+
+describe(checkNewMessages.name, () => {
+  it('accepts ordinary messages, absent optional fields included', () => {
+    expect(
+      refusalOf([
+        message(),
+        message({
+          clientMessageId: null,
+          toolName: undefined,
+          toolCallId: null,
+          toolCalls: undefined,
+          metadata: null,
+        }),
+        message({ content: '', clientMessageId: 'c-1', toolName: 'search', toolCallId: 't-1' }),
+      ]),
+    ).toBeUndefined();
+  });
+
+  it.each(['content', 'clientMessageId', 'toolName', 'toolCallId'] as const)(
+    'refuses NUL in %s, naming the field',
+    (key) => {
+      const refusal = refusalOf([message(), message({ [key]: 'a\u0000b' })]);
+
+      expect(refusal).toBeInstanceOf(ScribeException);
+      expect(refusal?.code).toBe(ScribeErrorCode.InvalidInput);
+      expect(refusal?.field).toBe(`input.messages.1.${key}`);
+      expect(refusal?.message).toBe(`input.messages.1.${key}: ${NUL}`);
+    },
+  );
+
+  it.each([
+    ['a lone high surrogate', 'x\uD800y'],
+    ['a lone low surrogate', '\uDC00'],
+  ])('refuses %s', (_case, text) => {
+    const refusal = refusalOf([message({ toolCallId: text })]);
+
+    expect(refusal?.message).toBe(`input.messages.0.toolCallId: ${LONE_SURROGATE}`);
+  });
+
+  it('accepts a surrogate pair (a character outside the BMP)', () => {
+    expect(refusalOf([message({ content: 'ok \uD83D\uDE00', clientMessageId: '\u{1F600}' })])).toBe(
+      undefined,
+    );
+  });
+
+  it('leaves JSON fields alone: their escapes keep NUL and lone surrogates', () => {
+    expect(refusalOf([message({ metadata: { note: 'a\u0000\uD800' } })])).toBeUndefined();
+  });
+
+  describe('sizes', () => {
+    it('accepts content of exactly the limit in UTF-8 bytes', () => {
+      // 'é' is two bytes: 20 of them are 40 bytes.
+      expect(refusalOf([message({ content: 'é'.repeat(20) })])).toBeUndefined();
+    });
+
+    it('refuses content over the limit in UTF-8 bytes, naming the field and both sizes', () => {
+      const refusal = refusalOf([message(), message({ content: 'é'.repeat(20) + 'x' })]);
+
+      expect(refusal?.field).toBe('input.messages.1.content');
+      expect(refusal?.message).toBe(
+        'input.messages.1.content: is 41 bytes; the limit is 40 bytes (MAX_MESSAGE_BYTES)',
+      );
+    });
+
+    it('accepts content, toolCalls and metadata that add up to exactly the limit', () => {
+      // 10 + 14 ({"name":"abc"}) + 16 (["x","y","zzzz"]) bytes.
+      const inputs = [
+        message({
+          content: 'x'.repeat(10),
+          toolCalls: { name: 'abc' },
+          metadata: ['x', 'y', 'zzzz'],
+        }),
+      ];
+
+      expect(refusalOf(inputs)).toBeUndefined();
+    });
+
+    it('refuses content, toolCalls and metadata that add up to more, naming the message', () => {
+      const refusal = refusalOf([
+        message({
+          content: 'x'.repeat(11),
+          toolCalls: { name: 'abc' },
+          metadata: ['x', 'y', 'zzzz'],
+        }),
+      ]);
+
+      expect(refusal?.field).toBe('input.messages.0');
+      expect(refusal?.message).toBe(
+        'input.messages.0: content, toolCalls and metadata add up to 41 bytes; the limit is 40 bytes (MAX_MESSAGE_BYTES)',
+      );
+    });
+
+    it('counts null JSON fields as nothing', () => {
+      expect(
+        refusalOf([message({ content: 'x'.repeat(LIMIT), toolCalls: null, metadata: null })]),
+      ).toBeUndefined();
+    });
+
+    it('counts toolCalls alone against the limit', () => {
+      const refusal = refusalOf([message({ content: 'x'.repeat(30), toolCalls: 'y'.repeat(9) })]);
+
+      expect(refusal?.message).toContain('add up to 41 bytes');
+    });
+  });
+
+  describe('client ids', () => {
+    it('refuses a client id repeated in one batch, naming both messages', () => {
+      const refusal = refusalOf([
+        message({ clientMessageId: 'a' }),
+        message({ clientMessageId: 'b' }),
+        message({ clientMessageId: 'a' }),
+      ]);
+
+      expect(refusal?.field).toBe('input.messages.2.clientMessageId');
+      expect(refusal?.message).toBe(
+        'input.messages.2.clientMessageId: repeats the clientMessageId of input.messages.0',
+      );
+    });
+
+    it('names the latest earlier message with that id', () => {
+      const refusal = refusalOf([
+        message({ clientMessageId: 'b' }),
+        message({ clientMessageId: 'a' }),
+        message({ clientMessageId: 'a' }),
+      ]);
+
+      expect(refusal?.message).toContain('repeats the clientMessageId of input.messages.1');
+    });
+
+    it('does not count messages without a client id as repeats', () => {
+      expect(
+        refusalOf([
+          message({ clientMessageId: null }),
+          message({ clientMessageId: null }),
+          message(),
+          message(),
+        ]),
+      ).toBeUndefined();
+    });
+  });
+
+  it('checks messages in order and reports the first problem', () => {
+    const refusal = refusalOf([
+      message({ content: 'x'.repeat(LIMIT + 1) }),
+      message({ content: 'a\u0000' }),
+    ]);
+
+    expect(refusal?.field).toBe('input.messages.0.content');
+  });
+});
+
+describe(textProblem.name, () => {
+  it.each([null, undefined, '', 'plain text', 'emoji \u{1F600}'])('has none with %p', (value) => {
+    expect(textProblem(value)).toBeUndefined();
+  });
+
+  it('names NUL first when a value holds both NUL and a lone surrogate', () => {
+    expect(textProblem('\uD800\u0000')).toBe(NUL);
+  });
+
+  it('names a lone surrogate', () => {
+    expect(textProblem('\uDFFF')).toBe(LONE_SURROGATE);
+  });
+});

@@ -1,0 +1,49 @@
+import { type SessionQueries } from '../../database/session-queries.js';
+import { type MessageRecord } from '../../message/message-record.js';
+import { type FakeMessageStore } from './fake-message-store.js';
+
+/** The one read the write path makes (a retry's lookup), over a fake store's rows. */
+export class FakeSessionQueries implements Pick<SessionQueries, 'findByClientMessageIds'> {
+  /** When set, reads fail with it (the database is unreachable for reads too). */
+  readError: Error | null = null;
+  /** The client ids of each lookup, in call order. */
+  readonly lookedUp: string[][] = [];
+  private afterLookup: (() => void) | undefined;
+
+  constructor(private readonly store: FakeMessageStore) {}
+
+  async findByClientMessageIds(
+    sessionId: string,
+    clientMessageIds: string[],
+  ): Promise<MessageRecord[]> {
+    this.lookedUp.push([...clientMessageIds]);
+    await Promise.resolve();
+    const afterLookup = this.afterLookup;
+    this.afterLookup = undefined;
+    try {
+      if (this.readError) throw this.readError;
+      return this.store.rows.filter(
+        (row) =>
+          row.sessionId === sessionId &&
+          row.clientMessageId !== null &&
+          clientMessageIds.includes(row.clientMessageId),
+      );
+    } finally {
+      afterLookup?.();
+    }
+  }
+
+  get lookups(): number {
+    return this.lookedUp.length;
+  }
+
+  /** Runs `action` once the next lookup has answered: what another instance does meanwhile. */
+  afterNextLookup(action: () => void): void {
+    this.afterLookup = action;
+  }
+
+  /** This fake where the service expects the real one (it uses only the method above). */
+  get asQueries(): SessionQueries {
+    return this as unknown as SessionQueries;
+  }
+}

@@ -1,0 +1,256 @@
+import { type MessageRecord } from '../../message/message-record.js';
+import { type AdoptionReport } from '../../spool/journal-adoption.js';
+import {
+  type DrainOutcome,
+  type DrainStep,
+  type JournalAppend,
+  type JournaledRecord,
+  type RecordLocation,
+  type RefusedRecord,
+  type SpoolService,
+} from '../../spool/spool.service.js';
+
+/** The part of the journal the write path uses. */
+export type WritePathSpool = Pick<
+  SpoolService,
+  | 'path'
+  | 'append'
+  | 'release'
+  | 'resolve'
+  | 'setAside'
+  | 'drain'
+  | 'find'
+  | 'hasDiskOnly'
+  | 'sessionsWithDiskOnly'
+  | 'adoptOrphans'
+>;
+
+/** Entry of the fake's set-aside log. */
+export interface SetAsideRecord {
+  record: MessageRecord;
+  reason: string;
+  location: RecordLocation | null;
+}
+
+/** The write path used the journal against its contract (resolved a record it does not owe). */
+export class JournalMisuse extends Error {}
+
+const PAGE = 100;
+
+/**
+ * The journal in memory, keeping the real one's contract: `append` answers `written` with a
+ * location per record (or `failed` while the disk fails); `release` turns owed records into
+ * disk-only ones, kept per session in acceptance order; `resolve` and `setAside` let go of owed
+ * records; `drain` replays a session's disk-only records through the callback, a batch at a
+ * time, keeping the batch and everything after it at the first failure. Resolving or
+ * releasing a record the journal does not owe (twice, or never journaled) is a bug of the
+ * caller: it throws JournalMisuse and is kept in `misuses`.
+ */
+export class FakeSpool implements WritePathSpool {
+  readonly path = '/fake/pending_messages';
+  readonly setAsideRecords: SetAsideRecord[] = [];
+  readonly drainCalls: { sessionId: string; batchSize: number }[] = [];
+  readonly misuses: string[] = [];
+  /** Disk-only records whose line no longer reads back: the drain sets them aside unread. */
+  readonly unreadableIds = new Set<string>();
+  appendCalls = 0;
+  adoptCalls = 0;
+  /** When set, the set-aside log cannot be written. */
+  setAsideError: Error | null = null;
+  /** When set, adoptOrphans rejects (the real one never does: it stands for a bug). */
+  adoptError: Error | null = null;
+  /** The directory cannot be read: adoptOrphans answers null. */
+  directoryUnreadable = false;
+  private diskError: Error | null = null;
+  private readonly owed = new Map<string, JournaledRecord>();
+  private readonly diskOnly = new Map<string, JournaledRecord[]>();
+  private orphans: MessageRecord[] = [];
+  private nextOffset = 0;
+
+  /** This fake where the write path expects the real service (it uses only the part above). */
+  get asService(): SpoolService {
+    return this as unknown as SpoolService;
+  }
+
+  failDisk(message = 'ENOSPC: no space left on device'): Error {
+    this.diskError = new Error(message);
+    return this.diskError;
+  }
+
+  healDisk(): void {
+    this.diskError = null;
+  }
+
+  /** Records a gone instance journaled, for the next adoptOrphans to take over. */
+  leaveOrphans(records: MessageRecord[]): void {
+    this.orphans.push(...records);
+  }
+
+  /** Every record the journal still owes (in memory or disk-only), oldest journaled first. */
+  owedRecords(sessionId?: string): MessageRecord[] {
+    return [...this.owed.values()]
+      .map(({ record }) => record)
+      .filter((record) => sessionId === undefined || record.sessionId === sessionId);
+  }
+
+  /** The contents of the session's disk-only records, in acceptance order. */
+  diskOnlyContents(sessionId: string): string[] {
+    return (this.diskOnly.get(sessionId) ?? []).map(({ record }) => record.content);
+  }
+
+  async adoptOrphans(): Promise<AdoptionReport | null> {
+    this.adoptCalls += 1;
+    await Promise.resolve();
+    if (this.adoptError) throw this.adoptError;
+    if (this.directoryUnreadable) return null;
+    const adopted = this.orphans.splice(0);
+    const journaled = adopted.map((record) => this.journal(record, 'orphan-segment'));
+    this.addDiskOnly(journaled);
+    return {
+      owners: adopted.length > 0 ? ['gone0001'] : [],
+      segments: adopted.length > 0 ? 1 : 0,
+      records: adopted.length,
+      sessions: [...new Set(adopted.map((record) => record.sessionId))],
+      setAside: 0,
+      latestAcceptedAt: Math.max(0, ...adopted.map((record) => record.acceptedAt)),
+    };
+  }
+
+  async append(records: MessageRecord[]): Promise<JournalAppend> {
+    this.appendCalls += 1;
+    // Synced before it answers, as the real journal.
+    await Promise.resolve();
+    if (this.diskError) return { kind: 'failed', error: this.diskError };
+    return {
+      kind: 'written',
+      locations: records.map((record) => this.journal(record, 'own-segment').location),
+    };
+  }
+
+  release(records: readonly JournaledRecord[]): Promise<void> {
+    this.addDiskOnly(records.map((journaled) => this.owedAt(journaled, 'released')));
+    return Promise.resolve();
+  }
+
+  async resolve(records: readonly JournaledRecord[]): Promise<void> {
+    await Promise.resolve();
+    for (const journaled of records) {
+      const owed = this.owedAt(journaled, 'resolved');
+      this.owed.delete(keyOf(owed.location));
+      const sessionRecords = (this.diskOnly.get(owed.record.sessionId) ?? []).filter(
+        (entry) => entry !== owed,
+      );
+      if (sessionRecords.length > 0) this.diskOnly.set(owed.record.sessionId, sessionRecords);
+      else this.diskOnly.delete(owed.record.sessionId);
+    }
+  }
+
+  async setAside(
+    refused: readonly (RefusedRecord & { location: RecordLocation | null })[],
+  ): Promise<void> {
+    if (refused.length === 0) return;
+    await Promise.resolve();
+    if (this.setAsideError) throw this.setAsideError;
+    this.setAsideRecords.push(
+      ...refused.map(({ record, reason, location }) => ({ record, reason, location })),
+    );
+    await this.resolve(
+      refused.flatMap(({ record, location }) => (location ? [{ record, location }] : [])),
+    );
+  }
+
+  async drain(
+    sessionId: string,
+    store: (records: MessageRecord[]) => Promise<DrainStep>,
+    batchSize: number,
+  ): Promise<DrainOutcome> {
+    this.drainCalls.push({ sessionId, batchSize });
+    let stored = 0;
+    let setAside = 0;
+    for (;;) {
+      const entries = (this.diskOnly.get(sessionId) ?? []).slice(0, batchSize);
+      if (entries.length === 0) return { kind: 'drained', stored, setAside };
+      const unreadable = entries.filter(({ record }) => this.unreadableIds.has(record.id));
+      this.setAsideRecords.push(
+        ...unreadable.map(({ record, location }) => ({ record, reason: 'unreadable', location })),
+      );
+      await this.resolve(unreadable);
+      const batch = entries.filter((entry) => !unreadable.includes(entry));
+      let step: DrainStep = { kind: 'stored', refused: [] };
+      try {
+        if (batch.length > 0) step = await store(batch.map(({ record }) => record));
+      } catch (error) {
+        return { kind: 'failed', stored, error };
+      }
+      if (step.kind === 'failed') return { kind: 'failed', stored, error: step.error };
+      const reasons = new Map(step.refused.map(({ record, reason }) => [record.id, reason]));
+      try {
+        await this.setAside(
+          batch
+            .filter(({ record }) => reasons.has(record.id))
+            .map((entry) => ({ ...entry, reason: reasons.get(entry.record.id) ?? '' })),
+        );
+      } catch (error) {
+        return { kind: 'failed', stored, error };
+      }
+      await this.resolve(batch.filter(({ record }) => !reasons.has(record.id)));
+      stored += batch.length - reasons.size;
+      setAside += reasons.size;
+    }
+  }
+
+  async find(sessionId: string, id: string): Promise<MessageRecord | undefined> {
+    await Promise.resolve();
+    return this.diskOnly.get(sessionId)?.find(({ record }) => record.id === id)?.record;
+  }
+
+  hasDiskOnly(sessionId: string): boolean {
+    return this.diskOnly.has(sessionId);
+  }
+
+  sessionsWithDiskOnly(): string[] {
+    return [...this.diskOnly.keys()];
+  }
+
+  private journal(record: MessageRecord, segment: string): JournaledRecord {
+    const location = { segment, offset: this.nextOffset, length: PAGE };
+    this.nextOffset += PAGE;
+    const journaled = { record, location };
+    this.owed.set(keyOf(location), journaled);
+    return journaled;
+  }
+
+  private addDiskOnly(records: readonly JournaledRecord[]): void {
+    for (const journaled of records) {
+      const sessionRecords = this.diskOnly.get(journaled.record.sessionId) ?? [];
+      if (sessionRecords.includes(journaled)) {
+        this.misuse(`released message ${journaled.record.content} twice`);
+      }
+      sessionRecords.push(journaled);
+      sessionRecords.sort((left, right) => compare(left.record.orderKey, right.record.orderKey));
+      this.diskOnly.set(journaled.record.sessionId, sessionRecords);
+    }
+  }
+
+  /** The owed record at `journaled`'s location, which must be that record. */
+  private owedAt(journaled: JournaledRecord, what: string): JournaledRecord {
+    const owed = this.owed.get(keyOf(journaled.location));
+    if (owed?.record.id !== journaled.record.id) {
+      this.misuse(`${what} message ${journaled.record.content}, which the journal does not owe`);
+    }
+    return owed;
+  }
+
+  private misuse(problem: string): never {
+    this.misuses.push(problem);
+    throw new JournalMisuse(problem);
+  }
+}
+
+function keyOf(location: RecordLocation): string {
+  return `${location.segment}:${location.offset}`;
+}
+
+function compare(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0;
+}

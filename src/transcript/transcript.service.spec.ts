@@ -1,0 +1,564 @@
+import { jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { type Counter } from 'prom-client';
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
+import { ScribeException } from '../common/errors/scribe.exception.js';
+import { Failpoints } from '../common/failpoints.js';
+import { CapturingLogger } from '../common/testing/capturing-logger.js';
+import { ScribeConfig } from '../config/scribe-config.js';
+import { ScribeInstance } from '../config/scribe-instance.js';
+import { messageIdFor } from '../message/message-id.js';
+import { type MessageRecord, type NewMessage } from '../message/message-record.js';
+import { MessageRole } from '../message/message-role.js';
+import { formatOrderKey, parseOrderKey } from '../message/order-key.js';
+import { acceptedRecord } from '../message/testing/message-record.fixture.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { AppendStatus } from './append-status.js';
+import { type CoalescingWriter } from './coalescing-writer.js';
+import { DatabaseHealth } from './database-health.js';
+import { DurableWriter } from './durable-writer.js';
+import { TranscriptRecovery } from './recovery.js';
+import { SessionBacklog } from './session-backlog.js';
+import { FakeMessageStore, writerOver } from './testing/fake-message-store.js';
+import { FakeSessionQueries } from './testing/fake-session-queries.js';
+import { FakeSpool } from './testing/fake-spool.js';
+import { TranscriptService } from './transcript.service.js';
+
+const INSTANCE = 'inst0001';
+const SPOOL_DIR = '/fake/pending_messages';
+
+function message(content: string, clientMessageId?: string): NewMessage {
+  return { role: MessageRole.USER, content, ...(clientMessageId ? { clientMessageId } : {}) };
+}
+
+async function total(counter: Counter, labels: Record<string, string> = {}): Promise<number> {
+  return (await counter.get()).values
+    .filter((value) => Object.entries(labels).every(([key, label]) => value.labels[key] === label))
+    .reduce((sum, value) => sum + value.value, 0);
+}
+
+/** The exception `promise` rejects with. */
+async function rejectionOf(promise: Promise<unknown>): Promise<ScribeException> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as ScribeException;
+  }
+  throw new Error('expected a rejection');
+}
+
+/** Lets every promise chain under way run to its end (the fakes wait on no timer or I/O). */
+const idle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe(TranscriptService.name, () => {
+  let store: FakeMessageStore;
+  let writer: CoalescingWriter;
+  let spool: FakeSpool;
+  let queries: FakeSessionQueries;
+  let logger: CapturingLogger;
+  let metrics: MetricsService;
+  let backlog: SessionBacklog;
+  let health: DatabaseHealth;
+  let recovery: TranscriptRecovery;
+  let sut: TranscriptService;
+
+  function build({ cap = 3, backgroundRetry = false, retryIntervalMs = 0 } = {}): void {
+    const config = ScribeConfig.fromVariables({
+      MAX_MESSAGE_BYTES: '100',
+      MAX_PENDING_PER_SESSION: String(cap),
+      DB_RETRY_INTERVAL_MS: String(retryIntervalMs),
+    });
+    metrics = new MetricsService();
+    backlog = new SessionBacklog();
+    health = new DatabaseHealth(backgroundRetry, Date.now, logger);
+    const durable = new DurableWriter(
+      writer,
+      spool.asService,
+      health,
+      new EventEmitter2(),
+      metrics,
+      config.maxPendingPerSession,
+      new Failpoints(),
+    );
+    recovery = new TranscriptRecovery(
+      backlog,
+      durable,
+      writer,
+      spool.asService,
+      health,
+      metrics,
+      config.dbRetryIntervalMs,
+    );
+    sut = new TranscriptService(
+      backlog,
+      durable,
+      recovery,
+      health,
+      spool.asService,
+      queries.asQueries,
+      config,
+      metrics,
+      new ScribeInstance(INSTANCE),
+    );
+  }
+
+  beforeEach(() => {
+    store = new FakeMessageStore();
+    writer = writerOver(store);
+    spool = new FakeSpool();
+    queries = new FakeSessionQueries(store);
+    logger = new CapturingLogger();
+    Logger.overrideLogger(logger);
+    build();
+  });
+
+  afterEach(() => {
+    jest.useRealTimers();
+    expect(spool.misuses).toEqual([]);
+  });
+
+  const append = (sessionId: string, ...inputs: NewMessage[]) => sut.append(sessionId, inputs);
+
+  /** How many copies of the message with this id the database holds. */
+  const copiesOf = (id: string) => store.rows.filter((row) => row.id === id).length;
+
+  describe('append', () => {
+    it('stores fresh messages and answers PERSISTED, giving each its id and place', async () => {
+      const result = await append(
+        's1',
+        { ...message('first', 'c-1'), toolName: 'search', toolCallId: 't-1', toolCalls: [1] },
+        { ...message('second'), role: MessageRole.ASSISTANT, metadata: { a: 1 } },
+      );
+
+      expect(result.status).toBe(AppendStatus.PERSISTED);
+      const [first, second] = result.records;
+      expect(first).toEqual({
+        id: messageIdFor('s1', 'c-1'),
+        sessionId: 's1',
+        orderKey: expect.stringMatching(new RegExp(`\\.${INSTANCE}$`)),
+        role: MessageRole.USER,
+        content: 'first',
+        clientMessageId: 'c-1',
+        toolName: 'search',
+        toolCallId: 't-1',
+        toolCalls: [1],
+        metadata: null,
+        acceptedAt: parseOrderKey(first.orderKey)?.ms,
+      });
+      expect(second).toMatchObject({
+        role: MessageRole.ASSISTANT,
+        clientMessageId: null,
+        toolName: null,
+        toolCallId: null,
+        toolCalls: null,
+        metadata: { a: 1 },
+      });
+      expect(second.id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(second.orderKey > first.orderKey).toBe(true);
+      expect(store.rows).toEqual(result.records);
+      expect(await total(metrics.appendsTotal, { status: 'persisted' })).toBe(2);
+      // One lookup, for the one client id: nothing else was asked of the database.
+      expect(queries.lookups).toBe(1);
+    });
+
+    it('answers QUEUED when the database fails, BUFFERED when the disk fails too, and counts each', async () => {
+      store.goDown();
+      expect((await append('s1', message('a'))).status).toBe(AppendStatus.QUEUED);
+      spool.failDisk();
+      expect((await append('s1', message('b'), message('c'))).status).toBe(AppendStatus.BUFFERED);
+
+      expect(await total(metrics.appendsTotal, { status: 'queued' })).toBe(1);
+      expect(await total(metrics.appendsTotal, { status: 'buffered' })).toBe(2);
+      expect(await total(metrics.appendsTotal, { status: 'persisted' })).toBe(0);
+      // Without client ids there is nothing to look up.
+      expect(queries.lookups).toBe(0);
+    });
+
+    it('refuses input it cannot store faithfully before accepting anything, naming the field', async () => {
+      const refusal = await rejectionOf(append('s1', message('fine'), message('nul \u0000')));
+
+      expect(refusal).toBeInstanceOf(ScribeException);
+      expect(refusal.code).toBe(ScribeErrorCode.InvalidInput);
+      expect(refusal.field).toBe('messages.1.content');
+      expect(store.writeCalls).toEqual([]);
+      expect(backlog.total).toBe(0);
+    });
+
+    it('names fields as the caller says', async () => {
+      const refusal = await rejectionOf(sut.append('s1', [message('nul \u0000')], () => 'input'));
+
+      expect(refusal.field).toBe('input.content');
+    });
+
+    it('holds messages to the configured size', async () => {
+      expect((await append('s1', message('x'.repeat(100)))).status).toBe(AppendStatus.PERSISTED);
+
+      const refusal = await rejectionOf(append('s1', message('x'.repeat(101))));
+      expect(refusal.message).toContain('the limit is 100 bytes');
+    });
+
+    it('answers MESSAGE_REFUSED when the database refuses the messages, and changes nothing', async () => {
+      store.refusingIds.add(messageIdFor('s1', 'bad'));
+
+      const refusal = await rejectionOf(append('s1', message('ok', 'good'), message('bad', 'bad')));
+
+      expect(refusal).toBeInstanceOf(ScribeException);
+      expect(refusal.code).toBe(ScribeErrorCode.MessageRefused);
+      expect(refusal.message).toBe(
+        'The database refused the message(s), and nothing was stored: refused bad',
+      );
+      expect(store.rows).toEqual([]);
+      expect(spool.appendCalls).toBe(0);
+      expect(backlog.total).toBe(0);
+      expect(health.isFailing).toBe(false);
+      expect(await total(metrics.appendsTotal)).toBe(0);
+      expect((await append('s1', message('ok', 'good'))).status).toBe(AppendStatus.PERSISTED);
+    });
+  });
+
+  describe('retries (a clientMessageId accepted before)', () => {
+    it('answers a stored message with its first answer, storing nothing', async () => {
+      const first = await append('s1', message('a', 'c-1'));
+
+      const retry = await append('s1', message('a', 'c-1'));
+
+      expect(retry).toEqual(first);
+      expect(store.writeCalls).toHaveLength(1);
+      expect(copiesOf(first.records[0].id)).toBe(1);
+      expect(await total(metrics.appendsTotal)).toBe(1);
+    });
+
+    it('leaves the disk alone when the retried message is not held in memory only', async () => {
+      await append('s1', message('a', 'c-1'));
+      store.goDown();
+      spool.failDisk();
+      await append('s1', message('b'));
+      spool.healDisk();
+      const appends = spool.appendCalls;
+
+      const retry = await append('s1', message('a', 'c-1'));
+
+      expect(retry.status).toBe(AppendStatus.PERSISTED);
+      expect(spool.appendCalls).toBe(appends);
+      expect(backlog.totalBuffered).toBe(1);
+    });
+
+    it('answers a message stored by an earlier run or another instance with what is stored', async () => {
+      const storedBefore = acceptedRecord('s1', 'from before', {
+        id: messageIdFor('s1', 'c-1'),
+        clientMessageId: 'c-1',
+      });
+      store.storedElsewhere(storedBefore);
+
+      const retry = await append('s1', message('sent again', 'c-1'));
+
+      expect(retry).toEqual({ records: [storedBefore], status: AppendStatus.PERSISTED });
+      expect(store.writeCalls).toEqual([]);
+    });
+
+    it('answers a message held in memory and journaled with its first answer: QUEUED, stored once', async () => {
+      store.goDown();
+      const first = await append('s1', message('a', 'c-1'));
+
+      const retry = await append('s1', message('a', 'c-1'));
+
+      expect(first.status).toBe(AppendStatus.QUEUED);
+      expect(retry).toEqual(first);
+      expect(spool.owedRecords()).toEqual(first.records);
+      // Found in memory: the database was not asked again.
+      expect(queries.lookups).toBe(1);
+      store.heal();
+      await append('s1', message('b'));
+      expect(store.contents()).toEqual(['a', 'b']);
+    });
+
+    it('journals a retried message held in memory only once the disk takes it: QUEUED now', async () => {
+      store.goDown();
+      spool.failDisk();
+      const first = await append('s1', message('a', 'c-1'));
+      spool.healDisk();
+
+      const retry = await append('s1', message('a', 'c-1'));
+
+      expect(first.status).toBe(AppendStatus.BUFFERED);
+      expect(retry).toEqual({ records: first.records, status: AppendStatus.QUEUED });
+      expect(spool.owedRecords()).toEqual(first.records);
+      expect(backlog.totalBuffered).toBe(0);
+    });
+
+    it('answers a retried message held in memory only BUFFERED while the disk still fails', async () => {
+      store.goDown();
+      spool.failDisk();
+      const first = await append('s1', message('a', 'c-1'));
+
+      const retry = await append('s1', message('a', 'c-1'));
+
+      expect(retry).toEqual(first);
+      expect(retry.status).toBe(AppendStatus.BUFFERED);
+      expect(backlog.total).toBe(1);
+    });
+
+    it('answers a message on disk only with its first answer, journaling nothing again', async () => {
+      store.goDown();
+      const first = await append('s1', message('a', 'c-1'));
+      for (const content of ['b', 'c', 'd']) await append('s1', message(content));
+      expect(spool.diskOnlyContents('s1')).toEqual(['a']);
+      const appends = spool.appendCalls;
+
+      const retry = await append('s1', message('a', 'c-1'));
+
+      expect(retry).toEqual(first);
+      expect(spool.appendCalls).toBe(appends);
+      store.heal();
+      await append('s1', message('e'));
+      expect(store.contents()).toEqual(['a', 'b', 'c', 'd', 'e']);
+    });
+
+    it('answers a stored message with its id during an outage that fails reads too, and stores it once', async () => {
+      const first = await append('s1', message('a', 'c-1'));
+      store.goDown();
+      queries.readError = new Error('connection refused');
+
+      const retry = await append('s1', message('a', 'c-1'));
+
+      expect(retry.status).toBe(AppendStatus.QUEUED);
+      expect(retry.records[0].id).toBe(first.records[0].id);
+      store.heal();
+      queries.readError = null;
+      await append('s1', message('b'));
+      expect(copiesOf(first.records[0].id)).toBe(1);
+      expect(store.contents()).toEqual(['a', 'b']);
+      expect(spool.owedRecords()).toEqual([]);
+    });
+
+    it('answers each message of a batch on its own: the retried one as first answered, the new one stored', async () => {
+      store.goDown();
+      const first = await append('s1', message('a', 'c-1'));
+      store.heal();
+
+      const result = await append('s1', message('a', 'c-1'), message('b', 'c-2'));
+
+      expect(result.records[0]).toEqual(first.records[0]);
+      expect(result.records[1]).toMatchObject({ content: 'b', clientMessageId: 'c-2' });
+      expect(result.status).toBe(AppendStatus.QUEUED);
+      expect(store.contents()).toEqual(['a', 'b']);
+      expect(await total(metrics.appendsTotal, { status: 'persisted' })).toBe(1);
+    });
+
+    it('keeps retries of one session apart from another session', async () => {
+      const first = await append('s1', message('a', 'c-1'));
+
+      const other = await append('s2', message('a', 'c-1'));
+
+      expect(other.records[0].id).not.toBe(first.records[0].id);
+      expect(store.contents()).toEqual(['a', 'a']);
+    });
+  });
+
+  describe('a client id another instance stored first', () => {
+    let storedFirst: MessageRecord;
+
+    beforeEach(() => {
+      storedFirst = acceptedRecord('s1', 'stored by the other instance', {
+        id: messageIdFor('s1', 'c-1'),
+        clientMessageId: 'c-1',
+      });
+      // Stored between this instance's lookup and its write.
+      queries.afterNextLookup(() => store.storedElsewhere(storedFirst));
+    });
+
+    it('is answered with the stored message, and is no outage', async () => {
+      const result = await append('s1', message('mine', 'c-1'));
+
+      expect(result).toEqual({ records: [storedFirst], status: AppendStatus.PERSISTED });
+      expect(store.rows).toEqual([storedFirst]);
+      expect(health.isFailing).toBe(false);
+      expect(await total(metrics.dbWriteFailures)).toBe(0);
+      expect(spool.appendCalls).toBe(0);
+      expect(await total(metrics.appendsTotal)).toBe(0);
+    });
+
+    it('stores the other messages of the batch once', async () => {
+      const result = await append('s1', message('mine', 'c-1'), message('plain'));
+
+      expect(result.records[0]).toEqual(storedFirst);
+      expect(result.records[1]).toMatchObject({ content: 'plain' });
+      expect(result.status).toBe(AppendStatus.PERSISTED);
+      expect(store.contents()).toEqual(['stored by the other instance', 'plain']);
+      expect(store.rows[1]).toEqual(result.records[1]);
+      expect(await total(metrics.appendsTotal, { status: 'persisted' })).toBe(1);
+    });
+
+    it('asks the database only about the messages stored first by another acceptance', async () => {
+      await append('s1', message('mine', 'c-1'), message('other', 'c-2'));
+
+      expect(queries.lookedUp).toEqual([['c-1', 'c-2'], ['c-1']]);
+    });
+
+    it('answers each message stored first with its own stored copy', async () => {
+      const alsoStoredFirst = acceptedRecord('s1', 'also stored by the other instance', {
+        id: messageIdFor('s1', 'c-2'),
+        clientMessageId: 'c-2',
+      });
+      queries.afterNextLookup(() => {
+        store.storedElsewhere(storedFirst);
+        store.storedElsewhere(alsoStoredFirst);
+      });
+
+      const result = await append('s1', message('mine', 'c-1'), message('mine too', 'c-2'));
+
+      expect(result.records).toEqual([storedFirst, alsoStoredFirst]);
+    });
+
+    it('is answered with its own id when the stored message cannot be read', async () => {
+      queries.readError = new Error('read timeout');
+
+      const result = await append('s1', message('mine', 'c-1'));
+
+      expect(result.status).toBe(AppendStatus.PERSISTED);
+      expect(result.records[0].id).toBe(storedFirst.id);
+      expect(store.rows).toEqual([storedFirst]);
+    });
+  });
+
+  describe('shutdown', () => {
+    it('refuses appends from then on', async () => {
+      await sut.beforeApplicationShutdown();
+
+      const refusal = await rejectionOf(append('s1', message('late')));
+
+      expect(sut.isAccepting).toBe(false);
+      expect(refusal).toBeInstanceOf(ScribeException);
+      expect(refusal.code).toBe(ScribeErrorCode.ShuttingDown);
+      expect(refusal.message).toBe(
+        'This instance is shutting down and did not accept the append; retry it.',
+      );
+      expect(store.writeCalls).toEqual([]);
+    });
+
+    it('accepts appends until then', () => {
+      expect(sut.isAccepting).toBe(true);
+    });
+
+    it('waits for the appends under way, then shuts the recovery down', async () => {
+      const held = store.holdNextCall();
+      const underWay = append('s1', message('under way'));
+      await store.callsReceived(1);
+      let closed = false;
+
+      const closing = sut.beforeApplicationShutdown().then(() => (closed = true));
+      await idle();
+      expect(closed).toBe(false);
+      expect((await rejectionOf(append('s2', message('late')))).code).toBe(
+        ScribeErrorCode.ShuttingDown,
+      );
+
+      held.resolve();
+      expect((await underWay).status).toBe(AppendStatus.PERSISTED);
+      await closing;
+      expect(logger.messages('log')).toEqual([
+        'Shutting down: waited for 1 in-flight append(s)',
+        `Shutdown: 0 pending message(s) left in the journal at ${SPOOL_DIR}`,
+      ]);
+    });
+
+    it('does not wait for appends that are over, answered or failed', async () => {
+      await append('s1', message('done'));
+      store.refusingIds.add(messageIdFor('s1', 'bad'));
+      await rejectionOf(append('s1', message('bad', 'bad')));
+
+      await sut.beforeApplicationShutdown();
+
+      expect(logger.messages('log')[0]).toBe('Shutting down: waited for 0 in-flight append(s)');
+    });
+
+    it('journals what memory alone holds', async () => {
+      store.goDown();
+      spool.failDisk();
+      const first = await append('s1', message('a'));
+      spool.healDisk();
+
+      await sut.beforeApplicationShutdown();
+
+      expect(spool.owedRecords()).toEqual(first.records);
+    });
+  });
+
+  describe('boot', () => {
+    it('issues order keys after every key an earlier run accepted, even with the clock behind', async () => {
+      const later = Date.now() + 3_600_000;
+      const replayed = acceptedRecord('s1', 'from the last run', {
+        orderKey: formatOrderKey(later, 999_999, 'gone0001'),
+        acceptedAt: later,
+      });
+      spool.leaveOrphans([replayed]);
+
+      await sut.onApplicationBootstrap();
+      const [next] = (await append('s1', message('new'))).records;
+
+      expect(next.orderKey > replayed.orderKey).toBe(true);
+      expect(next.acceptedAt).toBeGreaterThan(later);
+      expect(store.contents()).toEqual(['from the last run', 'new']);
+    });
+
+    it('starts the background retry', async () => {
+      jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'] });
+      build({ retryIntervalMs: 1000 });
+
+      await sut.onApplicationBootstrap();
+
+      expect(jest.getTimerCount()).toBe(1);
+      await sut.beforeApplicationShutdown();
+      expect(jest.getTimerCount()).toBe(0);
+    });
+  });
+
+  describe('pendingStatus', () => {
+    it('reports a healthy, empty write path', () => {
+      expect(sut.pendingStatus()).toEqual({
+        databaseWritable: true,
+        lastDatabaseError: null,
+        lastDatabaseErrorAt: null,
+        totalPending: 0,
+        sessions: [],
+      });
+    });
+
+    it('reports every session with something pending, on disk or failing, sorted by id', async () => {
+      build({ cap: 1 });
+      store.goDown();
+      // A gone instance's journal, taken over but not written back yet.
+      spool.leaveOrphans([acceptedRecord('c-orphaned', 'from the last run')]);
+      await spool.adoptOrphans();
+      await append('b-memory', message('b1'));
+      await append('a-both', message('a1'), message('a2'));
+      health.failed('d-failed', new Error('connection refused'), 0);
+
+      expect(sut.pendingStatus()).toEqual({
+        databaseWritable: false,
+        lastDatabaseError: 'connection refused',
+        lastDatabaseErrorAt: expect.any(Number),
+        totalPending: 2,
+        sessions: [
+          { sessionId: 'a-both', pending: 1, consecutiveFailures: 1, hasSpooledMessages: true },
+          { sessionId: 'b-memory', pending: 1, consecutiveFailures: 1, hasSpooledMessages: false },
+          {
+            sessionId: 'c-orphaned',
+            pending: 0,
+            consecutiveFailures: 0,
+            hasSpooledMessages: true,
+          },
+          { sessionId: 'd-failed', pending: 0, consecutiveFailures: 1, hasSpooledMessages: false },
+        ],
+      });
+    });
+
+    it('feeds the pending-messages gauge', async () => {
+      store.goDown();
+      await append('s1', message('a'), message('b'));
+
+      expect(await metrics.render()).toMatch(/^scribe_pending_messages 2$/m);
+    });
+  });
+});
