@@ -78,7 +78,10 @@ export class JournalAdoption {
         (await OwnerLock.tryAcquire(this.files.directory, ownerLockName(owner)));
       if (!lock) continue;
       try {
-        entries.push(...(await this.adoptSegments(owner, lock, names, seen, report)));
+        // Appended one by one: a spread of a large journal would overflow the call stack.
+        for (const entry of await this.adoptSegments(owner, lock, names, seen, report)) {
+          entries.push(entry);
+        }
       } catch (error) {
         this.logger.error(
           `Could not take over the journal of instance ${owner}: ${describeError(error)}; trying again later`,
@@ -134,18 +137,20 @@ export class JournalAdoption {
         if (found.has(record.id) || seen.has(record.id)) continue;
         if (this.index.findDiskOnly(record.sessionId, record.id)) continue;
         found.add(record.id);
-        // Kept while memory allows, so the write-back at start need not read and check
-        // every line a second time.
-        const keep = this.keptBytes + length <= this.keptRecordBytes;
-        if (keep) this.keptBytes += length;
-        entries.push({
+        // Kept while memory allows, so the write-back at start need not read and check every
+        // line a second time.
+        const entry: DiskEntry = {
           id: record.id,
           sessionId: record.sessionId,
           orderKey: record.orderKey,
           acceptedAt: record.acceptedAt,
           location: { segment: name, offset, length },
-          ...(keep ? { record } : {}),
-        });
+        };
+        if (this.keptBytes + length <= this.keptRecordBytes) {
+          this.keptBytes += length;
+          entry.record = record;
+        }
+        entries.push(entry);
       }
       const bad = scan.bad.map((range) => ({
         at: Date.now(),
@@ -179,7 +184,7 @@ export class JournalAdoption {
       } else {
         adopted.segments.add(segment.name);
       }
-      entries.push(...segment.entries);
+      for (const entry of segment.entries) entries.push(entry);
     }
     for (const id of found) seen.add(id);
     report.owners.push(owner);
