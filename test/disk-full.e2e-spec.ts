@@ -5,14 +5,13 @@ import {
   faultSuite,
   appendMessage,
   eventually,
-  holdSqliteLock,
   metricValue,
   occurrences,
   readJournal,
   readTranscript,
   type AppendStatus,
 } from './support/fault-helpers.js';
-import { startServer, temporaryDataDir, type ServerProcess } from './support/server-process.js';
+import { type ServerProcess } from './support/server-process.js';
 import { Filler, mountTmpfs, type Tmpfs } from './support/tmpfs.js';
 
 // Real disks that fill: the data directory (or only the spool) on a tmpfs of a few MiB, filled
@@ -30,33 +29,17 @@ const ADMIN = { authorization: 'Bearer t' };
 const HELD = 12;
 const SPARE_BYTES = 330 * KIB;
 
-const { cleanups, faultTest } = faultSuite(TEST_TIMEOUT_MS);
-
-async function dataDirectory(): Promise<string> {
-  const dataDir = await temporaryDataDir();
-  cleanups.add(dataDir.remove);
-  return dataDir.path;
-}
+// No session cache where reads are checked: every read is the database's own word.
+const { cleanups, faultTest, dataDirectory, server, lockDatabase } = faultSuite(TEST_TIMEOUT_MS, {
+  ADMIN_TOKEN: 't',
+  SESSION_CACHE_SIZE: '0',
+});
 
 async function tmpfs(sizeBytes: number): Promise<Tmpfs> {
   const disk = await mountTmpfs(sizeBytes);
   // Registered before the servers, so it runs after they are stopped.
   cleanups.add(() => disk.unmount());
   return disk;
-}
-
-async function server(env: Record<string, string>): Promise<ServerProcess> {
-  // No session cache: every read below is the database's own word.
-  const started = await startServer({ ADMIN_TOKEN: 't', SESSION_CACHE_SIZE: '0', ...env });
-  cleanups.showOnFailure(`server pid ${started.child.pid}`, () => started.output());
-  cleanups.add(() => started.stop('SIGKILL'));
-  return started;
-}
-
-async function lockDatabase(dataDir: string) {
-  const holder = await holdSqliteLock(join(dataDir, 'scribe.sqlite'));
-  cleanups.add(() => holder.kill());
-  return holder;
 }
 
 /** Database and journal on `disk`, with a background retry and room for every held message. */

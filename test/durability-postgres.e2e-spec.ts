@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import pg from 'pg';
-import { TEST_DATABASE_URL, createPostgresSchema, databaseKinds } from './support/databases.js';
+import { createPostgresSchema, databaseKinds } from './support/databases.js';
 import {
   APPEND,
   faultSuite,
@@ -11,8 +11,8 @@ import {
   readTranscript,
   type AppendStatus,
 } from './support/fault-helpers.js';
-import { startServer, temporaryDataDir, type ServerProcess } from './support/server-process.js';
-import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
+import { temporaryDataDir, type ServerProcess } from './support/server-process.js';
+import { proxiedPostgresSchema, type TcpProxy } from './support/tcp-proxy.js';
 
 // A PostgreSQL outage made real: the server reaches the database only through a TCP proxy in
 // this process, and cut() drops every connection and refuses new ones until restore().
@@ -24,14 +24,7 @@ const SESSION = 'pg-outage';
 const describeOnPostgres = databaseKinds().includes('postgres') ? describe : describe.skip;
 
 describeOnPostgres('durability of acknowledged appends across a PostgreSQL outage', () => {
-  const { cleanups, faultTest } = faultSuite(TEST_TIMEOUT_MS);
-
-  async function server(env: Record<string, string>): Promise<ServerProcess> {
-    const started = await startServer(env);
-    cleanups.showOnFailure(`server pid ${started.child.pid}`, () => started.output());
-    cleanups.add(() => started.stop('SIGKILL'));
-    return started;
-  }
+  const { cleanups, faultTest, server } = faultSuite(TEST_TIMEOUT_MS);
 
   /** A schema of its own, a proxy in front of the test server, and a URL through the proxy. */
   async function proxiedDatabase(): Promise<{
@@ -39,17 +32,10 @@ describeOnPostgres('durability of acknowledged appends across a PostgreSQL outag
     url: string;
     storedDirectly: (sessionId: string) => Promise<string[]>;
   }> {
-    const schema = await createPostgresSchema();
-    cleanups.add(schema.drop);
-    const target = new URL(TEST_DATABASE_URL as string);
-    const proxy = await startTcpProxy(Number(target.port || 5432), target.hostname);
-    cleanups.add(() => proxy.close());
-    const url = new URL(schema.url);
-    url.hostname = '127.0.0.1';
-    url.port = String(proxy.port);
+    const { proxy, url, directUrl } = await proxiedPostgresSchema(cleanups);
     // Straight to the database, around the proxy: what is stored, whatever the outage.
     const storedDirectly = async (sessionId: string) => {
-      const client = new pg.Client({ connectionString: schema.url });
+      const client = new pg.Client({ connectionString: directUrl });
       await client.connect();
       try {
         const result = await client.query<{ content: string }>(
@@ -61,7 +47,7 @@ describeOnPostgres('durability of acknowledged appends across a PostgreSQL outag
         await client.end();
       }
     };
-    return { proxy, url: url.toString(), storedDirectly };
+    return { proxy, url, storedDirectly };
   }
 
   async function appendAll(

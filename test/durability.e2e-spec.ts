@@ -4,14 +4,13 @@ import {
   faultSuite,
   appendMessage,
   eventually,
-  holdSqliteLock,
   metricValue,
   occurrences,
   readJournal,
   readTranscript,
   type AppendStatus,
 } from './support/fault-helpers.js';
-import { startServer, temporaryDataDir, type ServerProcess } from './support/server-process.js';
+import { type ServerProcess } from './support/server-process.js';
 
 // Real processes, real faults: the server is the built dist/main.js, the database lock is held
 // by another process, the spool is a real directory. Each test cleans up in afterEach.
@@ -19,27 +18,9 @@ const TEST_TIMEOUT_MS = 30_000;
 const CAP = 4;
 const SESSION = 'outage';
 
-const { cleanups, faultTest } = faultSuite(TEST_TIMEOUT_MS);
-
-async function dataDirectory(): Promise<string> {
-  const dataDir = await temporaryDataDir();
-  cleanups.add(dataDir.remove);
-  return dataDir.path;
-}
-
-async function server(env: Record<string, string>): Promise<ServerProcess> {
-  const started = await startServer({ ADMIN_TOKEN: 't', ...env });
-  cleanups.showOnFailure(`server pid ${started.child.pid}`, () => started.output());
-  // SIGKILL only reaches a server the test did not stop itself.
-  cleanups.add(() => started.stop('SIGKILL'));
-  return started;
-}
-
-async function lockDatabase(dataDir: string) {
-  const holder = await holdSqliteLock(join(dataDir, 'scribe.sqlite'));
-  cleanups.add(() => holder.kill());
-  return holder;
-}
+const { faultTest, dataDirectory, server, lockDatabase } = faultSuite(TEST_TIMEOUT_MS, {
+  ADMIN_TOKEN: 't',
+});
 
 /** Appends `contents` one after the other, expecting `status` for each; returns the ids. */
 async function appendAll(

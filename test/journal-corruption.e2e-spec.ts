@@ -12,13 +12,15 @@ import {
   occurrences,
   readTranscript,
 } from './support/fault-helpers.js';
-import { startServer, temporaryDataDir, type ServerProcess } from './support/server-process.js';
+import { temporaryDataDir } from './support/server-process.js';
 
 // Journals left by instances that are gone, hand-written with the journal's own encoder and
 // then damaged the ways disks and crashes damage files. A real server must replay every good
 // record, set every bad one aside with its reason, touch nothing that is not its own, and
 // never be stuck.
-const { cleanups, faultTest } = faultSuite(30_000);
+const { cleanups, faultTest, server: startWith } = faultSuite(30_000, { ADMIN_TOKEN: 't' });
+
+const server = (dataDir: string) => startWith({ DATA_DIR: dataDir });
 const DEAD = 'deadbeef';
 const ADMIN = { authorization: 'Bearer t' };
 
@@ -28,13 +30,6 @@ async function spoolDirectory(): Promise<{ dataDir: string; spoolDir: string }> 
   const spoolDir = join(dataDir.path, 'pending_messages');
   await mkdir(spoolDir, { recursive: true, mode: 0o700 });
   return { dataDir: dataDir.path, spoolDir };
-}
-
-async function server(dataDir: string): Promise<ServerProcess> {
-  const started = await startServer({ DATA_DIR: dataDir, ADMIN_TOKEN: 't' });
-  cleanups.showOnFailure(`server pid ${started.child.pid}`, () => started.output());
-  cleanups.add(() => started.stop('SIGKILL'));
-  return started;
 }
 
 function records(sessionId: string, count: number): MessageRecord[] {

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import sqlite3 from 'sqlite3';
-import { TEST_DATABASE_URL, createPostgresSchema, databaseKinds } from './support/databases.js';
+import { databaseKinds } from './support/databases.js';
 import {
   faultSuite,
   appendMessage,
@@ -12,8 +12,8 @@ import {
   readJournal,
   readTranscript,
 } from './support/fault-helpers.js';
-import { startServer, temporaryDataDir, type ServerProcess } from './support/server-process.js';
-import { startTcpProxy } from './support/tcp-proxy.js';
+import { temporaryDataDir, type ServerProcess } from './support/server-process.js';
+import { proxiedPostgresSchema } from './support/tcp-proxy.js';
 
 // Poison: input Scribe must refuse before accepting it (text it could not store faithfully),
 // and records the database itself refuses (a trigger stands in for a constraint added by a
@@ -126,7 +126,11 @@ interface TestDatabase {
 }
 
 describe.each(databaseKinds())('poison on %s', (kind) => {
-  const { cleanups, faultTest } = faultSuite(TEST_TIMEOUT_MS);
+  // No session cache: every read below is the database's own word.
+  const { cleanups, faultTest, server } = faultSuite(TEST_TIMEOUT_MS, {
+    ADMIN_TOKEN: 't',
+    SESSION_CACHE_SIZE: '0',
+  });
 
   /**
    * A database of the kind, with a way to make it refuse messages whose content is `poison`
@@ -152,29 +156,14 @@ describe.each(databaseKinds())('poison on %s', (kind) => {
         endOutage: () => release(),
       };
     }
-    const schema = await createPostgresSchema();
-    cleanups.add(schema.drop);
-    const server = new URL(TEST_DATABASE_URL as string);
-    const proxy = await startTcpProxy(Number(server.port || 5432), server.hostname);
-    cleanups.add(() => proxy.close());
-    const url = new URL(schema.url);
-    url.hostname = '127.0.0.1';
-    url.port = String(proxy.port);
+    const { proxy, url, directUrl } = await proxiedPostgresSchema(cleanups);
     return {
       spoolDir,
-      env: { DATA_DIR: dataDir.path, DATABASE_URL: url.toString() },
-      refusePoison: () => execPostgres(schema.url, POSTGRES_TRIGGER),
+      env: { DATA_DIR: dataDir.path, DATABASE_URL: url },
+      refusePoison: () => execPostgres(directUrl, POSTGRES_TRIGGER),
       beginOutage: async () => proxy.cut(),
       endOutage: async () => proxy.restore(),
     };
-  }
-
-  async function server(env: Record<string, string>): Promise<ServerProcess> {
-    // No session cache: every read below is the database's own word.
-    const started = await startServer({ ADMIN_TOKEN: 't', SESSION_CACHE_SIZE: '0', ...env });
-    cleanups.showOnFailure(`server pid ${started.child.pid}`, () => started.output());
-    cleanups.add(() => started.stop('SIGKILL'));
-    return started;
   }
 
   faultTest(

@@ -4,11 +4,10 @@ import {
   faultSuite,
   appendMessage,
   eventually,
-  holdSqliteLock,
   readJournal,
   type AppendStatus,
 } from './support/fault-helpers.js';
-import { startServer, temporaryDataDir, type ServerProcess } from './support/server-process.js';
+import { type ServerProcess } from './support/server-process.js';
 
 // A client that did not get (or did not trust) an answer sends the append again with the same
 // clientMessageId. Whatever state the first acceptance is in (stored, held in memory, on disk
@@ -27,32 +26,12 @@ const READ_PLACES = `query($id: ID!) {
   }
 }`;
 
-const { cleanups, faultTest } = faultSuite(TEST_TIMEOUT_MS);
-
-async function dataDirectory(): Promise<string> {
-  const dataDir = await temporaryDataDir();
-  cleanups.add(dataDir.remove);
-  return dataDir.path;
-}
-
-async function server(env: Record<string, string>): Promise<ServerProcess> {
-  // No session cache: every read below is the database's own word.
-  const started = await startServer({
-    ADMIN_TOKEN: 't',
-    SESSION_CACHE_SIZE: '0',
-    DB_RETRY_INTERVAL_MS: '200',
-    ...env,
-  });
-  cleanups.showOnFailure(`server pid ${started.child.pid}`, () => started.output());
-  cleanups.add(() => started.stop('SIGKILL'));
-  return started;
-}
-
-async function lockDatabase(dataDir: string) {
-  const holder = await holdSqliteLock(join(dataDir, 'scribe.sqlite'));
-  cleanups.add(() => holder.kill());
-  return holder;
-}
+// No session cache where reads are checked: every read is the database's own word.
+const { faultTest, dataDirectory, server, lockDatabase } = faultSuite(TEST_TIMEOUT_MS, {
+  ADMIN_TOKEN: 't',
+  SESSION_CACHE_SIZE: '0',
+  DB_RETRY_INTERVAL_MS: '200',
+});
 
 interface Placed {
   status: AppendStatus;

@@ -2,9 +2,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import sqlite3 from 'sqlite3';
 import { type StoredMessage, type StoredTranscripts } from './crash-checker.js';
-import { TEST_DATABASE_URL, createPostgresSchema } from './databases.js';
 import { holdSqliteLock, type Cleanups, type SqliteLockHolder } from './fault-helpers.js';
-import { startTcpProxy } from './tcp-proxy.js';
+import { proxiedPostgresSchema } from './tcp-proxy.js';
 
 // The transcript order is the order the server reads in: by order key, in the database's own
 // collation.
@@ -105,17 +104,10 @@ export function sqliteCrashDatabase(dataDir: string, cleanups: Cleanups): CrashD
  * proxy cutting every connection and refusing new ones. Reads go around the proxy.
  */
 export async function postgresCrashDatabase(cleanups: Cleanups): Promise<CrashDatabase> {
-  const schema = await createPostgresSchema();
-  cleanups.add(schema.drop);
-  const target = new URL(TEST_DATABASE_URL as string);
-  const proxy = await startTcpProxy(Number(target.port || 5432), target.hostname);
-  cleanups.add(() => proxy.close());
-  const proxied = new URL(schema.url);
-  proxied.hostname = '127.0.0.1';
-  proxied.port = String(proxy.port);
+  const { proxy, url, directUrl } = await proxiedPostgresSchema(cleanups);
   return {
-    env: { DATABASE_URL: proxied.toString() },
-    read: () => readPostgresTranscripts(schema.url),
+    env: { DATABASE_URL: url },
+    read: () => readPostgresTranscripts(directUrl),
     beginOutage: () => Promise.resolve(proxy.cut()),
     endOutage: () => Promise.resolve(proxy.restore()),
   };

@@ -3,7 +3,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseSegmentName } from '../../src/spool/segment-names.js';
 import { scanSegment } from '../../src/spool/segment-scan.js';
-import { type ServerProcess } from './server-process.js';
+import { startServer, temporaryDataDir, type ServerProcess } from './server-process.js';
 
 const LOCK_HOLDER = resolve('test/support/sqlite-lock-holder.js');
 
@@ -84,19 +84,49 @@ export class Cleanups {
   }
 }
 
-/**
- * Registers the per-test clean-up of a fault suite and returns its `faultTest`: a test with a
- * bound, whose failure carries the output of the servers it started.
- */
-export function faultSuite(timeoutMs: number): {
+/** What a fault suite's tests start with: each is cleaned up after the test, whatever happens. */
+export interface FaultSuite {
   cleanups: Cleanups;
+  /** A test with a bound, whose failure carries the output of the servers it started. */
   faultTest: (name: string, body: () => Promise<void>) => void;
-} {
+  /** A temporary data directory, removed after the test. */
+  dataDirectory: () => Promise<string>;
+  /** The built server as a real process, with the suite's settings under `env`; killed after. */
+  server: (env: Record<string, string>) => Promise<ServerProcess>;
+  /** The SQLite write lock of `dataDir`'s database, held by another process until released. */
+  lockDatabase: (dataDir: string) => Promise<SqliteLockHolder>;
+}
+
+/**
+ * Registers the per-test clean-up of a fault suite and returns its helpers. `serverDefaults`
+ * are the settings every server of the suite starts with (a test's own come on top).
+ */
+export function faultSuite(
+  timeoutMs: number,
+  serverDefaults: Record<string, string> = {},
+): FaultSuite {
   const cleanups = new Cleanups();
   afterEach(() => cleanups.run());
   return {
     cleanups,
     faultTest: (name, body) => it(name, () => cleanups.guard(body), timeoutMs),
+    dataDirectory: async () => {
+      const dataDir = await temporaryDataDir();
+      cleanups.add(dataDir.remove);
+      return dataDir.path;
+    },
+    server: async (env) => {
+      const started = await startServer({ ...serverDefaults, ...env });
+      cleanups.showOnFailure(`server pid ${started.child.pid}`, () => started.output());
+      // SIGKILL only reaches a server the test did not stop itself.
+      cleanups.add(() => started.stop('SIGKILL'));
+      return started;
+    },
+    lockDatabase: async (dataDir) => {
+      const holder = await holdSqliteLock(join(dataDir, 'scribe.sqlite'));
+      cleanups.add(() => holder.kill());
+      return holder;
+    },
   };
 }
 

@@ -3,49 +3,14 @@ import {
   ConsoleLogger,
   InternalServerErrorException,
   Logger,
-  type LoggerService,
 } from '@nestjs/common';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { CapturingLogger } from '../testing/capturing-logger.js';
 import { queryTooComplexError } from '../graphql/query-limits.js';
 import { formatGraphQLError, graphqlCodeFor } from './graphql-error.util.js';
 import { ScribeErrorCode } from './scribe-error-code.js';
 import { ScribeException } from './scribe.exception.js';
 import { ClientClosedRequestError } from '../http/request-abort-signal.js';
-
-interface LogLine {
-  level: string;
-  message: unknown;
-  params: unknown[];
-}
-
-/** Keeps what Nest's Logger would print, for the test to read and the console to be spared. */
-class CapturingLogger implements LoggerService {
-  readonly lines: LogLine[] = [];
-
-  log(message: unknown, ...params: unknown[]): void {
-    this.lines.push({ level: 'log', message, params });
-  }
-
-  error(message: unknown, ...params: unknown[]): void {
-    this.lines.push({ level: 'error', message, params });
-  }
-
-  warn(message: unknown, ...params: unknown[]): void {
-    this.lines.push({ level: 'warn', message, params });
-  }
-
-  debug(message: unknown, ...params: unknown[]): void {
-    this.lines.push({ level: 'debug', message, params });
-  }
-
-  verbose(message: unknown, ...params: unknown[]): void {
-    this.lines.push({ level: 'verbose', message, params });
-  }
-
-  fatal(message: unknown, ...params: unknown[]): void {
-    this.lines.push({ level: 'fatal', message, params });
-  }
-}
 
 const LOCATIONS = [{ line: 1, column: 3 }];
 
