@@ -25,7 +25,8 @@ import {
   isOwnFile,
   ownerLockName,
 } from './segment-names.js';
-import { SetAsideLog, type SetAsideEntry } from './set-aside-log.js';
+import { SetAsideLog } from './set-aside-log.js';
+import { SpoolReporter } from './spool-reporter.js';
 import { spoolStatusOf, type SpoolStatusView } from './spool-status.js';
 
 export type { DrainOutcome, DrainStep, JournaledRecord, RefusedRecord } from './journal.js';
@@ -55,15 +56,16 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   private readonly adoption: JournalAdoption;
   private readonly namer: SegmentNamer;
   private ownLock: OwnerLock | null = null;
-  private lastWriteError: string | null = null;
+  private readonly reporter: SpoolReporter;
 
   constructor(
     config: ScribeConfig,
     private readonly instance: ScribeInstance,
-    private readonly metrics: MetricsService,
+    metrics: MetricsService,
     failpoints: Failpoints,
   ) {
     this.files = new NodeJournalFiles(config.spoolDir);
+    this.reporter = new SpoolReporter(this.files.directory, metrics);
     this.setAsideLog = new SetAsideLog(this.files);
     this.namer = new SegmentNamer(instance.id);
     this.writer = new JournalWriter(this.files, this.index, this.namer, SEGMENT_BYTES, failpoints);
@@ -72,7 +74,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
       this.index,
       this.setAsideLog,
       instance.id,
-      (entries) => this.reportSetAside(entries, 'corrupt'),
+      (entries) => this.reporter.setAside(entries, 'corrupt'),
     );
     this.journal = new Journal(
       this.files,
@@ -80,7 +82,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
       this.writer,
       this.setAsideLog,
       {
-        setAside: (entries, reason) => this.reportSetAside(entries, reason),
+        setAside: (entries, reason) => this.reporter.setAside(entries, reason),
         replayed: (count) => metrics.spoolReplays.inc(count),
         segmentsRemoved: async (names) => {
           for (const name of names) await this.adoption.segmentRemoved(name);
@@ -160,7 +162,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     } catch (error) {
       outcome = { kind: 'failed', error };
     }
-    this.noteWrite(outcome, records.length);
+    this.reporter.written(outcome, records.length);
     return outcome;
   }
 
@@ -227,36 +229,6 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     this.ownLock = await OwnerLock.tryAcquire(this.path, ownerLockName(this.instance.id));
     if (!this.ownLock) {
       throw new Error(`${ownerLockName(this.instance.id)} is held by another process`);
-    }
-  }
-
-  private noteWrite(outcome: JournalAppend, records: number): void {
-    if (outcome.kind === 'written') {
-      this.metrics.spoolWrites.inc(records);
-      if (this.lastWriteError !== null) {
-        this.logger.log(`on-disk spool at ${this.path} writable again`);
-        this.lastWriteError = null;
-      }
-      return;
-    }
-    this.metrics.spoolWriteFailures.inc();
-    const error = describeError(outcome.error);
-    // One line when the disk turns bad (or the reason changes), not one per append.
-    if (error !== this.lastWriteError) {
-      this.logger.warn(`on-disk spool unavailable at ${this.path}: ${error}`);
-      this.lastWriteError = error;
-    }
-  }
-
-  private reportSetAside(entries: readonly SetAsideEntry[], reason: 'refused' | 'corrupt'): void {
-    this.metrics.setAside.inc({ reason }, entries.length);
-    for (const entry of entries) {
-      const what = entry.messageId
-        ? `message ${entry.messageId} of session ${entry.sessionId}`
-        : `bytes at ${entry.source}:${entry.offset ?? 0}`;
-      this.logger.error(
-        `Set aside ${what}: ${entry.reason}; kept in ${this.path}/${SET_ASIDE_LOG}`,
-      );
     }
   }
 

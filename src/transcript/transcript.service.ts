@@ -19,6 +19,7 @@ import { DatabaseHealth, type DatabaseHealthStatus } from './database-health.js'
 import { DurableWriter } from './durable-writer.js';
 import { checkNewMessages } from './input-rules.js';
 import { TranscriptRecovery } from './recovery.js';
+import { RetryLookup, type Answer } from './retry-lookup.js';
 import { SessionBacklog, type PendingQueue } from './session-backlog.js';
 
 export interface AppendResult {
@@ -36,11 +37,6 @@ export interface PendingStatus extends Omit<DatabaseHealthStatus, 'consecutiveFa
   }[];
 }
 
-interface Answer {
-  record: MessageRecord;
-  status: AppendStatus;
-}
-
 /**
  * The write API: refuses appends while shutting down and input it cannot store faithfully,
  * answers a retried client id with what its first acceptance got, gives each new message its
@@ -50,6 +46,7 @@ interface Answer {
 export class TranscriptService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(TranscriptService.name);
   private readonly orderKeys: OrderKeyGenerator;
+  private readonly retries: RetryLookup;
   private readonly inFlight = new Set<Promise<unknown>>();
   private accepting = true;
 
@@ -59,12 +56,13 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     private readonly recovery: TranscriptRecovery,
     private readonly health: DatabaseHealth,
     private readonly spool: SpoolService,
-    private readonly queries: SessionQueries,
+    queries: SessionQueries,
     private readonly config: ScribeConfig,
     private readonly metrics: MetricsService,
     instance: ScribeInstance,
   ) {
     this.orderKeys = new OrderKeyGenerator(instance.id);
+    this.retries = new RetryLookup(durable, spool, queries);
     metrics.observeGauge('scribe_pending_messages', () => backlog.total);
   }
 
@@ -132,7 +130,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
   }
 
   private async appendLocked(queue: PendingQueue, inputs: NewMessage[]): Promise<AppendResult> {
-    const earlier = await this.earlierAnswers(queue, inputs);
+    const earlier = await this.retries.earlierAnswers(queue, inputs);
     const answers: Answer[] = [];
     const fresh: MessageRecord[] = [];
     for (const input of inputs) {
@@ -157,7 +155,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
       // a lookup that failed): answer those with what is stored, as for any retry. The others
       // were stored now, and must not be accepted a second time.
       const skipped = new Set(outcome.kind === 'conflict' ? outcome.skipped.map((r) => r.id) : []);
-      if (skipped.size > 0) await this.answerWithStored(queue.sessionId, answers, skipped);
+      if (skipped.size > 0) await this.retries.answerWithStored(queue.sessionId, answers, skipped);
       const status =
         outcome.kind === 'queued'
           ? AppendStatus.QUEUED
@@ -174,69 +172,6 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
       records: answers.map((answer) => answer.record),
       status: weakestStatus(answers.map((answer) => answer.status)),
     };
-  }
-
-  /**
-   * What earlier acceptances of these client ids got, wherever the message is now: in memory,
-   * in the journal on disk, or stored. A retry of a message held in memory only is journaled
-   * now if the disk takes it.
-   */
-  private async earlierAnswers(
-    queue: PendingQueue,
-    inputs: NewMessage[],
-  ): Promise<Map<string, Answer>> {
-    const answers = new Map<string, Answer>();
-    const clientIds = inputs.flatMap((input) =>
-      input.clientMessageId ? [input.clientMessageId] : [],
-    );
-    if (clientIds.length === 0) return answers;
-    for (const clientId of clientIds) {
-      const id = messageIdFor(queue.sessionId, clientId);
-      const pending = queue.find(id);
-      if (pending?.location === null) await this.durable.journalBuffered(queue);
-      if (pending) {
-        const status = pending.location ? AppendStatus.QUEUED : AppendStatus.BUFFERED;
-        answers.set(clientId, { record: pending.record, status });
-        continue;
-      }
-      const onDisk = await this.spool.find(queue.sessionId, id);
-      if (onDisk) answers.set(clientId, { record: onDisk, status: AppendStatus.QUEUED });
-    }
-    const unanswered = clientIds.filter((clientId) => !answers.has(clientId));
-    if (unanswered.length === 0) return answers;
-    try {
-      for (const record of await this.queries.findByClientMessageIds(queue.sessionId, unanswered)) {
-        answers.set(record.clientMessageId as string, { record, status: AppendStatus.PERSISTED });
-      }
-    } catch {
-      // Reads fail too (the database is unreachable): the id is derived from the client id, so
-      // a message stored before comes back with its id, and the journal's replay skips it.
-    }
-    return answers;
-  }
-
-  /** Replaces the answers of `skipped` records with what is stored; keeps them if unreadable. */
-  private async answerWithStored(
-    sessionId: string,
-    answers: Answer[],
-    skipped: Set<string>,
-  ): Promise<void> {
-    const skippedAnswers = answers.filter((answer) => skipped.has(answer.record.id));
-    let stored: MessageRecord[] = [];
-    try {
-      stored = await this.queries.findByClientMessageIds(
-        sessionId,
-        skippedAnswers.flatMap((answer) => answer.record.clientMessageId ?? []),
-      );
-    } catch {
-      // The ids are derived from the client ids: our records carry the stored messages' ids.
-    }
-    for (const answer of skippedAnswers) {
-      const found = stored.find(
-        (record) => record.clientMessageId === answer.record.clientMessageId,
-      );
-      if (found) answer.record = found;
-    }
   }
 
   private accept(sessionId: string, input: NewMessage): MessageRecord {

@@ -1,0 +1,96 @@
+import { SpoolReporter } from './spool-reporter.js';
+import { type SetAsideEntry } from './set-aside-log.js';
+
+/** Counters and log lines as the reporter left them. */
+function harness() {
+  const counted = { writes: 0, failures: 0, setAside: [] as { reason: string; n: number }[] };
+  const lines: { level: 'log' | 'warn' | 'error'; text: string }[] = [];
+  const metrics = {
+    spoolWrites: { inc: (n = 1) => void (counted.writes += n) },
+    spoolWriteFailures: { inc: (n = 1) => void (counted.failures += n) },
+    setAside: {
+      inc: (labels: { reason: string }, n = 1) => void counted.setAside.push({ ...labels, n }),
+    },
+  };
+  const logger = {
+    log: (text: string) => void lines.push({ level: 'log', text }),
+    warn: (text: string) => void lines.push({ level: 'warn', text }),
+    error: (text: string) => void lines.push({ level: 'error', text }),
+  };
+  const reporter = new SpoolReporter('/spool', metrics as never, logger);
+  return { reporter, counted, lines };
+}
+
+const failed = (message: string) => ({ kind: 'failed' as const, error: new Error(message) });
+const written = { kind: 'written' as const, records: [] };
+
+describe('SpoolReporter', () => {
+  it('counts the records of every write and says nothing while the disk is fine', () => {
+    const { reporter, counted, lines } = harness();
+    reporter.written(written as never, 3);
+    reporter.written(written as never, 2);
+    expect(counted).toMatchObject({ writes: 5, failures: 0 });
+    expect(lines).toEqual([]);
+  });
+
+  it('counts every failed write but warns once per reason, and once more when it changes', () => {
+    const { reporter, counted, lines } = harness();
+    reporter.written(failed('ENOSPC: no space left on device'), 4);
+    reporter.written(failed('ENOSPC: no space left on device'), 1);
+    reporter.written(failed('EACCES: permission denied'), 1);
+    expect(counted).toMatchObject({ writes: 0, failures: 3 });
+    expect(lines).toEqual([
+      {
+        level: 'warn',
+        text: 'on-disk spool unavailable at /spool: ENOSPC: no space left on device',
+      },
+      { level: 'warn', text: 'on-disk spool unavailable at /spool: EACCES: permission denied' },
+    ]);
+  });
+
+  it('says once that the disk is writable again, and warns anew at the next failure', () => {
+    const { reporter, lines } = harness();
+    reporter.written(failed('ENOSPC'), 1);
+    reporter.written(written as never, 1);
+    reporter.written(written as never, 1);
+    reporter.written(failed('ENOSPC'), 1);
+    expect(lines.map((line) => `${line.level}: ${line.text}`)).toEqual([
+      'warn: on-disk spool unavailable at /spool: ENOSPC',
+      'log: on-disk spool at /spool writable again',
+      'warn: on-disk spool unavailable at /spool: ENOSPC',
+    ]);
+  });
+
+  it('counts set-aside records by reason and names each once at ERROR: a message, or bytes of a file', () => {
+    const { reporter, counted, lines } = harness();
+    const refused: SetAsideEntry = {
+      at: 1,
+      reason: 'SQLITE_CONSTRAINT',
+      messageId: 'm-1',
+      sessionId: 's-1',
+      source: 'journal-x.jsonl',
+    };
+    const corrupt = { at: 1, reason: 'torn tail', source: 'journal-y.jsonl', offset: 77 };
+    const unplaced = { at: 1, reason: 'not a journal record', source: 'foreign.txt' };
+    reporter.setAside([refused], 'refused');
+    reporter.setAside([corrupt, unplaced] as SetAsideEntry[], 'corrupt');
+    expect(counted.setAside).toEqual([
+      { reason: 'refused', n: 1 },
+      { reason: 'corrupt', n: 2 },
+    ]);
+    expect(lines).toEqual([
+      {
+        level: 'error',
+        text: 'Set aside message m-1 of session s-1: SQLITE_CONSTRAINT; kept in /spool/set-aside.jsonl',
+      },
+      {
+        level: 'error',
+        text: 'Set aside bytes at journal-y.jsonl:77: torn tail; kept in /spool/set-aside.jsonl',
+      },
+      {
+        level: 'error',
+        text: 'Set aside bytes at foreign.txt:0: not a journal record; kept in /spool/set-aside.jsonl',
+      },
+    ]);
+  });
+});

@@ -1,0 +1,53 @@
+import { Logger } from '@nestjs/common';
+import { describeError } from '../common/errors/describe-error.js';
+import { type MetricsService } from '../metrics/metrics.service.js';
+import { type JournalAppend } from './journal-writer.js';
+import { SET_ASIDE_LOG } from './segment-names.js';
+import { type SetAsideEntry } from './set-aside-log.js';
+
+/**
+ * What the journal tells operators: metrics for every write and set-aside record, and log lines
+ * that stay few however many appends fail (one when the disk turns bad or the reason changes,
+ * one when it comes back), while every record set aside is named once, at ERROR.
+ */
+export class SpoolReporter {
+  private lastWriteError: string | null = null;
+
+  constructor(
+    private readonly directory: string,
+    private readonly metrics: Pick<
+      MetricsService,
+      'spoolWrites' | 'spoolWriteFailures' | 'setAside'
+    >,
+    private readonly logger: Pick<Logger, 'log' | 'warn' | 'error'> = new Logger('SpoolService'),
+  ) {}
+
+  written(outcome: JournalAppend, records: number): void {
+    if (outcome.kind === 'written') {
+      this.metrics.spoolWrites.inc(records);
+      if (this.lastWriteError !== null) {
+        this.logger.log(`on-disk spool at ${this.directory} writable again`);
+        this.lastWriteError = null;
+      }
+      return;
+    }
+    this.metrics.spoolWriteFailures.inc();
+    const error = describeError(outcome.error);
+    if (error !== this.lastWriteError) {
+      this.logger.warn(`on-disk spool unavailable at ${this.directory}: ${error}`);
+      this.lastWriteError = error;
+    }
+  }
+
+  setAside(entries: readonly SetAsideEntry[], reason: 'refused' | 'corrupt'): void {
+    this.metrics.setAside.inc({ reason }, entries.length);
+    for (const entry of entries) {
+      const what = entry.messageId
+        ? `message ${entry.messageId} of session ${entry.sessionId}`
+        : `bytes at ${entry.source}:${entry.offset ?? 0}`;
+      this.logger.error(
+        `Set aside ${what}: ${entry.reason}; kept in ${this.directory}/${SET_ASIDE_LOG}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,86 @@
+import { type SessionQueries } from '../database/session-queries.js';
+import { messageIdFor } from '../message/message-id.js';
+import { type MessageRecord, type NewMessage } from '../message/message-record.js';
+import { type SpoolService } from '../spool/spool.service.js';
+import { AppendStatus } from './append-status.js';
+import { type DurableWriter } from './durable-writer.js';
+import { type PendingQueue } from './session-backlog.js';
+
+/** What one message of an append is answered with. */
+export interface Answer {
+  record: MessageRecord;
+  status: AppendStatus;
+}
+
+/**
+ * Idempotent retries: a client id seen before is answered with its first acceptance, wherever
+ * that message is now (memory, the journal, the database), and an acceptance that lost a race
+ * to a stored copy is answered with the stored one. Called under the session's lock.
+ */
+export class RetryLookup {
+  constructor(
+    private readonly durable: DurableWriter,
+    private readonly spool: SpoolService,
+    private readonly queries: SessionQueries,
+  ) {}
+
+  /**
+   * What earlier acceptances of these client ids got, wherever the message is now: in memory,
+   * in the journal on disk, or stored. A retry of a message held in memory only is journaled
+   * now if the disk takes it.
+   */
+  async earlierAnswers(queue: PendingQueue, inputs: NewMessage[]): Promise<Map<string, Answer>> {
+    const answers = new Map<string, Answer>();
+    const clientIds = inputs.flatMap((input) =>
+      input.clientMessageId ? [input.clientMessageId] : [],
+    );
+    if (clientIds.length === 0) return answers;
+    for (const clientId of clientIds) {
+      const id = messageIdFor(queue.sessionId, clientId);
+      const pending = queue.find(id);
+      if (pending?.location === null) await this.durable.journalBuffered(queue);
+      if (pending) {
+        const status = pending.location ? AppendStatus.QUEUED : AppendStatus.BUFFERED;
+        answers.set(clientId, { record: pending.record, status });
+        continue;
+      }
+      const onDisk = await this.spool.find(queue.sessionId, id);
+      if (onDisk) answers.set(clientId, { record: onDisk, status: AppendStatus.QUEUED });
+    }
+    const unanswered = clientIds.filter((clientId) => !answers.has(clientId));
+    if (unanswered.length === 0) return answers;
+    try {
+      for (const record of await this.queries.findByClientMessageIds(queue.sessionId, unanswered)) {
+        answers.set(record.clientMessageId as string, { record, status: AppendStatus.PERSISTED });
+      }
+    } catch {
+      // Reads fail too (the database is unreachable): the id is derived from the client id, so
+      // a message stored before comes back with its id, and the journal's replay skips it.
+    }
+    return answers;
+  }
+
+  /** Replaces the answers of `skipped` records with what is stored; keeps them if unreadable. */
+  async answerWithStored(
+    sessionId: string,
+    answers: Answer[],
+    skipped: Set<string>,
+  ): Promise<void> {
+    const skippedAnswers = answers.filter((answer) => skipped.has(answer.record.id));
+    let stored: MessageRecord[] = [];
+    try {
+      stored = await this.queries.findByClientMessageIds(
+        sessionId,
+        skippedAnswers.flatMap((answer) => answer.record.clientMessageId ?? []),
+      );
+    } catch {
+      // The ids are derived from the client ids: our records carry the stored messages' ids.
+    }
+    for (const answer of skippedAnswers) {
+      const found = stored.find(
+        (record) => record.clientMessageId === answer.record.clientMessageId,
+      );
+      if (found) answer.record = found;
+    }
+  }
+}
