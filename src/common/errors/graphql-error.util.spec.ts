@@ -7,7 +7,7 @@ import {
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { CapturingLogger } from '../testing/capturing-logger.js';
 import { queryTooComplexError } from '../graphql/query-limits.js';
-import { formatGraphQLError, graphqlCodeFor } from './graphql-error.util.js';
+import { errorKind, formatGraphQLError, graphqlCodeFor } from './graphql-error.util.js';
 import { ScribeErrorCode } from './scribe-error-code.js';
 import { ScribeException } from './scribe.exception.js';
 import { ClientClosedRequestError } from '../http/request-abort-signal.js';
@@ -79,7 +79,7 @@ describe(formatGraphQLError.name, () => {
         message: 'input.sessionId: must be 1 to 128 chars',
         extensions: { code: 'BAD_USER_INPUT', field: 'input.sessionId' },
       });
-      expect(logs.lines).toEqual([]);
+      expect(errorKind(error)).toBe('client');
     });
 
     it.each(Object.values(ScribeErrorCode))('maps a ScribeException with code %s', (code) => {
@@ -98,6 +98,8 @@ describe(formatGraphQLError.name, () => {
 
       expect(result.extensions).toStrictEqual({ code: 'UNAUTHENTICATED' });
       expect(result.message).toBe('admin token needed');
+      expect(errorKind(exception)).toBe('unauthenticated');
+      expect(errorKind(resolverError(exception))).toBe('unauthenticated');
     });
   });
 
@@ -117,7 +119,7 @@ describe(formatGraphQLError.name, () => {
         message: 'Cannot query field "nope" on type "Query".',
         extensions: { code: 'BAD_USER_INPUT' },
       });
-      expect(logs.lines).toEqual([]);
+      expect(errorKind(error)).toBe('client');
     });
 
     it('turns a request error without any code into BAD_USER_INPUT', () => {
@@ -157,6 +159,40 @@ describe(formatGraphQLError.name, () => {
       });
     });
 
+    it('keeps the code of a validation rule that Apollo reported under its own', () => {
+      // Apollo's ValidationError: its own code, the rule's error as originalError.
+      const rule = queryTooComplexError('Aliases limit of 30 exceeded, found 31.');
+      const error = new GraphQLError(rule.message, {
+        originalError: rule,
+        extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+      });
+
+      const result = formatGraphQLError(
+        formattedBy(error, 'GRAPHQL_VALIDATION_FAILED'),
+        error,
+        false,
+      );
+
+      expect(result.extensions).toStrictEqual({ code: 'QUERY_TOO_COMPLEX' });
+      expect(errorKind(error)).toBe('client');
+    });
+
+    it("answers graphql-js's token limit as QUERY_TOO_COMPLEX naming MAX_QUERY_TOKENS", () => {
+      const error = new GraphQLError(
+        'Syntax Error: Document contains more that 5000 tokens. Parsing aborted.',
+      );
+
+      const result = formatGraphQLError(formattedBy(error, 'GRAPHQL_PARSE_FAILED'), error, false);
+
+      expect(result.message).toBe('Query document has more than 5000 tokens (MAX_QUERY_TOKENS)');
+      expect(result.extensions).toStrictEqual({ code: 'QUERY_TOO_COMPLEX' });
+      // Any other syntax error stays one.
+      const other = new GraphQLError('Syntax Error: Unexpected Name "x".');
+      expect(
+        formatGraphQLError(formattedBy(other, 'GRAPHQL_PARSE_FAILED'), other, false),
+      ).toMatchObject({ extensions: { code: 'GRAPHQL_PARSE_FAILED' } });
+    });
+
     it('turns a client-side HttpException into BAD_REQUEST', () => {
       const exception = new BadRequestException('bad body');
       const error = resolverError(exception);
@@ -165,6 +201,7 @@ describe(formatGraphQLError.name, () => {
 
       expect(result.message).toBe('bad body');
       expect(result.extensions).toStrictEqual({ code: 'BAD_REQUEST' });
+      expect(errorKind(error)).toBe('client');
     });
   });
 
@@ -174,7 +211,7 @@ describe(formatGraphQLError.name, () => {
     const result = formatGraphQLError(formattedBy(error, 'INTERNAL_SERVER_ERROR'), error, false);
 
     expect(result.extensions).toStrictEqual({ code: 'CLIENT_CLOSED_REQUEST' });
-    expect(logs.lines).toEqual([]);
+    expect(errorKind(error)).toBe('client');
   });
 
   describe('unexpected errors', () => {
@@ -190,22 +227,8 @@ describe(formatGraphQLError.name, () => {
         message: 'Internal server error',
         extensions: { code: 'INTERNAL_SERVER_ERROR' },
       });
+      expect(errorKind(error)).toBe('fault');
       expect(JSON.stringify(result)).not.toContain('hunter2');
-    });
-
-    it('logs an unknown resolver error with where it happened and its stack', () => {
-      const failure = new Error('database exploded');
-      const error = resolverError(failure, ['sessions', 0, 'messages']);
-
-      formatGraphQLError(formattedBy(error, 'INTERNAL_SERVER_ERROR'), error, false);
-
-      expect(logs.lines).toEqual([
-        {
-          level: 'error',
-          message: 'Unhandled error at sessions.0.messages: Error: database exploded',
-          params: [failure.stack, 'GraphQLErrors'],
-        },
-      ]);
     });
 
     it('treats a GraphQLError raised while resolving (it has a path) as unexpected', () => {
@@ -217,7 +240,7 @@ describe(formatGraphQLError.name, () => {
 
       expect(result.message).toBe('Internal server error');
       expect(result.extensions).toStrictEqual({ code: 'INTERNAL_SERVER_ERROR' });
-      expect(logs.lines).toHaveLength(1);
+      expect(errorKind(error)).toBe('fault');
     });
 
     it('treats a server-side HttpException as unexpected', () => {
@@ -227,6 +250,7 @@ describe(formatGraphQLError.name, () => {
 
       expect(result.message).toBe('Internal server error');
       expect(result.extensions).toStrictEqual({ code: 'INTERNAL_SERVER_ERROR' });
+      expect(errorKind(error)).toBe('fault');
     });
 
     it('shows the message and stack of an unknown error only in development', () => {

@@ -1,11 +1,9 @@
-import { HttpException, Logger } from '@nestjs/common';
+import { HttpException } from '@nestjs/common';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { ClientClosedRequestError } from '../http/request-abort-signal.js';
 import { ScribeErrorCode } from './scribe-error-code.js';
 import { ScribeException } from './scribe.exception.js';
-
-const logger = new Logger('GraphQLErrors');
 
 /** The `extensions.code` a client sees for each domain error code. */
 export function graphqlCodeFor(code: ScribeErrorCode): string {
@@ -40,9 +38,29 @@ const KEPT_REQUEST_CODES = new Set([
   'OPERATION_RESOLUTION_FAILURE',
 ]);
 
+// graphql-js's parser, stopped by `parseOptions.maxTokens` ("more that" is its spelling).
+const TOKEN_LIMIT = /Document contains more th(?:an|at) (\d+) tokens/;
+
+/** Who an error is owed to: what the client sent or did, or a fault of the server's own. */
+export type ErrorKind = 'client' | 'unauthenticated' | 'fault';
+
+/** The one classification, used for the answer (formatGraphQLError) and the log (errorLogPlugin). */
+export function errorKind(error: unknown): ErrorKind {
+  const original = unwrapResolverError(error);
+  if (original instanceof ScribeException) {
+    return original.code === ScribeErrorCode.Unauthenticated ? 'unauthenticated' : 'client';
+  }
+  if (original instanceof ClientClosedRequestError) return 'client';
+  // A GraphQL error raised before anything ran (parse, validation, limits) carries no path.
+  const located = error instanceof GraphQLError && error.path !== undefined;
+  if (original instanceof GraphQLError && !located) return 'client';
+  if (original instanceof HttpException && original.getStatus() < 500) return 'client';
+  return 'fault';
+}
+
 /**
  * Apollo's `formatError`: domain errors get their mapped code, request errors keep theirs,
- * anything else becomes a generic INTERNAL_SERVER_ERROR and is logged here instead of shown.
+ * anything else becomes a generic INTERNAL_SERVER_ERROR (logged once, by errorLogPlugin).
  */
 export function formatGraphQLError(
   formatted: GraphQLFormattedError,
@@ -65,7 +83,21 @@ export function formatGraphQLError(
     // The client is gone; this answer goes nowhere and is not worth an ERROR line.
     return { ...base, message: original.message, extensions: { code: 'CLIENT_CLOSED_REQUEST' } };
   }
-  const code = formatted.extensions?.code;
+  // Apollo reports a validation rule's error under its own code; the rule's own (Scribe's
+  // QUERY_TOO_COMPLEX from the alias and directive limits) is kept on the original.
+  const inner = original instanceof GraphQLError ? original.originalError : undefined;
+  const code =
+    inner instanceof GraphQLError && inner.extensions.code !== undefined
+      ? inner.extensions.code
+      : formatted.extensions?.code;
+  const tokens = TOKEN_LIMIT.exec(formatted.message);
+  if (code === 'GRAPHQL_PARSE_FAILED' && tokens) {
+    return {
+      ...base,
+      message: `Query document has more than ${tokens[1]} tokens (MAX_QUERY_TOKENS)`,
+      extensions: { code: 'QUERY_TOO_COMPLEX' },
+    };
+  }
   if (original instanceof GraphQLError && !formatted.path) {
     const clientCode =
       typeof code === 'string' && KEPT_REQUEST_CODES.has(code) ? code : 'BAD_USER_INPUT';
@@ -74,10 +106,6 @@ export function formatGraphQLError(
   if (original instanceof HttpException && original.getStatus() < 500) {
     return { ...base, message: original.message, extensions: { code: 'BAD_REQUEST' } };
   }
-  logger.error(
-    `Unhandled error at ${formatted.path?.join('.') ?? 'request'}: ${String(original)}`,
-    original instanceof Error ? original.stack : undefined,
-  );
   return {
     ...base,
     message: development && original instanceof Error ? original.message : 'Internal server error',
