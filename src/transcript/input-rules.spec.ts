@@ -2,7 +2,15 @@ import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { type NewMessage } from '../message/message-record.js';
 import { MessageRole } from '../message/message-role.js';
-import { checkNewMessages, textProblem } from './input-rules.js';
+import {
+  MAX_BATCH_MESSAGES,
+  MAX_JSON_DEPTH,
+  MAX_JSON_KEYS,
+  checkAppendTarget,
+  checkNewMessages,
+  jsonProblem,
+  textProblem,
+} from './input-rules.js';
 
 const LIMIT = 40;
 const fieldOf = (index: number) => `input.messages.${index}`;
@@ -185,5 +193,104 @@ describe(textProblem.name, () => {
 
   it('names a lone surrogate', () => {
     expect(textProblem('\uDFFF')).toBe(LONE_SURROGATE);
+  });
+});
+
+describe(checkAppendTarget.name, () => {
+  const refusalFor = (sessionId: string, messages: number) => {
+    try {
+      checkAppendTarget(sessionId, messages, 'input.messages');
+      return undefined;
+    } catch (error) {
+      return error as ScribeException;
+    }
+  };
+
+  it('accepts a session id of the rule and 1 to 1000 messages', () => {
+    expect(refusalFor('a', 1)).toBeUndefined();
+    expect(refusalFor(`A-z_0.9:${'x'.repeat(120)}`, MAX_BATCH_MESSAGES)).toBeUndefined();
+  });
+
+  it.each(['', 'has space', 'slash/', 'x'.repeat(129), 'ümlaut'])(
+    'refuses the session id %p as BAD_USER_INPUT naming input.sessionId',
+    (sessionId) => {
+      const refusal = refusalFor(sessionId, 1);
+      expect(refusal?.code).toBe(ScribeErrorCode.InvalidInput);
+      expect(refusal?.field).toBe('input.sessionId');
+    },
+  );
+
+  it.each([0, MAX_BATCH_MESSAGES + 1])('refuses a batch of %p messages', (count) => {
+    const refusal = refusalFor('s', count);
+    expect(refusal?.field).toBe('input.messages');
+    expect(refusal?.message).toBe(
+      `input.messages: must hold 1 to ${MAX_BATCH_MESSAGES} messages; it holds ${count}`,
+    );
+  });
+});
+
+describe('id fields', () => {
+  it.each(['clientMessageId', 'toolName', 'toolCallId'] as const)(
+    'refuses an empty %s or one over 256 characters, counting characters as the database does',
+    (key) => {
+      expect(refusalOf([message({ [key]: 'x'.repeat(256) })], 10_000)).toBeUndefined();
+      // 256 characters of two UTF-16 units each still fit.
+      expect(refusalOf([message({ [key]: '\u{1F600}'.repeat(256) })], 10_000)).toBeUndefined();
+      for (const value of ['', 'x'.repeat(257), '\u{1F600}'.repeat(257)]) {
+        const refusal = refusalOf([message({ [key]: value })], 10_000);
+        expect(refusal?.field).toBe(`input.messages.0.${key}`);
+        expect(refusal?.message).toMatch(/must be 1 to 256 characters long/);
+      }
+    },
+  );
+});
+
+describe(jsonProblem.name, () => {
+  const nested = (depth: number): unknown => {
+    let value: unknown = 'leaf';
+    for (let level = 0; level < depth; level++) value = level % 2 ? [value] : { k: value };
+    return value;
+  };
+  const withKeys = (count: number) =>
+    Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, i]));
+
+  it.each([null, undefined, 0, 'text', true, [], {}])('has none with %p', (value) => {
+    expect(jsonProblem(value)).toBeUndefined();
+  });
+
+  it(`allows ${MAX_JSON_DEPTH} levels of objects and arrays, not one more`, () => {
+    expect(jsonProblem(nested(MAX_JSON_DEPTH))).toBeUndefined();
+    expect(jsonProblem(nested(MAX_JSON_DEPTH + 1))).toBe(
+      `is nested more than ${MAX_JSON_DEPTH} levels deep`,
+    );
+  });
+
+  it(`allows ${MAX_JSON_KEYS} keys in all, however spread, not one more`, () => {
+    expect(jsonProblem(withKeys(MAX_JSON_KEYS))).toBeUndefined();
+    expect(jsonProblem(withKeys(MAX_JSON_KEYS + 1))).toBe(
+      `has more than ${MAX_JSON_KEYS} keys in all`,
+    );
+    const spread = [withKeys(MAX_JSON_KEYS / 2), { inner: withKeys(MAX_JSON_KEYS / 2 - 1) }];
+    expect(jsonProblem(spread)).toBeUndefined();
+    expect(jsonProblem([...spread, { one: 1 }])).toBe(`has more than ${MAX_JSON_KEYS} keys in all`);
+  });
+
+  it('stops at the first excess instead of walking the rest', () => {
+    let reads = 0;
+    const huge = new Proxy(withKeys(60_000), {
+      get(target, key) {
+        reads += 1;
+        return Reflect.get(target, key);
+      },
+    });
+    expect(jsonProblem(huge)).toBe(`has more than ${MAX_JSON_KEYS} keys in all`);
+    expect(reads).toBeLessThanOrEqual(MAX_JSON_KEYS);
+  });
+
+  it('refuses toolCalls and metadata past the bounds as BAD_USER_INPUT naming the field', () => {
+    for (const key of ['toolCalls', 'metadata'] as const) {
+      const refusal = refusalOf([message({ [key]: nested(MAX_JSON_DEPTH + 1) })], 10_000);
+      expect(refusal?.field).toBe(`input.messages.0.${key}`);
+    }
   });
 });

@@ -1,9 +1,37 @@
 import { ScribeException } from '../common/errors/scribe.exception.js';
+import { SESSION_ID_PATTERN, SESSION_ID_RULE } from '../common/validation/session-id.js';
 import { type NewMessage } from '../message/message-record.js';
 
-// The text fields of a message. JSON fields (toolCalls, metadata) need no check: they are
+export const MAX_BATCH_MESSAGES = 1000;
+// clientMessageId, toolName and toolCallId: the width of their columns, in characters.
+const MAX_ID_CHARACTERS = 256;
+// Free-form JSON (toolCalls, metadata): object keys in all, and nesting.
+export const MAX_JSON_KEYS = 1000;
+export const MAX_JSON_DEPTH = 20;
+
+// The text fields of a message. JSON fields (toolCalls, metadata) need no such check: they are
 // stored as JSON text, whose escapes keep any string, NUL and lone surrogates included.
 const TEXT_FIELDS = ['content', 'clientMessageId', 'toolName', 'toolCallId'] as const;
+const ID_FIELDS = ['clientMessageId', 'toolName', 'toolCallId'] as const;
+const JSON_FIELDS = ['toolCalls', 'metadata'] as const;
+
+/**
+ * The session and the size of a batch. These rules, and those of checkNewMessages, are all of
+ * an append's input checks: plain code, one linear pass, run before anything else walks the
+ * input (the global validation pipe does not: class-transformer is quadratic in the keys of
+ * free-form JSON).
+ */
+export function checkAppendTarget(sessionId: string, messages: number, batchField: string): void {
+  if (!SESSION_ID_PATTERN.test(sessionId)) {
+    throw ScribeException.invalidInput('input.sessionId', `must be ${SESSION_ID_RULE}`);
+  }
+  if (messages < 1 || messages > MAX_BATCH_MESSAGES) {
+    throw ScribeException.invalidInput(
+      batchField,
+      `must hold 1 to ${MAX_BATCH_MESSAGES} messages; it holds ${messages}`,
+    );
+  }
+}
 
 /**
  * Refuses what Scribe could not store faithfully, before anything is accepted: NUL (PostgreSQL
@@ -21,6 +49,19 @@ export function checkNewMessages(
   inputs.forEach((input, index) => {
     for (const key of TEXT_FIELDS) {
       const problem = textProblem(input[key]);
+      if (problem) throw ScribeException.invalidInput(`${fieldOf(index)}.${key}`, problem);
+    }
+    for (const key of ID_FIELDS) {
+      const value = input[key];
+      if (value !== null && value !== undefined && !idLengthFits(value)) {
+        throw ScribeException.invalidInput(
+          `${fieldOf(index)}.${key}`,
+          `must be 1 to ${MAX_ID_CHARACTERS} characters long`,
+        );
+      }
+    }
+    for (const key of JSON_FIELDS) {
+      const problem = jsonProblem(input[key]);
       if (problem) throw ScribeException.invalidInput(`${fieldOf(index)}.${key}`, problem);
     }
     const contentBytes = Buffer.byteLength(input.content, 'utf8');
@@ -56,6 +97,38 @@ export function textProblem(value: string | null | undefined): string | undefine
   if (value.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
   if (!value.isWellFormed()) {
     return 'must be valid Unicode: it holds a lone UTF-16 surrogate (U+D800 to U+DFFF)';
+  }
+  return undefined;
+}
+
+function idLengthFits(value: string): boolean {
+  // Characters as the database counts them (code points); past twice the limit in UTF-16
+  // units it cannot fit, and is not spread.
+  if (value.length === 0 || value.length > 2 * MAX_ID_CHARACTERS) return false;
+  return [...value].length <= MAX_ID_CHARACTERS;
+}
+
+/**
+ * Why free-form JSON is refused, or undefined: more than MAX_JSON_KEYS object keys in all, or
+ * nested deeper than MAX_JSON_DEPTH. One pass, without recursion, stopping at the first excess.
+ */
+export function jsonProblem(value: unknown): string | undefined {
+  let keys = 0;
+  const stack: { node: unknown; depth: number }[] = [{ node: value, depth: 1 }];
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const { node, depth } = next;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > MAX_JSON_DEPTH) {
+      return `is nested more than ${MAX_JSON_DEPTH} levels deep`;
+    }
+    if (Array.isArray(node)) {
+      for (const item of node as unknown[]) stack.push({ node: item, depth: depth + 1 });
+      continue;
+    }
+    for (const key in node) {
+      if (++keys > MAX_JSON_KEYS) return `has more than ${MAX_JSON_KEYS} keys in all`;
+      stack.push({ node: (node as Record<string, unknown>)[key], depth: depth + 1 });
+    }
   }
   return undefined;
 }

@@ -17,7 +17,7 @@ import { SpoolService } from '../spool/spool.service.js';
 import { AppendStatus, weakestStatus } from './append-status.js';
 import { DatabaseHealth, type DatabaseHealthStatus } from './database-health.js';
 import { DurableWriter } from './durable-writer.js';
-import { checkNewMessages } from './input-rules.js';
+import { checkAppendTarget, checkNewMessages } from './input-rules.js';
 import { TranscriptRecovery } from './recovery.js';
 import { RetryLookup, type Answer } from './retry-lookup.js';
 import { SessionBacklog, type PendingQueue } from './session-backlog.js';
@@ -81,6 +81,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
         'This instance is shutting down and did not accept the append; retry it.',
       );
     }
+    checkAppendTarget(sessionId, inputs.length, 'input.messages');
     checkNewMessages(inputs, this.config.maxMessageBytes, fieldOf);
     const task = this.backlog.withSession(sessionId, (queue) => this.appendLocked(queue, inputs));
     this.inFlight.add(task);

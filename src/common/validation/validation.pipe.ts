@@ -1,4 +1,4 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { ScribeException } from '../errors/scribe.exception.js';
 
 /** Flattens class-validator's tree into `path: reason` for the first failing field. */
@@ -20,9 +20,32 @@ export function firstValidationFailure(
   return undefined;
 }
 
+const PLAIN_CHECKED = Symbol('scribe:plain-checked');
+
+/**
+ * Marks an input class that the global pipe leaves alone: its handler checks it in plain code,
+ * in one pass. For inputs that carry free-form JSON, which class-transformer would walk in time
+ * quadratic in its keys before any size check could run.
+ */
+export function PlainChecked(): ClassDecorator {
+  return (target) => {
+    Reflect.defineMetadata(PLAIN_CHECKED, true, target);
+  };
+}
+
+/** Nest's ValidationPipe, but for the classes marked {@link PlainChecked}. */
+class ScribeValidationPipe extends ValidationPipe {
+  protected override toValidate(metadata: ArgumentMetadata): boolean {
+    if (metadata.metatype && Reflect.getMetadata(PLAIN_CHECKED, metadata.metatype) === true) {
+      return false;
+    }
+    return super.toValidate(metadata);
+  }
+}
+
 /** The global pipe: transforms, and refuses unknown properties instead of dropping them. */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new ScribeValidationPipe({
     transform: true,
     whitelist: true,
     forbidNonWhitelisted: true,
