@@ -1,12 +1,14 @@
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Module } from '@nestjs/common';
-import { APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { GraphQLModule } from '@nestjs/graphql';
 import { type Request } from 'express';
+import { errorLogPlugin } from './common/errors/error-log.plugin.js';
+import { GraphQLExceptionFilter } from './common/errors/graphql-exception.filter.js';
 import { formatGraphQLError } from './common/errors/graphql-error.util.js';
 import { type GraphQLContext } from './common/graphql/graphql-context.js';
-import { queryLimitsPlugin } from './common/graphql/query-limits.plugin.js';
+import { queryProtection } from './common/graphql/query-protection.js';
 import { createValidationPipe } from './common/validation/validation.pipe.js';
 import { ScribeConfig } from './config/scribe-config.js';
 import { ScribeConfigModule } from './config/scribe-config.module.js';
@@ -26,23 +28,31 @@ import { TranscriptModule } from './transcript/transcript.module.js';
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,
       inject: [ScribeConfig],
-      useFactory: (config: ScribeConfig) => ({
-        path: '/graphql',
-        autoSchemaFile: true,
-        sortSchema: true,
-        introspection: true,
-        graphiql: config.development,
-        includeStacktraceInErrorResponses: config.development,
-        formatError: (formatted, error) => formatGraphQLError(formatted, error, config.development),
-        plugins: [queryLimitsPlugin()],
-        context: ({ req }: { req: Request }): GraphQLContext => ({ req }),
-      }),
+      useFactory: (config: ScribeConfig) => {
+        const protection = queryProtection(config.queryLimits, config.development);
+        return {
+          path: '/graphql',
+          autoSchemaFile: true,
+          sortSchema: true,
+          introspection: true,
+          graphiql: config.development,
+          includeStacktraceInErrorResponses: config.development,
+          formatError: (formatted, error) =>
+            formatGraphQLError(formatted, error, config.development),
+          ...protection,
+          plugins: [errorLogPlugin(), ...protection.plugins],
+          context: ({ req }: { req: Request }): GraphQLContext => ({ req }),
+        };
+      },
     }),
     SessionModule,
     SpoolModule,
     TranscriptModule,
     HealthModule,
   ],
-  providers: [{ provide: APP_PIPE, useFactory: createValidationPipe }],
+  providers: [
+    { provide: APP_PIPE, useFactory: createValidationPipe },
+    { provide: APP_FILTER, useClass: GraphQLExceptionFilter },
+  ],
 })
 export class AppModule {}

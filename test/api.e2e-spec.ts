@@ -311,7 +311,7 @@ describe.each(databaseKinds())('GraphQL API on %s', (database) => {
     });
   });
 
-  it('refuses queries that could read more than 100,000 messages, or are too deep, before running them', async () => {
+  it('refuses queries that could read more than 100,000 messages or too many transcripts, before running them', async () => {
     const costly = await sut.gql(
       `{ sessions(first: 1000) { edges { node { messages(first: 1000) { totalCount } } } } }`,
     );
@@ -332,14 +332,15 @@ describe.each(databaseKinds())('GraphQL API on %s', (database) => {
     );
     expect(aliased.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
     const fine = await sut.gql(
-      `{ sessions(first: 100) { edges { node { messages(first: 1000) { totalCount } } } } }`,
+      `{ sessions(first: 10) { edges { node { messages(first: 1000) { totalCount } } } } }`,
     );
     expect(fine.errors).toBeUndefined();
+    // Scribe's own types nest 7 levels at most: only introspection goes deeper, and it does
+    // not count (GraphQL tools send it); the token limit bounds it.
     const deep = await sut.gql(
       `{ session(id: "x") { messages { edges { node { id } } } } ${'a: __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } }'} }`,
     );
-    expect(deep.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
-    expect(deep.errors?.[0]?.message).toMatch(/depth/);
+    expect(deep.errors).toBeUndefined();
   });
 
   it('answers a body over MAX_BODY_BYTES with 413 and no stack trace', async () => {

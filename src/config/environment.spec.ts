@@ -22,6 +22,10 @@ const DEFAULTS = {
   SESSION_CACHE_SIZE: 100,
   MAX_MESSAGE_BYTES: 1024 * 1024,
   MAX_BODY_BYTES: 16 * 1024 * 1024,
+  MAX_QUERY_BYTES: 64 * 1024,
+  MAX_QUERY_TOKENS: 5000,
+  MAX_QUERY_ALIASES: 30,
+  MAX_FULL_READS_PER_REQUEST: 10,
   ADMIN_TOKEN: undefined,
   LOG_LEVEL: 'log',
   NODE_ENV: undefined,
@@ -37,6 +41,10 @@ const INTEGER_VARIABLES = [
   'SESSION_CACHE_SIZE',
   'MAX_MESSAGE_BYTES',
   'MAX_BODY_BYTES',
+  'MAX_QUERY_BYTES',
+  'MAX_QUERY_TOKENS',
+  'MAX_QUERY_ALIASES',
+  'MAX_FULL_READS_PER_REQUEST',
 ] as const;
 
 /** The error validateEnvironment throws for `raw`; fails the test when it throws none. */

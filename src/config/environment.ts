@@ -92,6 +92,30 @@ export class Environment {
   @Max(1024 * 1024 * 1024)
   MAX_BODY_BYTES = 16 * 1024 * 1024;
 
+  /** The longest GraphQL document (query text) accepted, checked before it is parsed. */
+  @IsInt()
+  @Min(256)
+  @Max(16 * 1024 * 1024)
+  MAX_QUERY_BYTES = 64 * 1024;
+
+  /** The most lexical tokens a document may hold; the parser stops past it. */
+  @IsInt()
+  @Min(200)
+  @Max(1_000_000)
+  MAX_QUERY_TOKENS = 5000;
+
+  /** The most aliased fields an operation may hold. */
+  @IsInt()
+  @Min(0)
+  @Max(100_000)
+  MAX_QUERY_ALIASES = 30;
+
+  /** The most session transcripts (`messages` selections) one request may read. */
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  MAX_FULL_READS_PER_REQUEST = 10;
+
   @IsOptional()
   @IsString()
   ADMIN_TOKEN?: string;
@@ -123,6 +147,10 @@ const INTEGER_KEYS = new Set([
   'SESSION_CACHE_SIZE',
   'MAX_MESSAGE_BYTES',
   'MAX_BODY_BYTES',
+  'MAX_QUERY_BYTES',
+  'MAX_QUERY_TOKENS',
+  'MAX_QUERY_ALIASES',
+  'MAX_FULL_READS_PER_REQUEST',
 ]);
 
 /** Thrown when the environment is invalid; its message is the one line to print. */

@@ -10,6 +10,14 @@ export type DatabaseSettings =
   | { readonly kind: 'sqlite'; readonly path: string; readonly synchronous: SqliteSynchronousMode }
   | { readonly kind: 'postgres'; readonly url: string };
 
+/** Bounds on one GraphQL request, checked before it runs. */
+export interface QueryLimitSettings {
+  readonly maxBytes: number;
+  readonly maxTokens: number;
+  readonly maxAliases: number;
+  readonly maxFullReads: number;
+}
+
 /** Typed, resolved view of the validated environment. */
 export class ScribeConfig {
   readonly port: number;
@@ -24,6 +32,7 @@ export class ScribeConfig {
   readonly sessionCacheSize: number;
   readonly maxMessageBytes: number;
   readonly maxBodyBytes: number;
+  readonly queryLimits: QueryLimitSettings;
   readonly adminToken: string | undefined;
   readonly logLevel: LogLevelName;
   readonly development: boolean;
@@ -56,6 +65,12 @@ export class ScribeConfig {
     this.sessionCacheSize = get('SESSION_CACHE_SIZE');
     this.maxMessageBytes = get('MAX_MESSAGE_BYTES');
     this.maxBodyBytes = get('MAX_BODY_BYTES');
+    this.queryLimits = {
+      maxBytes: get('MAX_QUERY_BYTES'),
+      maxTokens: get('MAX_QUERY_TOKENS'),
+      maxAliases: get('MAX_QUERY_ALIASES'),
+      maxFullReads: get('MAX_FULL_READS_PER_REQUEST'),
+    };
     this.adminToken = get('ADMIN_TOKEN') || undefined;
     this.logLevel = get('LOG_LEVEL');
     this.development = get('NODE_ENV') === 'development';

@@ -1,6 +1,7 @@
 import { buildSchema, Kind, parse, type DocumentNode } from 'graphql';
 import { getComplexity } from 'graphql-query-complexity';
-import { messagesReadEstimator, queryDepth } from './query-limits.js';
+import { fullReadsEstimator, messagesReadEstimator, queryDepth } from './query-limits.js';
+import { refusal } from './query-limits.plugin.js';
 
 describe(queryDepth.name, () => {
   const depth = (text: string): number => queryDepth(parse(text));
@@ -112,40 +113,40 @@ function countingFragmentReads(document: DocumentNode): {
   return { document: { ...document, definitions }, reads };
 }
 
-describe(messagesReadEstimator.name, () => {
-  // Mirrors the parts of schema.gql that matter: lists paged with `first`, and `messages`.
-  const schema = buildSchema(`
-    type Query {
-      session(id: ID!): Session
-      sessions(first: Int, after: String): SessionConnection!
-    }
-    type Session {
-      id: ID!
-      title: String
-      messages(first: Int, after: String): MessageConnection!
-    }
-    type SessionConnection {
-      edges: [SessionEdge!]!
-      totalCount: Int!
-    }
-    type SessionEdge {
-      cursor: String!
-      node: Session!
-    }
-    type MessageConnection {
-      edges: [MessageEdge!]!
-      totalCount: Int!
-    }
-    type MessageEdge {
-      cursor: String!
-      node: Message!
-    }
-    type Message {
-      id: ID!
-      content: String!
-    }
+// Mirrors the parts of schema.gql that matter: lists paged with `first`, and `messages`.
+const schema = buildSchema(`
+  type Query {
+    session(id: ID!): Session
+    sessions(first: Int, after: String): SessionConnection!
+  }
+  type Session {
+    id: ID!
+    title: String
+    messages(first: Int, after: String): MessageConnection!
+  }
+  type SessionConnection {
+    edges: [SessionEdge!]!
+    totalCount: Int!
+  }
+  type SessionEdge {
+    cursor: String!
+    node: Session!
+  }
+  type MessageConnection {
+    edges: [MessageEdge!]!
+    totalCount: Int!
+  }
+  type MessageEdge {
+    cursor: String!
+    node: Message!
+  }
+  type Message {
+    id: ID!
+    content: String!
+  }
   `);
 
+describe(messagesReadEstimator.name, () => {
   const cost = (text: string, variables?: Record<string, unknown>): number =>
     getComplexity({
       schema,
@@ -207,5 +208,73 @@ describe(messagesReadEstimator.name, () => {
 
     expect(cost(text, { sessions: 3, messages: 42 })).toBe(126);
     expect(cost(text, { sessions: 3 })).toBe(300);
+  });
+});
+
+describe(fullReadsEstimator.name, () => {
+  const reads = (text: string, variables?: Record<string, unknown>): number =>
+    getComplexity({ schema, query: parse(text), variables, estimators: [fullReadsEstimator] });
+
+  it('counts each selection of messages as one full read, whatever its first', () => {
+    expect(reads('{ session(id: "s") { messages(first: 1) { totalCount } } }')).toBe(1);
+    expect(reads('{ session(id: "s") { messages(first: 1000) { totalCount } } }')).toBe(1);
+  });
+
+  it('counts no read for a session without messages', () => {
+    expect(reads('{ session(id: "s") { id title } sessions(first: 50) { totalCount } }')).toBe(0);
+  });
+
+  it('adds up aliases and multiplies by the first of a paged list, or its default', () => {
+    const text = `{
+      a: session(id: "a") { messages(first: 1) { totalCount } }
+      b: session(id: "b") { x: messages { totalCount } y: messages { totalCount } }
+      c: sessions(first: 3) { edges { node { messages(first: 1) { totalCount } } } }
+    }`;
+    expect(reads(text)).toBe(1 + 2 + 3);
+    expect(reads('{ sessions { edges { node { messages { totalCount } } } } }')).toBe(100);
+    expect(
+      reads(
+        'query($n: Int) { sessions(first: $n) { edges { node { messages { totalCount } } } } }',
+        { n: 4 },
+      ),
+    ).toBe(4);
+  });
+});
+
+describe(refusal.name, () => {
+  const verdict = (text: string, maxFullReads = 10) =>
+    refusal(schema, parse(text), undefined, undefined, maxFullReads);
+
+  it('lets a query within every bound run', () => {
+    expect(verdict('{ session(id: "s") { messages(first: 10) { totalCount } } }')).toBeUndefined();
+  });
+
+  it('refuses more full reads than allowed, and allows exactly that many', () => {
+    const aliases = (count: number) =>
+      `{ ${Array.from({ length: count }, (_, i) => `s${i}: session(id: "${i}") { messages(first: 1) { totalCount } }`).join(' ')} }`;
+    expect(verdict(aliases(3), 3)).toBeUndefined();
+    expect(verdict(aliases(4), 3)).toBe(
+      'Query could read the transcripts of 4 sessions; the limit is 3 per request (MAX_FULL_READS_PER_REQUEST)',
+    );
+  });
+
+  it('names the message cost before the full reads when both are exceeded', () => {
+    expect(
+      verdict(
+        '{ sessions(first: 1000) { edges { node { messages(first: 1000) { totalCount } } } } }',
+      ),
+    ).toMatch(/^Query could read 1000000 messages/);
+  });
+
+  it("refuses a document past graphql-query-complexity's node limit instead of throwing", () => {
+    const text = `{ ${Array.from({ length: 10_001 }, (_, i) => `a${i}: __typename`).join(' ')} }`;
+    expect(verdict(text)).toMatch(/^Query could not be costed: /);
+  });
+
+  it('does not count introspection towards the depth limit', () => {
+    let deep = 'name';
+    for (let level = 0; level < 20; level++) deep = `ofType { ${deep} }`;
+    expect(verdict(`{ __schema { types { fields { type { ${deep} } } } } }`)).toBeUndefined();
+    expect(verdict(`{ __type(name: "Session") { fields { type { ${deep} } } } }`)).toBeUndefined();
   });
 });

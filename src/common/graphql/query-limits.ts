@@ -22,6 +22,20 @@ export const messagesReadEstimator: ComplexityEstimator = ({ field, args, childC
   return field.name === 'messages' ? first : first * childComplexity;
 };
 
+/**
+ * Full reads = how many session transcripts a query could load whole: each selection of a
+ * session's `messages` is one (whatever its `first`: the gate loads the transcript), and a
+ * paged list multiplies what each of its items reads by its `first`.
+ */
+export const fullReadsEstimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
+  if (field.name === 'messages') return 1;
+  const takesFirst = field.args.some((argument) => argument.name === 'first');
+  if (!takesFirst) return childComplexity;
+  return (typeof args.first === 'number' ? args.first : DEFAULT_PAGE_SIZE) * childComplexity;
+};
+
+const INTROSPECTION_ROOTS = new Set(['__schema', '__type']);
+
 /** Depth of the deepest field of any operation, following fragments (each at most once). */
 export function queryDepth(document: DocumentNode): number {
   const fragments = new Map<string, FragmentDefinitionNode>();
@@ -37,6 +51,9 @@ export function queryDepth(document: DocumentNode): number {
     let deepest = 0;
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.FIELD) {
+        // Introspection is walked by every GraphQL tool and reads only the schema: its depth,
+        // bounded by the token limit, does not count.
+        if (INTROSPECTION_ROOTS.has(selection.name.value)) continue;
         const below = selection.selectionSet ? depthOf(selection.selectionSet, visiting) : 0;
         deepest = Math.max(deepest, 1 + below);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {

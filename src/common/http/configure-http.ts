@@ -9,6 +9,27 @@ import { ScribeConfig } from '../../config/scribe-config.js';
 export function configureHttp(app: NestExpressApplication): void {
   const config = app.get(ScribeConfig);
   app.useBodyParser('json', { limit: config.maxBodyBytes });
+  // The query text is bounded before GraphQL parses it: parsing costs memory and time in
+  // proportion to it, whatever the body limit (which must leave room for message content).
+  app.use('/graphql', (request: Request, response: Response, next: NextFunction) => {
+    const body: unknown = request.body;
+    const query =
+      request.method === 'GET'
+        ? request.query.query
+        : typeof body === 'object' && body !== null
+          ? (body as { query?: unknown }).query
+          : undefined;
+    const bytes = typeof query === 'string' ? Buffer.byteLength(query, 'utf8') : 0;
+    if (bytes <= config.queryLimits.maxBytes) return next();
+    response.status(413).json({
+      errors: [
+        {
+          message: `Query document is ${bytes} bytes; the limit is ${config.queryLimits.maxBytes} (MAX_QUERY_BYTES). Send message data as variables.`,
+          extensions: { code: 'PAYLOAD_TOO_LARGE' },
+        },
+      ],
+    });
+  });
   app.use((error: unknown, _request: Request, response: Response, next: NextFunction) => {
     if (response.headersSent) return next(error);
     const status = (error as { status?: number }).status ?? 500;

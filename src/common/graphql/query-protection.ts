@@ -1,0 +1,60 @@
+import {
+  type ApolloServerOptions,
+  type ApolloServerPlugin,
+  type BaseContext,
+} from '@apollo/server';
+import { ApolloArmor } from '@escape.tech/graphql-armor';
+import { type GraphQLArmorRejectCallback } from '@escape.tech/graphql-armor-types';
+import { type QueryLimitSettings } from '../../config/scribe-config.js';
+import { queryTooComplexError } from './query-limits.js';
+import { queryLimitsPlugin } from './query-limits.plugin.js';
+
+// Directives one operation may carry (@include/@skip on a few fields; no schema defines more).
+const MAX_DIRECTIVES = 50;
+
+/** An Armor rule's refusal, reported as Scribe's QUERY_TOO_COMPLEX instead of a syntax error. */
+const refuseAsTooComplex: GraphQLArmorRejectCallback = (context, error) =>
+  context?.reportError(queryTooComplexError(error.message.replace(/^Syntax Error: /, '')));
+
+/**
+ * Every bound on a GraphQL document, from the cheapest check to the dearest: its token count
+ * while it is parsed (graphql-js stops the parser past `maxTokens`), aliases and directives
+ * while it is validated (GraphQL Armor), then depth, messages and full reads before it runs
+ * (Scribe's own cost model). Its size in bytes is checked before any of this, by the HTTP layer.
+ * Field suggestions ("Did you mean …") are only given in development: they name fields that
+ * introspection would not.
+ */
+export function queryProtection(
+  limits: QueryLimitSettings,
+  development: boolean,
+): Required<
+  Pick<ApolloServerOptions<BaseContext>, 'plugins' | 'validationRules' | 'parseOptions'>
+> {
+  const armor = new ApolloArmor({
+    blockFieldSuggestion: { enabled: !development },
+    maxAliases: {
+      n: limits.maxAliases,
+      propagateOnRejection: false,
+      onReject: [refuseAsTooComplex],
+    },
+    maxDirectives: {
+      n: MAX_DIRECTIVES,
+      propagateOnRejection: false,
+      onReject: [refuseAsTooComplex],
+    },
+    // Scribe's own: its depth rule walks each fragment once, and its cost model knows what a
+    // read of messages costs; graphql-js bounds the tokens.
+    maxDepth: { enabled: false },
+    costLimit: { enabled: false },
+    maxTokens: { enabled: false },
+  }).protect();
+  return {
+    parseOptions: { maxTokens: limits.maxTokens },
+    validationRules: armor.validationRules,
+    // Armor's typings name Apollo's CommonJS build; the plugins are the same objects.
+    plugins: [
+      ...(armor.plugins as unknown as ApolloServerPlugin[]),
+      queryLimitsPlugin(limits.maxFullReads),
+    ],
+  };
+}

@@ -1,0 +1,260 @@
+import { getIntrospectionQuery } from 'graphql';
+import request from 'supertest';
+import { faultSuite, READ } from './support/fault-helpers.js';
+import { type ServerProcess } from './support/server-process.js';
+import { type GqlResponse } from './support/test-app.js';
+
+// Hostile requests against a real server process: each is refused before it costs anything,
+// with its own code and an HTTP status that is never 500; nothing is written; the server goes
+// on answering; and a loop of them leaves the log quiet. Legitimate large work still passes.
+const { faultTest, server, dataDirectory } = faultSuite(120_000);
+const ADMIN_TOKEN = 'abuse-admin-token';
+const APPEND_MANY = `mutation($input: AppendMessagesInput!) {
+  appendMessages(input: $input) { status messages { id } }
+}`;
+const APPEND = `mutation($input: AppendMessageInput!) { appendMessage(input: $input) { status } }`;
+const STACK = /\bat .*\.(js|ts):\d+|node_modules|\/src\//;
+
+const aliases = (count: number, session = 'victim') =>
+  `{ ${Array.from({ length: count }, (_, i) => `a${i}: session(id: "${session}") { messages(first: 1) { totalCount } }`).join(' ')} }`;
+
+function nestedFragments(count: number): string {
+  let text = 'query { ...F0 }\n';
+  for (let i = 0; i < count; i++) text += `fragment F${i} on Query { ...F${i + 1} }\n`;
+  return `${text}fragment F${count} on Query { __typename }\n`;
+}
+
+function keys(count: number): Record<string, number> {
+  return Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, i]));
+}
+
+function nestedJson(depth: number): unknown {
+  let value: unknown = 'leaf';
+  for (let level = 0; level < depth; level++) value = { k: value };
+  return value;
+}
+
+/** A request body written as text: deeper than JSON.stringify can go in this process. */
+async function postRaw(sut: ServerProcess, body: string): Promise<GqlResponse> {
+  const response = await request(sut.url)
+    .post('/graphql')
+    .set('content-type', 'application/json')
+    .send(body);
+  const parsed = response.body ?? {};
+  return { status: response.status, data: parsed.data, errors: parsed.errors, body: parsed };
+}
+
+interface Attack {
+  name: string;
+  send: (sut: ServerProcess) => Promise<GqlResponse>;
+  status: number;
+  code: string;
+}
+
+const ATTACKS: Attack[] = [
+  {
+    name: '1,000 aliased full reads in one request',
+    send: (sut) => sut.gql(aliases(1000, 'v')),
+    status: 400,
+    code: 'QUERY_TOO_COMPLEX',
+  },
+  {
+    name: 'one full read more than MAX_FULL_READS_PER_REQUEST',
+    send: (sut) => sut.gql(aliases(11)),
+    status: 400,
+    code: 'QUERY_TOO_COMPLEX',
+  },
+  {
+    name: 'a list of sessions, each with its transcript',
+    send: (sut) =>
+      sut.gql('{ sessions(first: 50) { edges { node { messages(first: 1) { totalCount } } } } }'),
+    status: 400,
+    code: 'QUERY_TOO_COMPLEX',
+  },
+  {
+    name: '2,000 nested fragments (over MAX_QUERY_BYTES)',
+    send: (sut) => sut.gql(nestedFragments(2000)),
+    status: 413,
+    code: 'PAYLOAD_TOO_LARGE',
+  },
+  {
+    name: '1,200 nested fragments (under MAX_QUERY_BYTES, over MAX_QUERY_TOKENS)',
+    send: (sut) => sut.gql(nestedFragments(1200)),
+    status: 400,
+    code: 'QUERY_TOO_COMPLEX',
+  },
+  {
+    name: 'an 11 MB query document',
+    send: (sut) => sut.gql(`{ __typename ${' '.repeat(11 * 1024 * 1024)}}`),
+    status: 413,
+    code: 'PAYLOAD_TOO_LARGE',
+  },
+  {
+    name: '6,000 tokens in 12 KB',
+    send: (sut) => sut.gql(`{ ${'a '.repeat(6000)}}`),
+    status: 400,
+    code: 'QUERY_TOO_COMPLEX',
+  },
+  {
+    name: '60 directives on one field',
+    send: (sut) => sut.gql(`{ __typename ${'@skip(if: false) '.repeat(60)}}`),
+    status: 400,
+    code: 'QUERY_TOO_COMPLEX',
+  },
+  {
+    name: 'metadata with 60,000 keys',
+    send: (sut) =>
+      sut.gql(APPEND, {
+        input: { sessionId: 'victim', role: 'USER', content: 'x', metadata: keys(60_000) },
+      }),
+    status: 200,
+    code: 'BAD_USER_INPUT',
+  },
+  {
+    name: 'toolCalls nested 10,000 levels deep',
+    send: (sut) =>
+      postRaw(
+        sut,
+        `{"query":${JSON.stringify(APPEND)},"variables":{"input":{"sessionId":"victim","role":"USER","content":"x","toolCalls":${'{"k":'.repeat(10_000)}1${'}'.repeat(10_000)}}}}`,
+      ),
+    status: 200,
+    code: 'BAD_USER_INPUT',
+  },
+];
+
+async function transcript(sut: ServerProcess): Promise<unknown> {
+  const response = await sut.gql(READ, { id: 'victim' });
+  expect(response.errors).toBeUndefined();
+  return response.data;
+}
+
+describe('hostile requests', () => {
+  faultTest(
+    'each attack is refused with its code and status, writes nothing, and the server goes on answering',
+    async () => {
+      const sut = await server({ DATA_DIR: await dataDirectory(), ADMIN_TOKEN });
+      const seeded = await sut.gql(APPEND_MANY, {
+        input: {
+          sessionId: 'victim',
+          messages: [1, 2, 3].map((n) => ({ role: 'USER', content: `m${n}` })),
+        },
+      });
+      expect(seeded.data.appendMessages.status).toBe('PERSISTED');
+      const before = await transcript(sut);
+
+      for (const attack of ATTACKS) {
+        const response = await attack.send(sut);
+        expect({ attack: attack.name, status: response.status }).toEqual({
+          attack: attack.name,
+          status: attack.status,
+        });
+        expect({ attack: attack.name, code: response.errors?.[0]?.extensions?.code }).toEqual({
+          attack: attack.name,
+          code: attack.code,
+        });
+        expect(JSON.stringify(response.body)).not.toMatch(STACK);
+        expect((await sut.gql('{ __typename }')).data).toEqual({ __typename: 'Query' });
+      }
+
+      expect(await transcript(sut)).toEqual(before);
+      const sessions = await sut.gql('{ sessions(first: 10) { totalCount } }');
+      expect(sessions.data.sessions.totalCount).toBe(1);
+    },
+  );
+
+  faultTest('the limits let legitimate large work through', async () => {
+    const sut = await server({ DATA_DIR: await dataDirectory(), NODE_ENV: 'development' });
+    const messages = Array.from({ length: 1000 }, (_, i) => ({
+      role: 'USER',
+      content: `message ${i}`,
+      clientMessageId: `c-${i}`,
+      metadata: { index: i, tags: ['a', 'b'] },
+    }));
+    const batch = await sut.gql(APPEND_MANY, { input: { sessionId: 'large', messages } });
+    expect(batch.errors).toBeUndefined();
+    expect(batch.data.appendMessages.messages).toHaveLength(1000);
+
+    const page = await sut.gql(READ, { id: 'large' });
+    expect(page.errors).toBeUndefined();
+    expect(page.data.session.messages.edges).toHaveLength(1000);
+
+    const tenReads = await sut.gql(aliases(10, 'large'));
+    expect(tenReads.errors).toBeUndefined();
+
+    const introspection = await sut.gql(getIntrospectionQuery());
+    expect(introspection.status).toBe(200);
+    expect(introspection.errors).toBeUndefined();
+    expect(introspection.data.__schema.queryType.name).toBe('Query');
+  });
+
+  faultTest('field suggestions are given in development only', async () => {
+    const production = await server({ DATA_DIR: await dataDirectory() });
+    const development = await server({
+      DATA_DIR: await dataDirectory(),
+      NODE_ENV: 'development',
+    });
+    const typo = '{ sesion(id: "x") { id } }';
+
+    const hidden = await production.gql(typo);
+    expect(hidden.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(hidden.errors?.[0]?.message).toMatch(/Cannot query field "sesion"/);
+    expect(hidden.errors?.[0]?.message).not.toMatch(/Did you mean|"session"/);
+
+    const shown = await development.gql(typo);
+    expect(shown.errors?.[0]?.message).toMatch(/Did you mean "session"/);
+  });
+
+  faultTest(
+    'a thousand bad requests of each kind leave no ERROR line and fewer than 20 WARN lines',
+    async () => {
+      const sut = await server({ DATA_DIR: await dataDirectory(), ADMIN_TOKEN });
+      const admin =
+        '{ pendingStatus { totalPending } spoolStatus { messages } gateStatus { inFlight } }';
+      const kinds: [string, () => Promise<GqlResponse>][] = [
+        [
+          'bad input',
+          () => sut.gql(APPEND, { input: { sessionId: 'bad id', role: 'USER', content: 'x' } }),
+        ],
+        ['no token', () => sut.gql(admin)],
+        ['wrong token', () => sut.gql(admin, {}, { authorization: 'Bearer wrong' })],
+        ['too complex', () => sut.gql(aliases(40))],
+        ['parse error', () => sut.gql('{ session(id: ')],
+        ['unknown field', () => sut.gql('{ nonsense }')],
+        ['too many tokens', () => sut.gql(`{ ${'a '.repeat(6000)}}`)],
+        ['too large', () => sut.gql(`{ ${' '.repeat(70_000)}__typename }`)],
+        [
+          'bad metadata',
+          () =>
+            sut.gql(APPEND, {
+              input: { sessionId: 's', role: 'USER', content: 'x', metadata: nestedJson(50) },
+            }),
+        ],
+      ];
+      const startedAt = sut.output().length;
+      for (const [kind, send] of kinds) {
+        let next = 0;
+        const worker = async () => {
+          while (next++ < 1000) {
+            const response = await send();
+            expect({ kind, errors: (response.errors ?? []).length > 0 }).toEqual({
+              kind,
+              errors: true,
+            });
+            expect(response.status).not.toBe(500);
+          }
+        };
+        await Promise.all(Array.from({ length: 16 }, worker));
+      }
+      expect((await sut.gql('{ __typename }')).data).toEqual({ __typename: 'Query' });
+
+      const lines = sut.output().slice(startedAt).split('\n');
+      expect(lines.filter((line) => / ERROR /.test(line))).toEqual([]);
+      const warnings = lines.filter((line) => / WARN /.test(line));
+      expect(warnings.length).toBeLessThan(20);
+      // The token refusals were seen, once, and say so.
+      expect(warnings).toEqual([
+        expect.stringMatching(/Unauthenticated request from \S+: UNAUTHENTICATED: Admin queries/),
+      ]);
+    },
+  );
+});
