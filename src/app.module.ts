@@ -1,6 +1,8 @@
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Module } from '@nestjs/common';
-import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { Authenticator } from './common/auth/authenticator.js';
+import { ScopeGuard } from './common/auth/scope.guard.js';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { GraphQLModule } from '@nestjs/graphql';
 import { type Request } from 'express';
@@ -53,6 +55,8 @@ import { TranscriptModule } from './transcript/transcript.module.js';
   providers: [
     { provide: APP_PIPE, useFactory: createValidationPipe },
     { provide: APP_FILTER, useClass: GraphQLExceptionFilter },
+    Authenticator,
+    { provide: APP_GUARD, useClass: ScopeGuard },
   ],
 })
 export class AppModule {}

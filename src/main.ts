@@ -6,6 +6,7 @@ import { AppModule } from './app.module.js';
 import { configureHttp } from './common/http/configure-http.js';
 import { LOG_LEVELS, validateEnvironment, type Environment } from './config/environment.js';
 import { describeError } from './common/errors/describe-error.js';
+import { ScribeConfig } from './config/scribe-config.js';
 
 /** Nest log levels from the most severe down to and including `level`. */
 export function logLevelsUpTo(level: Environment['LOG_LEVEL']): LogLevel[] {
@@ -14,8 +15,10 @@ export function logLevelsUpTo(level: Environment['LOG_LEVEL']): LogLevel[] {
 
 async function bootstrap(): Promise<void> {
   let environment: Environment;
+  let config: ScribeConfig;
   try {
     environment = validateEnvironment(process.env);
+    config = new ScribeConfig(environment);
   } catch (error) {
     process.stderr.write(`scribe: invalid configuration: ${describeError(error)}\n`);
     process.exit(1);
@@ -29,6 +32,11 @@ async function bootstrap(): Promise<void> {
   app.enableShutdownHooks();
   await app.listen(environment.PORT, environment.HOST);
   const url = await app.getUrl();
+  if (config.access.anonymousForced) {
+    new Logger('Scribe').warn(
+      `ALLOW_ANONYMOUS=true on ${environment.HOST}: anonymous callers may read and append every session; configure API_TOKENS or a JWT key`,
+    );
+  }
   new Logger('Scribe').log(`GraphQL API ready at ${url.replace('[::1]', 'localhost')}/graphql`);
 }
 

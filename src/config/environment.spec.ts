@@ -27,6 +27,12 @@ const DEFAULTS = {
   MAX_QUERY_ALIASES: 30,
   MAX_FULL_READS_PER_REQUEST: 10,
   ADMIN_TOKEN: undefined,
+  API_TOKENS: undefined,
+  JWT_SECRET: undefined,
+  JWT_PUBLIC_KEY: undefined,
+  JWT_ISSUER: undefined,
+  JWT_AUDIENCE: undefined,
+  ALLOW_ANONYMOUS: 'false',
   LOG_LEVEL: 'log',
   NODE_ENV: undefined,
   SCRIBE_FAILPOINT: undefined,
@@ -311,11 +317,13 @@ describe(ScribeConfig.name, () => {
       ['unset', undefined],
       ['empty', ''],
     ])('has no admin token when ADMIN_TOKEN is %s', (_, value) => {
-      expect(ScribeConfig.fromVariables({ ADMIN_TOKEN: value }).adminToken).toBeUndefined();
+      expect(ScribeConfig.fromVariables({ ADMIN_TOKEN: value }).access.tokens).toEqual([]);
     });
 
-    it('keeps a set ADMIN_TOKEN', () => {
-      expect(ScribeConfig.fromVariables({ ADMIN_TOKEN: 's3cret' }).adminToken).toBe('s3cret');
+    it('keeps a set ADMIN_TOKEN as a token with the admin scope', () => {
+      expect(ScribeConfig.fromVariables({ ADMIN_TOKEN: 's3cret' }).access.tokens).toEqual([
+        { token: 's3cret', scopes: new Set(['admin']) },
+      ]);
     });
 
     it('is in development only when NODE_ENV is development', () => {

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { accessSettings, type AccessSettings } from './access-settings.js';
 import {
   Environment,
   validateEnvironment,
@@ -33,7 +34,7 @@ export class ScribeConfig {
   readonly maxMessageBytes: number;
   readonly maxBodyBytes: number;
   readonly queryLimits: QueryLimitSettings;
-  readonly adminToken: string | undefined;
+  readonly access: AccessSettings;
   readonly logLevel: LogLevelName;
   readonly development: boolean;
   /** Test-only (crash suite): where this process kills itself. */
@@ -71,7 +72,16 @@ export class ScribeConfig {
       maxAliases: get('MAX_QUERY_ALIASES'),
       maxFullReads: get('MAX_FULL_READS_PER_REQUEST'),
     };
-    this.adminToken = get('ADMIN_TOKEN') || undefined;
+    this.access = accessSettings({
+      apiTokens: get('API_TOKENS') || undefined,
+      adminToken: get('ADMIN_TOKEN') || undefined,
+      jwtSecret: get('JWT_SECRET') || undefined,
+      jwtPublicKey: get('JWT_PUBLIC_KEY') || undefined,
+      jwtIssuer: get('JWT_ISSUER') || undefined,
+      jwtAudience: get('JWT_AUDIENCE') || undefined,
+      allowAnonymous: get('ALLOW_ANONYMOUS') === 'true',
+      host: this.host,
+    });
     this.logLevel = get('LOG_LEVEL');
     this.development = get('NODE_ENV') === 'development';
     this.failpoint = get('SCRIBE_FAILPOINT') || undefined;

@@ -1,6 +1,5 @@
-import { UseGuards } from '@nestjs/common';
 import { Args, Context, Info, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
-import { AdminTokenGuard } from '../common/auth/admin-token.guard.js';
+import { RequireScope } from '../common/auth/scope.guard.js';
 import { type GraphQLContext } from '../common/graphql/graphql-context.js';
 import { requestAbortSignal } from '../common/http/request-abort-signal.js';
 import { Kind, type GraphQLResolveInfo, type SelectionNode } from 'graphql';
@@ -32,6 +31,7 @@ export class SessionResolver {
     nullable: true,
     description: 'One session, or null when it does not exist.',
   })
+  @RequireScope('read', 'id')
   async session(
     @Args() args: SessionArgs,
     @Info() info: GraphQLResolveInfo,
@@ -49,6 +49,7 @@ export class SessionResolver {
   @Query(() => SessionConnection, {
     description: 'Sessions, most recently updated first.',
   })
+  @RequireScope('read')
   async sessions(@Args() page: PageArgs): Promise<Connection<Session>> {
     const [rows, totalCount] = await Promise.all([
       this.reader.list(page.first, page.after ? decodeSessionCursor(page.after) : undefined),
@@ -59,9 +60,9 @@ export class SessionResolver {
 
   @Query(() => GateStatus, {
     description:
-      'Admin: full session loads and the session cache of this instance. Needs Authorization: Bearer <ADMIN_TOKEN>.',
+      'Admin: full session loads and the session cache of this instance. Needs a token with the admin scope (ADMIN_TOKEN, or API_TOKENS or a JWT granting admin).',
   })
-  @UseGuards(AdminTokenGuard)
+  @RequireScope('admin')
   gateStatus(): GateStatus {
     return this.reader.gateStatus();
   }

@@ -1,6 +1,5 @@
-import { UseGuards } from '@nestjs/common';
 import { Query, Resolver } from '@nestjs/graphql';
-import { AdminTokenGuard } from '../common/auth/admin-token.guard.js';
+import { RequireScope } from '../common/auth/scope.guard.js';
 import { SpoolStatus } from './models/spool-status.model.js';
 import { SpoolService } from './spool.service.js';
 
@@ -10,9 +9,9 @@ export class SpoolResolver {
 
   @Query(() => SpoolStatus, {
     description:
-      'Admin: the on-disk spool of this instance. Needs Authorization: Bearer <ADMIN_TOKEN>.',
+      'Admin: the on-disk spool of this instance. Needs a token with the admin scope (ADMIN_TOKEN, or API_TOKENS or a JWT granting admin).',
   })
-  @UseGuards(AdminTokenGuard)
+  @RequireScope('admin')
   spoolStatus(): Promise<SpoolStatus> {
     return this.spool.status();
   }

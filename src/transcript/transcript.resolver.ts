@@ -1,6 +1,5 @@
-import { UseGuards } from '@nestjs/common';
 import { Args, Mutation, Query, Resolver } from '@nestjs/graphql';
-import { AdminTokenGuard } from '../common/auth/admin-token.guard.js';
+import { RequireScope } from '../common/auth/scope.guard.js';
 import { AppendMessageInput } from './dto/append-message.input.js';
 import { AppendMessagesInput } from './dto/append-messages.input.js';
 import { toMessageModel } from '../common/graphql/message.mapper.js';
@@ -16,6 +15,7 @@ export class TranscriptResolver {
     description:
       'Appends one message to a session, creating the session if it is new. The status says what the answer promises: committed (PERSISTED), in the journal on local disk until the database takes it (QUEUED), or held in memory only because neither could take it (BUFFERED).',
   })
+  @RequireScope('append', 'input.sessionId')
   async appendMessage(@Args('input') input: AppendMessageInput): Promise<AppendMessagePayload> {
     const { sessionId, ...message } = input;
     const result = await this.transcripts.append(sessionId, [message], () => 'input');
@@ -26,6 +26,7 @@ export class TranscriptResolver {
     description:
       'Appends several messages to one session in one round trip, stored atomically and in order. The status is the weakest promise among them.',
   })
+  @RequireScope('append', 'input.sessionId')
   async appendMessages(@Args('input') input: AppendMessagesInput): Promise<AppendMessagesPayload> {
     const result = await this.transcripts.append(
       input.sessionId,
@@ -37,9 +38,9 @@ export class TranscriptResolver {
 
   @Query(() => PendingStatus, {
     description:
-      'Admin: pending queues and database health of this instance. Needs Authorization: Bearer <ADMIN_TOKEN>.',
+      'Admin: pending queues and database health of this instance. Needs a token with the admin scope (ADMIN_TOKEN, or API_TOKENS or a JWT granting admin).',
   })
-  @UseGuards(AdminTokenGuard)
+  @RequireScope('admin')
   pendingStatus(): PendingStatus {
     const status = this.transcripts.pendingStatus();
     return {

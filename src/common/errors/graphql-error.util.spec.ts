@@ -33,6 +33,7 @@ describe(graphqlCodeFor.name, () => {
   const expected: Record<ScribeErrorCode, string> = {
     [ScribeErrorCode.InvalidInput]: 'BAD_USER_INPUT',
     [ScribeErrorCode.Unauthenticated]: 'UNAUTHENTICATED',
+    [ScribeErrorCode.Forbidden]: 'FORBIDDEN',
     [ScribeErrorCode.QueryTooExpensive]: 'QUERY_TOO_EXPENSIVE',
     [ScribeErrorCode.SessionResolveTimeout]: 'SESSION_RESOLVE_TIMEOUT',
     [ScribeErrorCode.ShuttingDown]: 'SERVICE_UNAVAILABLE',

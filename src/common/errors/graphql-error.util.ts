@@ -12,6 +12,8 @@ export function graphqlCodeFor(code: ScribeErrorCode): string {
       return 'BAD_USER_INPUT';
     case ScribeErrorCode.Unauthenticated:
       return 'UNAUTHENTICATED';
+    case ScribeErrorCode.Forbidden:
+      return 'FORBIDDEN';
     case ScribeErrorCode.QueryTooExpensive:
       return 'QUERY_TOO_EXPENSIVE';
     case ScribeErrorCode.SessionResolveTimeout:
@@ -48,7 +50,10 @@ export type ErrorKind = 'client' | 'unauthenticated' | 'fault';
 export function errorKind(error: unknown): ErrorKind {
   const original = unwrapResolverError(error);
   if (original instanceof ScribeException) {
-    return original.code === ScribeErrorCode.Unauthenticated ? 'unauthenticated' : 'client';
+    return original.code === ScribeErrorCode.Unauthenticated ||
+      original.code === ScribeErrorCode.Forbidden
+      ? 'unauthenticated'
+      : 'client';
   }
   if (original instanceof ClientClosedRequestError) return 'client';
   // A GraphQL error raised before anything ran (parse, validation, limits) carries no path.

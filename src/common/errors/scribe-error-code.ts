@@ -2,6 +2,7 @@
 export enum ScribeErrorCode {
   InvalidInput = 'INVALID_INPUT',
   Unauthenticated = 'UNAUTHENTICATED',
+  Forbidden = 'FORBIDDEN',
   QueryTooExpensive = 'QUERY_TOO_EXPENSIVE',
   SessionResolveTimeout = 'SESSION_RESOLVE_TIMEOUT',
   ShuttingDown = 'SHUTTING_DOWN',

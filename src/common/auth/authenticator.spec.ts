@@ -1,0 +1,112 @@
+import { JwtService } from '@nestjs/jwt';
+import { generateKeyPairSync } from 'node:crypto';
+import { ScribeConfig } from '../../config/scribe-config.js';
+import { Authenticator, type Authentication } from './authenticator.js';
+
+const SECRET = 'a-long-test-secret-of-32-bytes!!';
+const jwt = new JwtService();
+const sign = (claims: Record<string, unknown>, options: Record<string, unknown> = {}) =>
+  jwt.sign(claims, { secret: SECRET, issuer: 'scribe-tests', audience: 'scribe', ...options });
+
+function authenticator(variables: Record<string, string>): Authenticator {
+  return new Authenticator(ScribeConfig.fromVariables(variables));
+}
+
+function scopesOf(outcome: Authentication): string[] {
+  if (outcome.kind !== 'principal') throw new Error(`refused: ${outcome.reason}`);
+  return [...outcome.principal.scopes].sort();
+}
+
+describe(Authenticator.name, () => {
+  const withTokens = authenticator({
+    API_TOKENS: 'rw=read+append,ro=read,ops=admin',
+    ADMIN_TOKEN: 'legacy-admin',
+  });
+  const withJwt = authenticator({
+    JWT_SECRET: SECRET,
+    JWT_ISSUER: 'scribe-tests',
+    JWT_AUDIENCE: 'scribe',
+  });
+
+  it('lets anonymous callers read and append only where nothing is configured', async () => {
+    const open = await authenticator({}).authenticate(undefined);
+    expect(open).toMatchObject({ kind: 'principal', principal: { anonymous: true } });
+    expect(scopesOf(open)).toEqual(['append', 'read']);
+    expect(await withTokens.authenticate(undefined)).toEqual({
+      kind: 'refused',
+      reason: 'This server needs Authorization: Bearer <token>',
+    });
+    expect((await withJwt.authenticate('')).kind).toBe('refused');
+  });
+
+  it('gives a static token its scopes; admin includes the others', async () => {
+    expect(scopesOf(await withTokens.authenticate('Bearer rw'))).toEqual(['append', 'read']);
+    expect(scopesOf(await withTokens.authenticate('bearer ro'))).toEqual(['read']);
+    expect(scopesOf(await withTokens.authenticate('Bearer ops'))).toEqual([
+      'admin',
+      'append',
+      'read',
+    ]);
+    expect(scopesOf(await withTokens.authenticate('Bearer legacy-admin'))).toContain('admin');
+    expect(await withTokens.authenticate('Bearer ro')).toMatchObject({
+      principal: { anonymous: false, who: 'token #2', sessionPrefix: undefined },
+    });
+  });
+
+  it.each(['Bearer wrong', 'Bearer r', 'Bearer rww', 'Basic rw', 'rw', 'Bearer ', 'Bearer rw x'])(
+    'refuses %p, even where anonymous callers are let in',
+    async (header) => {
+      expect((await withTokens.authenticate(header)).kind).toBe('refused');
+      expect((await authenticator({}).authenticate(header)).kind).toBe('refused');
+    },
+  );
+
+  it('takes a JWT signed with the secret, for the issuer and audience, with its scopes and prefix', async () => {
+    const outcome = await withJwt.authenticate(
+      `Bearer ${sign({ sub: 'u1', scope: 'read append bogus', session_prefix: 'u1-' })}`,
+    );
+    expect(scopesOf(outcome)).toEqual(['append', 'read']);
+    expect(outcome).toMatchObject({
+      principal: { anonymous: false, who: 'jwt u1', sessionPrefix: 'u1-' },
+    });
+    expect(scopesOf(await withJwt.authenticate(`Bearer ${sign({ scopes: ['admin'] })}`))).toEqual([
+      'admin',
+      'append',
+      'read',
+    ]);
+    expect(scopesOf(await withJwt.authenticate(`Bearer ${sign({})}`))).toEqual([]);
+  });
+
+  it.each([
+    ['expired', () => sign({ scope: 'read' }, { expiresIn: -10 })],
+    ['for another audience', () => sign({ scope: 'read' }, { audience: 'other' })],
+    ['from another issuer', () => sign({ scope: 'read' }, { issuer: 'other' })],
+    ['signed with another secret', () => sign({ scope: 'read' }, { secret: 'x'.repeat(32) })],
+    [
+      'unsigned (alg none)',
+      () =>
+        `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from('{"scope":"admin","iss":"scribe-tests","aud":"scribe"}').toString('base64url')}.`,
+    ],
+    ['with an empty session_prefix', () => sign({ scope: 'read', session_prefix: '' })],
+  ])('refuses a JWT %s', async (_name, token) => {
+    const outcome = await withJwt.authenticate(`Bearer ${token()}`);
+    expect(outcome.kind).toBe('refused');
+  });
+
+  it('refuses a JWT where no key is configured', async () => {
+    expect((await withTokens.authenticate(`Bearer ${sign({ scope: 'admin' })}`)).kind).toBe(
+      'refused',
+    );
+  });
+
+  it('verifies a JWT against a public key, refusing one signed as HMAC with that key', async () => {
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    const sut = authenticator({ JWT_PUBLIC_KEY: pem.replace(/\n/g, '\\n') });
+    const good = jwt.sign({ scope: 'read' }, { privateKey, algorithm: 'RS256' });
+    expect(scopesOf(await sut.authenticate(`Bearer ${good}`))).toEqual(['read']);
+    // The algorithm-confusion attack: the public key used as an HMAC secret.
+    const forged = jwt.sign({ scope: 'admin' }, { secret: pem, algorithm: 'HS256' });
+    expect((await sut.authenticate(`Bearer ${forged}`)).kind).toBe('refused');
+  });
+});

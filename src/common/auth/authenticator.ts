@@ -1,0 +1,145 @@
+import { Injectable } from '@nestjs/common';
+import { JwtService } from '@nestjs/jwt';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { SCOPES, type AccessSettings, type Scope } from '../../config/access-settings.js';
+import { ScribeConfig } from '../../config/scribe-config.js';
+
+/** Who is calling: what they may do, and the sessions they may touch. */
+export interface Principal {
+  readonly anonymous: boolean;
+  /** For logs: `anonymous`, `token #n`, or the JWT's subject. */
+  readonly who: string;
+  readonly scopes: ReadonlySet<Scope>;
+  /** Only sessions whose id starts with this (from a JWT's `session_prefix` claim). */
+  readonly sessionPrefix: string | undefined;
+}
+
+export type Authentication =
+  { kind: 'principal'; principal: Principal } | { kind: 'refused'; reason: string };
+
+const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
+const ANONYMOUS: Principal = {
+  anonymous: true,
+  who: 'anonymous',
+  scopes: new Set<Scope>(['read', 'append']),
+  sessionPrefix: undefined,
+};
+const HMAC_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
+const KEY_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+] as const;
+
+const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
+/** `admin` includes the other scopes: an operator's token can do what any client can. */
+function withImplied(scopes: Iterable<Scope>): ReadonlySet<Scope> {
+  const set = new Set(scopes);
+  return set.has('admin') ? ALL_SCOPES : set;
+}
+
+/**
+ * Turns an `Authorization` header into a principal: a static token (API_TOKENS, ADMIN_TOKEN),
+ * compared in constant time against every configured one; or a JWT verified against the
+ * configured key, issuer and audience, with the algorithms of that kind of key only. No header
+ * is anonymous where the configuration allows it; a header that is not valid never is.
+ */
+@Injectable()
+export class Authenticator {
+  private readonly access: AccessSettings;
+  private readonly tokens: { digest: Buffer; scopes: ReadonlySet<Scope> }[];
+  private readonly jwt = new JwtService();
+
+  constructor(config: ScribeConfig) {
+    this.access = config.access;
+    this.tokens = this.access.tokens.map((token) => ({
+      digest: digest(token.token),
+      scopes: withImplied(token.scopes),
+    }));
+  }
+
+  async authenticate(header: string | undefined): Promise<Authentication> {
+    if (header === undefined || header === '') {
+      return this.access.anonymous
+        ? { kind: 'principal', principal: ANONYMOUS }
+        : { kind: 'refused', reason: 'This server needs Authorization: Bearer <token>' };
+    }
+    const bearer = /^Bearer +(\S+)$/i.exec(header)?.[1];
+    if (bearer === undefined) {
+      return { kind: 'refused', reason: 'Authorization must be Bearer <token>' };
+    }
+    const matched = this.matchStatic(bearer);
+    if (matched !== undefined) {
+      return {
+        kind: 'principal',
+        principal: {
+          anonymous: false,
+          who: `token #${matched + 1}`,
+          scopes: this.tokens[matched].scopes,
+          sessionPrefix: undefined,
+        },
+      };
+    }
+    if (this.access.jwt && bearer.split('.').length === 3) return this.verifyJwt(bearer);
+    return { kind: 'refused', reason: 'The bearer token is not one this server accepts' };
+  }
+
+  /** The index of the configured token equal to `bearer`; every one is compared, always. */
+  private matchStatic(bearer: string): number | undefined {
+    const presented = digest(bearer);
+    let found: number | undefined;
+    this.tokens.forEach((token, index) => {
+      if (timingSafeEqual(presented, token.digest) && found === undefined) found = index;
+    });
+    return found;
+  }
+
+  private async verifyJwt(token: string): Promise<Authentication> {
+    const settings = this.access.jwt;
+    if (!settings) return { kind: 'refused', reason: 'JWTs are not accepted here' };
+    let claims: Record<string, unknown>;
+    try {
+      claims = await this.jwt.verifyAsync<Record<string, unknown>>(token, {
+        ...(settings.key.kind === 'secret'
+          ? { secret: settings.key.secret, algorithms: [...HMAC_ALGORITHMS] }
+          : { publicKey: settings.key.publicKey, algorithms: [...KEY_ALGORITHMS] }),
+        ...(settings.issuer !== undefined ? { issuer: settings.issuer } : {}),
+        ...(settings.audience !== undefined ? { audience: settings.audience } : {}),
+      });
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : 'invalid';
+      return { kind: 'refused', reason: `The bearer JWT is not valid: ${reason}` };
+    }
+    const prefix = claims.session_prefix;
+    if (prefix !== undefined && (typeof prefix !== 'string' || prefix === '')) {
+      return { kind: 'refused', reason: 'The JWT claim session_prefix must be a non-empty string' };
+    }
+    return {
+      kind: 'principal',
+      principal: {
+        anonymous: false,
+        who: typeof claims.sub === 'string' ? `jwt ${claims.sub}` : 'jwt',
+        scopes: withImplied(scopesOf(claims)),
+        sessionPrefix: prefix,
+      },
+    };
+  }
+}
+
+/** OAuth's space-separated `scope`, or a `scopes` array; unknown scopes are ignored. */
+function scopesOf(claims: Record<string, unknown>): Scope[] {
+  const raw =
+    typeof claims.scope === 'string'
+      ? claims.scope.split(' ')
+      : Array.isArray(claims.scopes)
+        ? claims.scopes
+        : [];
+  return raw.filter((scope): scope is Scope => (SCOPES as readonly unknown[]).includes(scope));
+}

@@ -1,0 +1,119 @@
+import {
+  accessSettings,
+  isLoopback,
+  parseApiTokens,
+  type AccessVariables,
+} from './access-settings.js';
+import { InvalidEnvironmentError } from './environment.js';
+
+const NOTHING: AccessVariables = {
+  apiTokens: undefined,
+  adminToken: undefined,
+  jwtSecret: undefined,
+  jwtPublicKey: undefined,
+  jwtIssuer: undefined,
+  jwtAudience: undefined,
+  allowAnonymous: false,
+  host: '127.0.0.1',
+};
+
+function refusal(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidEnvironmentError);
+    return (error as Error).message;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe(parseApiTokens.name, () => {
+  it('reads token=scopes pairs, scopes joined by +, ignoring blanks and spaces around entries', () => {
+    expect(parseApiTokens(' k1=read+append, k2=read ,,ops=admin')).toEqual([
+      { token: 'k1', scopes: new Set(['read', 'append']) },
+      { token: 'k2', scopes: new Set(['read']) },
+      { token: 'ops', scopes: new Set(['admin']) },
+    ]);
+  });
+
+  it.each(['k1', 'k1=', '=read', 'k 1=read', 'k1=read,k2'])('refuses the malformed %p', (text) => {
+    expect(refusal(() => parseApiTokens(text))).toMatch(/^API_TOKENS must be a comma list/);
+  });
+
+  it('refuses an unknown scope, naming it', () => {
+    expect(refusal(() => parseApiTokens('k1=read+write'))).toBe(
+      'API_TOKENS names an unknown scope "write"; scopes are read, append, admin',
+    );
+  });
+
+  it('refuses one token listed twice', () => {
+    expect(refusal(() => parseApiTokens('k=read,k=admin'))).toBe(
+      'API_TOKENS lists one token twice',
+    );
+  });
+});
+
+describe(isLoopback.name, () => {
+  it.each(['127.0.0.1', '127.1.2.3', '::1', 'localhost'])('counts %p as loopback', (host) => {
+    expect(isLoopback(host)).toBe(true);
+  });
+
+  it.each(['0.0.0.0', '::', '10.0.0.1', '128.0.0.1', 'example.com'])(
+    'does not count %p',
+    (host) => {
+      expect(isLoopback(host)).toBe(false);
+    },
+  );
+});
+
+describe(accessSettings.name, () => {
+  it('is anonymous on loopback with nothing configured', () => {
+    expect(accessSettings(NOTHING)).toEqual({
+      tokens: [],
+      jwt: undefined,
+      anonymous: true,
+      anonymousForced: false,
+    });
+  });
+
+  it('refuses to start anonymous on a non-loopback address, with one line naming the way out', () => {
+    expect(refusal(() => accessSettings({ ...NOTHING, host: '0.0.0.0' }))).toMatch(
+      /^HOST=0\.0\.0\.0 is not a loopback address and neither API_TOKENS nor a JWT key is set: .*ALLOW_ANONYMOUS=true/,
+    );
+  });
+
+  it('starts anonymous on a non-loopback address when ALLOW_ANONYMOUS says so, and says it was forced', () => {
+    const settings = accessSettings({ ...NOTHING, host: '0.0.0.0', allowAnonymous: true });
+    expect(settings).toMatchObject({ anonymous: true, anonymousForced: true });
+  });
+
+  it('is not anonymous once tokens or a JWT key are configured, whatever the address', () => {
+    expect(accessSettings({ ...NOTHING, apiTokens: 'k=read' }).anonymous).toBe(false);
+    expect(accessSettings({ ...NOTHING, jwtSecret: 's', host: '0.0.0.0' }).anonymous).toBe(false);
+    expect(
+      accessSettings({ ...NOTHING, apiTokens: 'k=read', allowAnonymous: true, host: '0.0.0.0' }),
+    ).toMatchObject({ anonymous: false, anonymousForced: false });
+  });
+
+  it('keeps ADMIN_TOKEN as an admin token, which alone leaves anonymous read and append on', () => {
+    const settings = accessSettings({ ...NOTHING, adminToken: 'ops', apiTokens: 'k=read' });
+    expect(settings.tokens).toEqual([
+      { token: 'k', scopes: new Set(['read']) },
+      { token: 'ops', scopes: new Set(['admin']) },
+    ]);
+    expect(accessSettings({ ...NOTHING, adminToken: 'ops' }).anonymous).toBe(true);
+  });
+
+  it('takes a JWT secret or a public key (its \\n written out), with issuer and audience, never both keys', () => {
+    expect(
+      accessSettings({ ...NOTHING, jwtSecret: 's', jwtIssuer: 'iss', jwtAudience: 'aud' }).jwt,
+    ).toEqual({ key: { kind: 'secret', secret: 's' }, issuer: 'iss', audience: 'aud' });
+    expect(accessSettings({ ...NOTHING, jwtPublicKey: 'a\\nb' }).jwt?.key).toEqual({
+      kind: 'publicKey',
+      publicKey: 'a\nb',
+    });
+    expect(refusal(() => accessSettings({ ...NOTHING, jwtSecret: 's', jwtPublicKey: 'k' }))).toBe(
+      'Set JWT_SECRET or JWT_PUBLIC_KEY, not both',
+    );
+  });
+});
