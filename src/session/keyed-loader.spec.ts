@@ -1,0 +1,160 @@
+import { jest } from '@jest/globals';
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
+import { type ScribeException } from '../common/errors/scribe.exception.js';
+import { deferred, type Deferred } from '../common/testing/deferred.js';
+import { KeyedLoader } from './keyed-loader.js';
+
+/** Loads the test releases one by one; records what was loaded and what settled. */
+class Harness {
+  readonly loads: { key: string; done: Deferred<string> }[] = [];
+  readonly settled: { key: string; value: string; current: boolean }[] = [];
+  counted = 0;
+  readonly sut: KeyedLoader<string>;
+
+  constructor(concurrency = 1, timeoutMs = 10_000, nested?: (key: string) => Promise<string>) {
+    this.sut = new KeyedLoader(
+      (key) => {
+        if (nested) return nested(key);
+        const done = deferred<string>();
+        this.loads.push({ key, done });
+        return done.promise;
+      },
+      { concurrency, timeoutMs, noun: 'thing' },
+      (key, value, current) => this.settled.push({ key, value, current }),
+      () => {
+        this.counted += 1;
+      },
+    );
+  }
+
+  release(key: string, value = `${key}-value`): void {
+    const index = this.loads.findIndex((load) => load.key === key);
+    if (index < 0) throw new Error(`no load of ${key} running`);
+    this.loads.splice(index, 1)[0].done.resolve(value);
+  }
+}
+
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe(KeyedLoader.name, () => {
+  it('refuses a concurrency below 1 or a timeout of 0', () => {
+    const load = () => Promise.resolve('');
+    const opts = { concurrency: 1, timeoutMs: 1, noun: 'x' };
+    expect(() => new KeyedLoader(load, { ...opts, concurrency: 0 }, () => {})).toThrow(RangeError);
+    expect(() => new KeyedLoader(load, { ...opts, concurrency: 1.5 }, () => {})).toThrow(
+      RangeError,
+    );
+    expect(() => new KeyedLoader(load, { ...opts, timeoutMs: 0 }, () => {})).toThrow(RangeError);
+  });
+
+  it('loads a key once for every caller that asks while it runs, and reports it settled', async () => {
+    const h = new Harness();
+    const answers = [h.sut.get('a'), h.sut.get('a'), h.sut.get('a')];
+    await tick();
+    expect(h.loads.map((load) => load.key)).toEqual(['a']);
+    expect(h.sut.status()).toEqual({ activeLoads: 1, waitingLoads: 0, inFlight: 1 });
+    h.release('a');
+    expect(await Promise.all(answers)).toEqual(['a-value', 'a-value', 'a-value']);
+    expect(h.settled).toEqual([{ key: 'a', value: 'a-value', current: true }]);
+    expect(h.counted).toBe(1);
+    expect(h.sut.status()).toEqual({ activeLoads: 0, waitingLoads: 0, inFlight: 0 });
+    expect(h.sut.isLoading('a')).toBe(false);
+  });
+
+  it('runs at most `concurrency` loads, the others waiting for a slot', async () => {
+    const h = new Harness(2);
+    const answers = ['a', 'b', 'c'].map((key) => h.sut.get(key));
+    await tick();
+    expect(h.loads.map((load) => load.key)).toEqual(['a', 'b']);
+    expect(h.sut.status()).toEqual({ activeLoads: 2, waitingLoads: 1, inFlight: 3 });
+    h.release('a');
+    await tick();
+    expect(h.loads.map((load) => load.key)).toEqual(['b', 'c']);
+    h.release('b');
+    h.release('c');
+    expect(await Promise.all(answers)).toEqual(['a-value', 'b-value', 'c-value']);
+  });
+
+  it('does not keep, nor let new callers join, a running load invalidated meanwhile', async () => {
+    const h = new Harness(2);
+    const first = h.sut.get('a');
+    await tick();
+    h.sut.invalidate('a', { evenWaiting: false });
+    const second = h.sut.get('a');
+    await tick();
+    expect(h.loads.map((load) => load.key)).toEqual(['a', 'a']);
+    h.release('a', 'old');
+    h.release('a', 'new');
+    expect([await first, await second]).toEqual(['old', 'new']);
+    expect(h.settled).toEqual([
+      { key: 'a', value: 'old', current: false },
+      { key: 'a', value: 'new', current: true },
+    ]);
+  });
+
+  it('lets a load still waiting for a slot stand unless told to invalidate even that', async () => {
+    const h = new Harness(1);
+    void h.sut.get('busy');
+    const waiting = h.sut.get('a');
+    await tick();
+    h.sut.invalidate('a', { evenWaiting: false });
+    const joined = h.sut.get('a');
+    h.release('busy');
+    await tick();
+    h.release('a');
+    expect([await waiting, await joined]).toEqual(['a-value', 'a-value']);
+    expect(h.settled.at(-1)).toEqual({ key: 'a', value: 'a-value', current: true });
+
+    void h.sut.get('busy');
+    const waitingAgain = h.sut.get('a');
+    await tick();
+    h.sut.invalidate('a');
+    h.release('busy');
+    await tick();
+    h.release('a');
+    await waitingAgain;
+    expect(h.settled.at(-1)).toEqual({ key: 'a', value: 'a-value', current: false });
+  });
+
+  it('gives up a wait for a slot after timeoutMs, naming the noun and key', async () => {
+    jest.useFakeTimers();
+    try {
+      const h = new Harness(1, 50);
+      void h.sut.get('busy');
+      const late = h.sut.get('late').catch((error: unknown) => error as ScribeException);
+      await jest.advanceTimersByTimeAsync(60);
+      const error = await late;
+      expect(error.code).toBe(ScribeErrorCode.SessionResolveTimeout);
+      expect(error.message).toBe('No thing load slot freed up within 50 ms (thing late)');
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('lets a caller abort its own wait without stopping the load for the others', async () => {
+    const h = new Harness();
+    const controller = new AbortController();
+    const leader = h.sut.get('a', controller.signal).catch((error: unknown) => error as Error);
+    const follower = h.sut.get('a');
+    await tick();
+    controller.abort(new Error('client went away'));
+    expect((await leader).message).toBe('client went away');
+    h.release('a');
+    expect(await follower).toBe('a-value');
+    await expect(h.sut.get('b', controller.signal)).rejects.toThrow('client went away');
+  });
+
+  it('runs a nested load of the same key beside its own flight instead of waiting on itself', async () => {
+    const holder: { sut?: KeyedLoader<string> } = {};
+    let depth = 0;
+    const h = new Harness(1, 10_000, async (key) => {
+      depth += 1;
+      expect(holder.sut?.insideLoadOf(key)).toBe(true);
+      if (depth === 1) return `outer(${await holder.sut?.get(key)})`;
+      return 'inner';
+    });
+    const sut = (holder.sut = h.sut);
+    expect(sut.insideLoadOf('a')).toBe(false);
+    expect(await sut.get('a')).toBe('outer(inner)');
+  });
+});
