@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { Mutex } from 'async-mutex';
 import { OnEvent } from '@nestjs/event-emitter';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { SessionQueries, type SessionListPosition } from '../database/session-queries.js';
@@ -15,6 +16,7 @@ import { SessionResolveGate, type SessionResolveGateStatus } from './session-res
 @Injectable()
 export class SessionReader {
   private readonly gate: SessionResolveGate;
+  private readonly turns = new WeakMap<object, Mutex>();
 
   constructor(
     private readonly queries: SessionQueries,
@@ -46,8 +48,19 @@ export class SessionReader {
     return this.gate.resolveMetadata(id);
   }
 
-  full(id: string, signal?: AbortSignal): Promise<FullSession | null> {
-    return this.gate.resolveFull(id, signal);
+  /**
+   * A full session through the gate. The full reads of one `requester` (a request) run one at
+   * a time: however many sessions it names, it holds at most one load slot, and its loads
+   * queue behind each other, never in front of other requests'.
+   */
+  full(id: string, signal?: AbortSignal, requester?: object): Promise<FullSession | null> {
+    if (!requester) return this.gate.resolveFull(id, signal);
+    let turn = this.turns.get(requester);
+    if (!turn) {
+      turn = new Mutex();
+      this.turns.set(requester, turn);
+    }
+    return turn.runExclusive(() => this.gate.resolveFull(id, signal));
   }
 
   list(first: number, after?: SessionListPosition): Promise<SessionRecord[]> {

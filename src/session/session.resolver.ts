@@ -42,7 +42,7 @@ export class SessionResolver {
       return metadata ? toSessionModel(metadata) : null;
     }
     // A client that hangs up stops waiting; the load itself goes on for the others.
-    const full = await this.reader.full(args.id, requestAbortSignal(context.req));
+    const full = await this.reader.full(args.id, requestAbortSignal(context.req), context.req);
     return full ? { ...toSessionModel(full.session), transcript: full.messages } : null;
   }
 
