@@ -187,6 +187,47 @@ describe('hostile requests', () => {
     expect(introspection.data.__schema.queryType.name).toBe('Query');
   });
 
+  faultTest(
+    'a session larger than SESSION_CACHE_MAX_BYTES is read page by page and never cached whole',
+    async () => {
+      const sut = await server({
+        DATA_DIR: await dataDirectory(),
+        ADMIN_TOKEN,
+        SESSION_CACHE_MAX_BYTES: String(1024 * 1024),
+      });
+      const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+      // 1,000 messages of 1,000 characters: about 2.2 MB on the heap by the estimate.
+      const messages = Array.from({ length: 1000 }, (_, i) => ({
+        role: 'USER',
+        content: `${String(i).padStart(4, '0')}${'x'.repeat(996)}`,
+      }));
+      await sut.gql(APPEND_MANY, { input: { sessionId: 'big', messages } });
+      await sut.gql(APPEND_MANY, { input: { sessionId: 'small', messages: messages.slice(0, 3) } });
+      const PAGE = `query($after: String) { session(id: "big") { messageCount messages(first: 400, after: $after) { pageInfo { hasNextPage endCursor } edges { node { content } } } } }`;
+
+      const seen: string[] = [];
+      let after: string | null = null;
+      for (let page = 0; page < 3; page++) {
+        const response = await sut.gql(PAGE, { after });
+        expect(response.errors).toBeUndefined();
+        const connection = response.data.session.messages;
+        seen.push(
+          ...connection.edges.map((edge: { node: { content: string } }) =>
+            edge.node.content.slice(0, 4),
+          ),
+        );
+        after = connection.pageInfo.endCursor;
+        expect(connection.pageInfo.hasNextPage).toBe(page < 2);
+      }
+      expect(seen).toEqual(messages.map((message) => message.content.slice(0, 4)));
+
+      await sut.gql(`{ session(id: "small") { messages(first: 5) { totalCount } } }`);
+      const gate = await sut.gql(`{ gateStatus { cacheSize } }`, {}, admin);
+      // The small session is cached; the big one never was.
+      expect(gate.data.gateStatus.cacheSize).toBe(1);
+    },
+  );
+
   faultTest('field suggestions are given in development only', async () => {
     const production = await server({ DATA_DIR: await dataDirectory() });
     const development = await server({

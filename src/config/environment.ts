@@ -82,6 +82,12 @@ export class Environment {
   @Max(1_000_000)
   SESSION_CACHE_SIZE = 100;
 
+  /** Estimated bytes of all cached transcripts; a session larger than this is read by pages. */
+  @IsInt()
+  @Min(1024 * 1024)
+  @Max(64 * 1024 * 1024 * 1024)
+  SESSION_CACHE_MAX_BYTES = 64 * 1024 * 1024;
+
   @IsInt()
   @Min(1)
   @Max(256 * 1024 * 1024)
@@ -172,6 +178,7 @@ const INTEGER_KEYS = new Set([
   'SESSION_RESOLVE_CONCURRENCY',
   'SESSION_RESOLVE_TIMEOUT_MS',
   'SESSION_CACHE_SIZE',
+  'SESSION_CACHE_MAX_BYTES',
   'MAX_MESSAGE_BYTES',
   'MAX_BODY_BYTES',
   'MAX_QUERY_BYTES',

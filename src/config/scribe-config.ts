@@ -31,6 +31,7 @@ export class ScribeConfig {
   readonly sessionResolveConcurrency: number;
   readonly sessionResolveTimeoutMs: number;
   readonly sessionCacheSize: number;
+  readonly sessionCacheMaxBytes: number;
   readonly maxMessageBytes: number;
   readonly maxBodyBytes: number;
   readonly queryLimits: QueryLimitSettings;
@@ -64,6 +65,7 @@ export class ScribeConfig {
     this.sessionResolveConcurrency = get('SESSION_RESOLVE_CONCURRENCY');
     this.sessionResolveTimeoutMs = get('SESSION_RESOLVE_TIMEOUT_MS');
     this.sessionCacheSize = get('SESSION_CACHE_SIZE');
+    this.sessionCacheMaxBytes = get('SESSION_CACHE_MAX_BYTES');
     this.maxMessageBytes = get('MAX_MESSAGE_BYTES');
     this.maxBodyBytes = get('MAX_BODY_BYTES');
     this.queryLimits = {

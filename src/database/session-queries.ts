@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository } from 'typeorm';
 import { type MessageRecord } from '../message/message-record.js';
-import { type FullSession, type SessionRecord } from '../message/session-record.js';
+import { recordBytes, type FullSession, type SessionRecord } from '../message/session-record.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { messageRecordFromEntity, sessionRecordFromEntity } from './record-mappers.js';
@@ -29,19 +29,26 @@ export class SessionQueries {
   }
 
   /** Metadata and the whole transcript in accepted order: the expensive read. */
-  async loadFull(id: string): Promise<FullSession | null> {
+  /**
+   * The session and its whole transcript, unless the transcript holds more than `maxBytes`
+   * (estimated): then the load stops there and says so, and its pages are dropped.
+   */
+  async loadFull(id: string, maxBytes = Number.POSITIVE_INFINITY): Promise<FullSession | null> {
     const session = await this.findMetadata(id);
     if (!session) return null;
+    let bytes = 0;
     // Read in pages: each page is its own turn of the event loop, so cheap requests get served
     // between the pages of a long transcript instead of waiting for all of it.
     const messages: MessageRecord[] = [];
     for (;;) {
       const after = messages.length > 0 ? messages[messages.length - 1].orderKey : undefined;
       const page = await this.listMessages(id, FULL_LOAD_PAGE_ROWS - 1, after);
+      for (const record of page) bytes += recordBytes(record);
+      if (bytes > maxBytes) return { session, messages: [], bytes, complete: false };
       messages.push(...page);
       if (page.length < FULL_LOAD_PAGE_ROWS) break;
     }
-    return { session, messages };
+    return { session, messages, bytes, complete: true };
   }
 
   /** Most recently updated first; `first + 1` rows so the caller can tell if more follow. */

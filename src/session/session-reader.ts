@@ -25,13 +25,15 @@ export class SessionReader {
   ) {
     this.gate = new SessionResolveGate(
       {
-        loadFull: (id) => queries.loadFull(id),
+        // A transcript too large to cache is not loaded whole: it is read page by page.
+        loadFull: (id) => queries.loadFull(id, config.sessionCacheMaxBytes),
         loadMetadata: (id) => queries.findMetadata(id),
       },
       {
         concurrency: config.sessionResolveConcurrency,
         timeoutMs: config.sessionResolveTimeoutMs,
         cacheSize: config.sessionCacheSize,
+        cacheMaxBytes: config.sessionCacheMaxBytes,
       },
       {
         fullLoad: () => metrics.sessionFullLoads.inc(),

@@ -2,7 +2,7 @@ import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { MessageRole } from '../message/message-role.js';
-import { type FullSession, type SessionRecord } from '../message/session-record.js';
+import { recordBytes, type FullSession, type SessionRecord } from '../message/session-record.js';
 import {
   SessionResolveGate,
   type SessionLoader,
@@ -45,6 +45,8 @@ function message(sessionId: string, index: number): MessageRecord {
 class FakeSessionLoader implements SessionLoader {
   readonly revisions = new Map<string, number>();
   readonly missing = new Set<string>();
+  /** Sessions whose load stops short: too large for the byte budget. */
+  readonly oversized = new Set<string>();
   readonly failures = new Map<string, Error>();
   /** Revisions the next metadata reads report, ahead of what full loads see. */
   readonly upcomingMetadataRevisions: number[] = [];
@@ -80,8 +82,13 @@ class FakeSessionLoader implements SessionLoader {
         throw failure;
       }
       if (missing) return null;
+      const session = sessionRecord(sessionId, revision);
+      if (this.oversized.has(sessionId)) {
+        return { session, messages: [], bytes: Number.MAX_SAFE_INTEGER, complete: false };
+      }
       const messages = Array.from({ length: revision }, (_, index) => message(sessionId, index));
-      return { session: sessionRecord(sessionId, revision), messages };
+      const bytes = messages.reduce((sum, record) => sum + recordBytes(record), 0);
+      return { session, messages, bytes, complete: true };
     } finally {
       this.active -= 1;
     }
@@ -170,6 +177,7 @@ const defaultOptions: SessionResolveGateOptions = {
   concurrency: 4,
   timeoutMs: 60_000,
   cacheSize: 10,
+  cacheMaxBytes: 64 * 1024 * 1024,
 };
 
 function createGate(
@@ -613,6 +621,57 @@ describe(SessionResolveGate.name, () => {
       await expect(joiner).resolves.toBe(fresh);
       await expect(sut.resolveFull('racing')).resolves.toBe(fresh);
       expect(loader.fullCalls).toEqual(['racing', 'racing']);
+    });
+  });
+  describe('byte bounds', () => {
+    // message(id, i) records are about 300 bytes each (recordBytes).
+    const bytesOf = (messages: number) =>
+      Array.from({ length: messages }, (_, index) => recordBytes(message('x', index))).reduce(
+        (sum, bytes) => sum + bytes,
+        0,
+      );
+
+    it('answers a load that stopped short but never caches it', async () => {
+      const { sut, loader } = createGate();
+      loader.oversized.add('huge');
+
+      const first = await sut.resolveFull('huge');
+      expect(first).toMatchObject({ complete: false, messages: [] });
+      await sut.resolveFull('huge');
+
+      expect(loader.fullCalls).toEqual(['huge', 'huge']);
+      expect(sut.status().cacheSize).toBe(0);
+    });
+
+    it('keeps the cached transcripts within cacheMaxBytes, dropping the least recently used', async () => {
+      const { sut, loader } = createGate({ cacheMaxBytes: bytesOf(5) + 100 });
+      loader.revisions.set('a', 3);
+      loader.revisions.set('b', 3);
+
+      await sut.resolveFull('a');
+      await sut.resolveFull('b');
+
+      // 3 + 3 messages do not fit in the bytes of 5: only the newer stays.
+      expect(sut.status().cacheSize).toBe(1);
+      await sut.resolveFull('b');
+      expect(loader.fullCalls).toEqual(['a', 'b']);
+      await sut.resolveFull('a');
+      expect(loader.fullCalls).toEqual(['a', 'b', 'a']);
+    });
+
+    it('drops a cached copy that a write grows past the byte bound', async () => {
+      const { sut, loader } = createGate({ cacheMaxBytes: bytesOf(3) + 10 });
+      loader.revisions.set('s', 3);
+      await sut.resolveFull('s');
+      expect(sut.status().cacheSize).toBe(1);
+
+      sut.applyStored('s', [message('s', 3)], 4, 99);
+
+      expect(sut.status().cacheSize).toBe(0);
+    });
+
+    it('refuses a byte bound that is not positive', () => {
+      expect(() => createGate({ cacheMaxBytes: 0 })).toThrow(RangeError);
     });
   });
 });

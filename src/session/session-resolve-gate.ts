@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { type MessageRecord } from '../message/message-record.js';
-import { type FullSession, type SessionRecord } from '../message/session-record.js';
+import { recordBytes, type FullSession, type SessionRecord } from '../message/session-record.js';
 import { KeyedLoader } from './keyed-loader.js';
 
 export interface SessionLoader {
@@ -17,6 +17,8 @@ export interface SessionResolveGateOptions {
   timeoutMs: number;
   /** Full sessions kept in the LRU cache; 0 turns caching off. */
   cacheSize: number;
+  /** Estimated bytes of all cached transcripts together; a larger session is never cached. */
+  cacheMaxBytes: number;
 }
 
 /** Counters the gate bumps; every method is optional to implement meaningfully. */
@@ -61,14 +63,23 @@ export class SessionResolveGate {
     if (!Number.isInteger(options.cacheSize) || options.cacheSize < 0) {
       throw new RangeError(`cacheSize must be a non-negative integer, got ${options.cacheSize}`);
     }
+    if (!(options.cacheMaxBytes > 0)) {
+      throw new RangeError(`cacheMaxBytes must be positive, got ${options.cacheMaxBytes}`);
+    }
     // LRUCache refuses max 0, so no cache at all stands for "no caching"
     this.cache =
-      options.cacheSize > 0 ? new LRUCache<string, FullSession>({ max: options.cacheSize }) : null;
+      options.cacheSize > 0
+        ? new LRUCache<string, FullSession>({
+            max: options.cacheSize,
+            maxSize: options.cacheMaxBytes,
+            sizeCalculation: (full) => Math.max(1, full.bytes),
+          })
+        : null;
     this.loads = new KeyedLoader(
       (sessionId) => loader.loadFull(sessionId),
       { concurrency: options.concurrency, timeoutMs: options.timeoutMs, noun: 'session' },
       (sessionId, loaded, current) => {
-        if (loaded === null) this.cache?.delete(sessionId);
+        if (loaded === null || !loaded.complete) this.cache?.delete(sessionId);
         else if (current) this.cache?.set(sessionId, loaded);
       },
       () => this.metrics?.fullLoad(),
@@ -139,13 +150,18 @@ export class SessionResolveGate {
       this.cache?.delete(sessionId);
       return;
     }
-    for (const message of messages) insertInOrder(cached.messages, message);
+    for (const message of messages) {
+      insertInOrder(cached.messages, message);
+      cached.bytes += recordBytes(message);
+    }
     cached.session = {
       ...cached.session,
       revision,
       messageCount: cached.session.messageCount + messages.length,
       updatedAt: storedAt,
     };
+    // Sized again: a copy grown past the byte bound leaves the cache.
+    this.cache?.set(sessionId, cached);
   }
 
   evict(sessionId: string): void {

@@ -43,7 +43,12 @@ export class SessionResolver {
     }
     // A client that hangs up stops waiting; the load itself goes on for the others.
     const full = await this.reader.full(args.id, requestAbortSignal(context.req), context.req);
-    return full ? { ...toSessionModel(full.session), transcript: full.messages } : null;
+    if (!full) return null;
+    // Too large to hold whole: its pages come straight from the database (keyset reads).
+    return {
+      ...toSessionModel(full.session),
+      transcript: full.complete ? full.messages : undefined,
+    };
   }
 
   @Query(() => SessionConnection, {
