@@ -7,6 +7,7 @@ import {
   outageThroughput,
   replayRate,
 } from './durability.js';
+import { underAbuse } from './abuse.js';
 import { cheapReadsUnderLoad, coldFanOutInProcess, coldFanOutOverHttp } from './gate.js';
 import { fmt, load, startServer } from './lib.js';
 
@@ -85,6 +86,7 @@ const sections = {
     await durableLayerCost(await healthyAppendRate());
     await memoryAtCap();
   },
+  abuse: underAbuse,
   gate: async () => {
     await coldFanOutInProcess();
     await coldFanOutOverHttp();

@@ -31,7 +31,7 @@ import { TranscriptModule } from './transcript/transcript.module.js';
       driver: ApolloDriver,
       inject: [ScribeConfig],
       useFactory: (config: ScribeConfig) => {
-        const protection = queryProtection(config.queryLimits, config.development);
+        const protection = queryProtection(config.queryLimits);
         return {
           path: '/graphql',
           autoSchemaFile: true,

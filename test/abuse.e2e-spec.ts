@@ -208,14 +208,13 @@ describe('hostile requests', () => {
       const seen: string[] = [];
       let after: string | null = null;
       for (let page = 0; page < 3; page++) {
-        const response = await sut.gql(PAGE, { after });
+        const response: GqlResponse = await sut.gql(PAGE, { after });
         expect(response.errors).toBeUndefined();
-        const connection = response.data.session.messages;
-        seen.push(
-          ...connection.edges.map((edge: { node: { content: string } }) =>
-            edge.node.content.slice(0, 4),
-          ),
-        );
+        const connection = response.data.session.messages as {
+          pageInfo: { hasNextPage: boolean; endCursor: string | null };
+          edges: { node: { content: string } }[];
+        };
+        seen.push(...connection.edges.map((edge) => edge.node.content.slice(0, 4)));
         after = connection.pageInfo.endCursor;
         expect(connection.pageInfo.hasNextPage).toBe(page < 2);
       }
@@ -225,6 +224,31 @@ describe('hostile requests', () => {
       const gate = await sut.gql(`{ gateStatus { cacheSize } }`, {}, admin);
       // The small session is cached; the big one never was.
       expect(gate.data.gateStatus.cacheSize).toBe(1);
+    },
+  );
+
+  faultTest(
+    "no caller's variables decide another's verdict, and a skipped transcript is not loaded",
+    async () => {
+      const sut = await server({ DATA_DIR: await dataDirectory(), ADMIN_TOKEN });
+      const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+      const shared = `mutation Append($i: AppendMessageInput!) { appendMessage(input: $i) { status } }`;
+      const bad = await sut.gql(shared, { i: { sessionId: 'x', role: 'NOPE', content: 'x' } });
+      expect(bad.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      const good = await sut.gql(shared, {
+        i: { sessionId: 'victim', role: 'USER', content: 'ok' },
+      });
+      expect(good.errors).toBeUndefined();
+
+      const skipping = `query($x: Boolean!) { sessions(first: 1000) { edges { node { messages(first: 1000) @include(if: $x) { totalCount } } } } }`;
+      expect((await sut.gql(skipping, { x: false })).errors).toBeUndefined();
+      const costly = await sut.gql(skipping, { x: true });
+      expect(costly.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
+
+      const skipped = `{ ${Array.from({ length: 15 }, (_, i) => `s${i}: session(id: "victim") { id messages(first: 1) @skip(if: true) { totalCount } }`).join(' ')} }`;
+      expect((await sut.gql(skipped)).errors).toBeUndefined();
+      const gate = await sut.gql(`{ gateStatus { cacheSize } }`, {}, admin);
+      expect(gate.data.gateStatus.cacheSize).toBe(0);
     },
   );
 
@@ -294,7 +318,7 @@ describe('hostile requests', () => {
       expect(warnings.length).toBeLessThan(20);
       // The token refusals were seen, once, and say so.
       expect(warnings).toEqual([
-        expect.stringMatching(/Unauthenticated request from \S+: UNAUTHENTICATED: Admin queries/),
+        expect.stringMatching(/Unauthenticated request from \S+: UNAUTHENTICATED: pendingStatus needs Authorization/),
       ]);
     },
   );

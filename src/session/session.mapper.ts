@@ -1,5 +1,6 @@
 import { decodeCursor } from '../common/pagination/cursor.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
+import { SESSION_ID_PATTERN } from '../common/validation/session-id.js';
 import { type SessionListPosition } from '../database/session-queries.js';
 import { parseOrderKey } from '../message/order-key.js';
 import { type SessionRecord } from '../message/session-record.js';
@@ -24,7 +25,9 @@ export function sessionListKey(record: SessionRecord): string {
 /** The place a session list cursor stands for; BAD_USER_INPUT for anything else. */
 export function decodeSessionCursor(cursor: string): SessionListPosition {
   const match = /^(\d{1,16}):(.+)$/.exec(decodeCursor(cursor));
-  if (!match) throw ScribeException.invalidInput('after', 'is not a cursor of this list');
+  // The id goes into a query: it must be a session id (no NUL, nothing PostgreSQL refuses).
+  if (!match || !SESSION_ID_PATTERN.test(match[2]))
+    throw ScribeException.invalidInput('after', 'is not a cursor of this list');
   return { updatedAt: Number(match[1]), id: match[2] };
 }
 

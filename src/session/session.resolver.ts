@@ -2,7 +2,14 @@ import { Args, Context, Info, Parent, Query, ResolveField, Resolver } from '@nes
 import { RequireScope } from '../common/auth/scope.guard.js';
 import { type GraphQLContext } from '../common/graphql/graphql-context.js';
 import { requestAbortSignal } from '../common/http/request-abort-signal.js';
-import { Kind, type GraphQLResolveInfo, type SelectionNode } from 'graphql';
+import {
+  GraphQLIncludeDirective,
+  GraphQLSkipDirective,
+  Kind,
+  getDirectiveValues,
+  type GraphQLResolveInfo,
+  type SelectionNode,
+} from 'graphql';
 import { toConnection, type Connection } from '../common/pagination/connection.js';
 import { PageArgs } from '../common/pagination/page.args.js';
 import { toMessageModel } from '../common/graphql/message.mapper.js';
@@ -110,10 +117,18 @@ function pageOf(
   return transcript.slice(start, start + first + 1);
 }
 
-/** Whether the query selects `name` directly under this field (fragments included). */
+/**
+ * Whether the query selects `name` directly under this field (fragments included), as the
+ * executor will: a selection that `@skip` or `@include` leaves out does not count, so it
+ * cannot make a full load that the cost model did not count.
+ */
 function selectsField(info: GraphQLResolveInfo, name: string): boolean {
+  const included = (selection: SelectionNode): boolean =>
+    getDirectiveValues(GraphQLSkipDirective, selection, info.variableValues)?.if !== true &&
+    getDirectiveValues(GraphQLIncludeDirective, selection, info.variableValues)?.if !== false;
   const visit = (selections: readonly SelectionNode[]): boolean =>
     selections.some((selection) => {
+      if (!included(selection)) return false;
       if (selection.kind === Kind.FIELD) return selection.name.value === name;
       if (selection.kind === Kind.INLINE_FRAGMENT) return visit(selection.selectionSet.selections);
       const fragment = info.fragments[selection.name.value];

@@ -194,6 +194,20 @@ describe(formatGraphQLError.name, () => {
       ).toMatchObject({ extensions: { code: 'GRAPHQL_PARSE_FAILED' } });
     });
 
+    it('leaves out "Did you mean" suggestions, of fields and enum values alike, outside development', () => {
+      for (const message of [
+        'Cannot query field "sesion" on type "Query". Did you mean "session" or "sessions"?',
+        'Value "USR" does not exist in "MessageRole" enum. Did you mean the enum value "USER"?',
+      ]) {
+        const error = new GraphQLError(message);
+        const formatted = formattedBy(error, 'GRAPHQL_VALIDATION_FAILED');
+
+        expect(formatGraphQLError(formatted, error, false).message).not.toMatch(/Did you mean/);
+        expect(formatGraphQLError(formatted, error, false).message).toBe(message.split(' Did')[0]);
+        expect(formatGraphQLError(formatted, error, true).message).toBe(message);
+      }
+    });
+
     it('turns a client-side HttpException into BAD_REQUEST', () => {
       const exception = new BadRequestException('bad body');
       const error = resolverError(exception);

@@ -40,6 +40,8 @@ const KEPT_REQUEST_CODES = new Set([
   'OPERATION_RESOLUTION_FAILURE',
 ]);
 
+const SUGGESTION = / ?Did you mean .*\?$/;
+
 // graphql-js's parser, stopped by `parseOptions.maxTokens` ("more that" is its spelling).
 const TOKEN_LIMIT = /Document contains more th(?:an|at) (\d+) tokens/;
 
@@ -106,7 +108,10 @@ export function formatGraphQLError(
   if (original instanceof GraphQLError && !formatted.path) {
     const clientCode =
       typeof code === 'string' && KEPT_REQUEST_CODES.has(code) ? code : 'BAD_USER_INPUT';
-    return { ...base, message: formatted.message, extensions: { code: clientCode } };
+    // graphql-js suggests fields, arguments, types and enum values ("Did you mean …?"): in
+    // production that names what introspection may not show.
+    const message = development ? formatted.message : formatted.message.replace(SUGGESTION, '');
+    return { ...base, message, extensions: { code: clientCode } };
   }
   if (original instanceof HttpException && original.getStatus() < 500) {
     return { ...base, message: original.message, extensions: { code: 'BAD_REQUEST' } };

@@ -1,5 +1,11 @@
 import { type ApolloServerPlugin } from '@apollo/server';
-import { Kind, visit, type DocumentNode, type GraphQLSchema } from 'graphql';
+import {
+  Kind,
+  getVariableValues,
+  type DocumentNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
 import { getComplexity } from 'graphql-query-complexity';
 import {
   MAX_MESSAGES_PER_QUERY,
@@ -9,6 +15,29 @@ import {
   queryDepth,
   queryTooComplexError,
 } from './query-limits.js';
+
+function variablesFit(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown> | undefined,
+  operationName: string | undefined,
+): boolean {
+  const operations = document.definitions.filter(
+    (definition): definition is OperationDefinitionNode =>
+      definition.kind === Kind.OPERATION_DEFINITION,
+  );
+  const operation =
+    operationName === undefined
+      ? operations.length === 1
+        ? operations[0]
+        : undefined
+      : operations.find((definition) => definition.name?.value === operationName);
+  if (!operation) return false;
+  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {}, {
+    maxErrors: 1,
+  });
+  return coerced.errors === undefined;
+}
 
 /** Why a query is refused, or undefined when it may run. */
 export function refusal(
@@ -22,6 +51,9 @@ export function refusal(
   if (depth > MAX_QUERY_DEPTH) {
     return `Query depth ${depth} exceeds the limit of ${MAX_QUERY_DEPTH}`;
   }
+  // Variables that do not fit the operation are the executor's to refuse (BAD_USER_INPUT); the
+  // cost of a request that will not run is nothing.
+  if (!variablesFit(schema, document, variables, operationName)) return undefined;
   const measure = (estimator: typeof messagesReadEstimator) =>
     getComplexity({ schema, query: document, variables, operationName, estimators: [estimator] });
   let cost: number;
@@ -42,21 +74,22 @@ export function refusal(
   return undefined;
 }
 
-/** Whether a `first` argument takes a variable: only then does the cost vary by request. */
-function firstTakesVariable(document: DocumentNode): boolean {
-  let found = false;
-  visit(document, {
-    Argument(node) {
-      if (node.name.value === 'first' && node.value.kind === Kind.VARIABLE) found = true;
-    },
-  });
-  return found;
+/** Whether the operation declares variables: then its cost may differ from request to request. */
+function takesVariables(document: DocumentNode, operationName: string | undefined): boolean {
+  return document.definitions.some(
+    (definition) =>
+      definition.kind === Kind.OPERATION_DEFINITION &&
+      (operationName === undefined || definition.name?.value === operationName) &&
+      (definition.variableDefinitions?.length ?? 0) > 0,
+  );
 }
 
 /**
  * Refuses, before anything runs, queries that are too deep or could read too much. Apollo
- * hands the same parsed document to every request with the same text, so the verdict on a
- * document whose `first` arguments take no variables is worked out once.
+ * hands the same parsed document to every request with the same text, so the verdict on an
+ * operation without variables is worked out once. One with variables is costed for each
+ * request's own (a `first`, or an `@include(if: $x)`, changes what it reads): a verdict
+ * reached with one caller's variables must never answer another's.
  */
 export function queryLimitsPlugin(maxFullReads: number): ApolloServerPlugin {
   const verdicts = new WeakMap<DocumentNode, Map<string | undefined, string | undefined>>();
@@ -74,7 +107,7 @@ export function queryLimitsPlugin(maxFullReads: number): ApolloServerPlugin {
               request.operationName,
               maxFullReads,
             );
-            if (!firstTakesVariable(document)) {
+            if (!takesVariables(document, request.operationName)) {
               if (!byOperation)
                 verdicts.set(
                   document,

@@ -1,7 +1,7 @@
 import { buildSchema, Kind, parse, type DocumentNode } from 'graphql';
 import { getComplexity } from 'graphql-query-complexity';
 import { fullReadsEstimator, messagesReadEstimator, queryDepth } from './query-limits.js';
-import { refusal } from './query-limits.plugin.js';
+import { queryLimitsPlugin, refusal } from './query-limits.plugin.js';
 
 describe(queryDepth.name, () => {
   const depth = (text: string): number => queryDepth(parse(text));
@@ -276,5 +276,57 @@ describe(refusal.name, () => {
     for (let level = 0; level < 20; level++) deep = `ofType { ${deep} }`;
     expect(verdict(`{ __schema { types { fields { type { ${deep} } } } } }`)).toBeUndefined();
     expect(verdict(`{ __type(name: "Session") { fields { type { ${deep} } } } }`)).toBeUndefined();
+  });
+});
+
+describe(queryLimitsPlugin.name, () => {
+  const verdictFor = async (
+    plugin: ReturnType<typeof queryLimitsPlugin>,
+    text: string,
+    document: ReturnType<typeof parse>,
+    variables?: Record<string, unknown>,
+  ): Promise<string | undefined> => {
+    const listener = await plugin.requestDidStart!({} as never);
+    try {
+      await listener!.didResolveOperation!({
+        request: { query: text, variables },
+        document,
+        schema,
+      } as never);
+      return undefined;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+
+  it("costs an operation with variables for each request's own, never from a cached verdict", async () => {
+    const plugin = queryLimitsPlugin(10);
+    const text =
+      'query($x: Boolean!) { sessions(first: 1000) { edges { node { messages(first: 1000) @include(if: $x) { totalCount } } } } }';
+    const document = parse(text);
+
+    expect(await verdictFor(plugin, text, document, { x: false })).toBeUndefined();
+    expect(await verdictFor(plugin, text, document, { x: true })).toMatch(
+      /could read 1000000 messages/,
+    );
+  });
+
+  it('leaves variables that do not fit to the executor, and does not remember that', async () => {
+    const plugin = queryLimitsPlugin(10);
+    const text = 'query($n: Int) { sessions(first: $n) { totalCount } }';
+    const document = parse(text);
+
+    expect(await verdictFor(plugin, text, document, { n: 'ten' })).toBeUndefined();
+    expect(await verdictFor(plugin, text, document, { n: 5 })).toBeUndefined();
+  });
+
+  it('remembers the verdict on an operation without variables', async () => {
+    const plugin = queryLimitsPlugin(1);
+    const text =
+      '{ a: session(id: "a") { messages { totalCount } } b: session(id: "b") { messages { totalCount } } }';
+    const document = parse(text);
+
+    expect(await verdictFor(plugin, text, document)).toMatch(/transcripts of 2 sessions/);
+    expect(await verdictFor(plugin, text, document)).toMatch(/transcripts of 2 sessions/);
   });
 });

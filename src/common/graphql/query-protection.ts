@@ -21,17 +21,15 @@ const refuseAsTooComplex: GraphQLArmorRejectCallback = (context, error) =>
  * while it is parsed (graphql-js stops the parser past `maxTokens`), aliases and directives
  * while it is validated (GraphQL Armor), then depth, messages and full reads before it runs
  * (Scribe's own cost model). Its size in bytes is checked before any of this, by the HTTP layer.
- * Field suggestions ("Did you mean …") are only given in development: they name fields that
- * introspection would not.
  */
 export function queryProtection(
   limits: QueryLimitSettings,
-  development: boolean,
 ): Required<
   Pick<ApolloServerOptions<BaseContext>, 'plugins' | 'validationRules' | 'parseOptions'>
 > {
   const armor = new ApolloArmor({
-    blockFieldSuggestion: { enabled: !development },
+    // Suggestions are left out by formatGraphQLError, enum values' included.
+    blockFieldSuggestion: { enabled: false },
     maxAliases: {
       n: limits.maxAliases,
       propagateOnRejection: false,
