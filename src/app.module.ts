@@ -1,8 +1,8 @@
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
-import { Authenticator } from './common/auth/authenticator.js';
-import { ScopeGuard } from './common/auth/scope.guard.js';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { AuthFailureLog } from './common/auth/auth-failure-log.js';
+import { AuthModule } from './common/auth/auth.module.js';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { GraphQLModule } from '@nestjs/graphql';
 import { type Request } from 'express';
@@ -26,11 +26,12 @@ import { TranscriptModule } from './transcript/transcript.module.js';
     ScribeConfigModule,
     MetricsModule,
     EventEmitterModule.forRoot(),
+    AuthModule,
     DatabaseModule,
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,
-      inject: [ScribeConfig],
-      useFactory: (config: ScribeConfig) => {
+      inject: [ScribeConfig, AuthFailureLog],
+      useFactory: (config: ScribeConfig, refusals: AuthFailureLog) => {
         const protection = queryProtection(config.queryLimits);
         return {
           path: '/graphql',
@@ -42,7 +43,7 @@ import { TranscriptModule } from './transcript/transcript.module.js';
           formatError: (formatted, error) =>
             formatGraphQLError(formatted, error, config.development),
           ...protection,
-          plugins: [errorLogPlugin(), ...protection.plugins],
+          plugins: [errorLogPlugin(refusals), ...protection.plugins],
           context: ({ req }: { req: Request }): GraphQLContext => ({ req }),
         };
       },
@@ -55,8 +56,6 @@ import { TranscriptModule } from './transcript/transcript.module.js';
   providers: [
     { provide: APP_PIPE, useFactory: createValidationPipe },
     { provide: APP_FILTER, useClass: GraphQLExceptionFilter },
-    Authenticator,
-    { provide: APP_GUARD, useClass: ScopeGuard },
   ],
 })
 export class AppModule {}

@@ -99,6 +99,27 @@ describe.each(databaseKinds())('access control on %s', (database) => {
     }
   });
 
+  it('refuses bad credentials with HTTP 401 before GraphQL parses or checks anything', async () => {
+    for (const authorization of [
+      undefined,
+      'Bearer nope',
+      token({ scope: 'read' }, { expiresIn: -5 }),
+    ]) {
+      const response = await sut.gql(
+        '{ this is not GraphQL',
+        { huge: Array.from({ length: 50_000 }, () => ({ role: 'USER', content: '' })) },
+        authorization ? { authorization } : {},
+      );
+      expect(response.status).toBe(401);
+      expect(response.errors?.map((error) => error.extensions?.code)).toEqual(['UNAUTHENTICATED']);
+    }
+    // With valid credentials the same document is GraphQL's to refuse.
+    const parsed = await sut.gql('{ this is not GraphQL', undefined, {
+      authorization: 'Bearer ro',
+    });
+    expect(parsed.errors?.[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
+  });
+
   it('authenticates once per request, however many fields it selects', async () => {
     const response = await sut.gql(
       `{ a: sessions(first: 1) { totalCount } b: sessions(first: 2) { totalCount } gateStatus { concurrency } }`,

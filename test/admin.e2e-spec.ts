@@ -29,7 +29,7 @@ describe('admin queries', () => {
       ['another scheme', { authorization: 'Basic correct-horse' }],
     ])('answers %s with UNAUTHENTICATED and no data', async (_name, headers) => {
       const response = await sut.gql(ADMIN_QUERY, undefined, headers);
-      expect(response.data).toBeNull();
+      expect(response.data ?? null).toBeNull();
       expect(response.errors?.map((error) => error.extensions?.code)).toContain('UNAUTHENTICATED');
     });
 
@@ -75,7 +75,7 @@ describe('admin queries', () => {
       ];
       for (const headers of attempts) {
         const response = await sut.gql(`{ gateStatus { concurrency } }`, undefined, headers);
-        expect(response.data).toBeNull();
+        expect(response.data ?? null).toBeNull();
         expect(response.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
       }
     } finally {

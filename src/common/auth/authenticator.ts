@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
+import { type Request } from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { SCOPES, type AccessSettings, type Scope } from '../../config/access-settings.js';
 import { ScribeConfig } from '../../config/scribe-config.js';
@@ -56,6 +57,7 @@ export class Authenticator {
   private readonly access: AccessSettings;
   private readonly tokens: { digest: Buffer; scopes: ReadonlySet<Scope> }[];
   private readonly jwt = new JwtService();
+  private readonly byRequest = new WeakMap<Request, Promise<Authentication>>();
 
   constructor(config: ScribeConfig) {
     this.access = config.access;
@@ -63,6 +65,19 @@ export class Authenticator {
       digest: digest(token.token),
       scopes: withImplied(token.scopes),
     }));
+  }
+
+  /**
+   * The request's caller, worked out once however often it is asked (before GraphQL, then by
+   * each field's scope check).
+   */
+  forRequest(request: Request): Promise<Authentication> {
+    let outcome = this.byRequest.get(request);
+    if (!outcome) {
+      outcome = this.authenticate(request.headers.authorization);
+      this.byRequest.set(request, outcome);
+    }
+    return outcome;
   }
 
   async authenticate(header: string | undefined): Promise<Authentication> {

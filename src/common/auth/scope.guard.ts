@@ -5,7 +5,7 @@ import { type Request } from 'express';
 import { type Scope } from '../../config/access-settings.js';
 import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 import { ScribeException } from '../errors/scribe.exception.js';
-import { Authenticator, type Authentication } from './authenticator.js';
+import { Authenticator } from './authenticator.js';
 
 const RULE = 'scribe:scope-rule';
 const ROOT_TYPES = new Set(['Query', 'Mutation', 'Subscription']);
@@ -28,8 +28,6 @@ export const RequireScope = (scope: Scope, sessionArgument?: string) =>
  */
 @Injectable()
 export class ScopeGuard implements CanActivate {
-  private readonly byRequest = new WeakMap<Request, Promise<Authentication>>();
-
   constructor(
     private readonly reflector: Reflector,
     private readonly authenticator: Authenticator,
@@ -44,13 +42,7 @@ export class ScopeGuard implements CanActivate {
       if (!ROOT_TYPES.has(info.parentType.name)) return true;
       throw new ScribeException(ScribeErrorCode.Forbidden, `${info.fieldName} declares no scope`);
     }
-    const request = gql.getContext<{ req: Request }>().req;
-    let authentication = this.byRequest.get(request);
-    if (!authentication) {
-      authentication = this.authenticator.authenticate(request.headers.authorization);
-      this.byRequest.set(request, authentication);
-    }
-    const outcome = await authentication;
+    const outcome = await this.authenticator.forRequest(gql.getContext<{ req: Request }>().req);
     if (outcome.kind === 'refused') {
       throw new ScribeException(ScribeErrorCode.Unauthenticated, outcome.reason);
     }

@@ -1,6 +1,7 @@
 import { GraphQLError } from 'graphql';
 import { type GraphQLContext } from '../graphql/graphql-context.js';
 import { errorLogPlugin } from './error-log.plugin.js';
+import { AuthFailureLog } from '../auth/auth-failure-log.js';
 import { LogRateLimit } from './log-rate-limit.js';
 import { ScribeErrorCode } from './scribe-error-code.js';
 import { ScribeException } from './scribe.exception.js';
@@ -39,7 +40,8 @@ describe('errorLogPlugin', () => {
       warn: (message: string) => void lines.push({ level: 'warn', message }),
       debug: (message: string) => void lines.push({ level: 'debug', message }),
     };
-    plugin = errorLogPlugin(logger, new LogRateLimit(60_000, 10, () => now));
+    const refusals = new AuthFailureLog(new LogRateLimit(60_000, 10, () => now), logger);
+    plugin = errorLogPlugin(refusals, logger);
   });
 
   it('logs a fault of the server at ERROR with where it happened and its stack, once', async () => {
@@ -76,7 +78,7 @@ describe('errorLogPlugin', () => {
     expect(lines).toEqual([
       {
         level: 'warn',
-        message: 'Unauthenticated request from 10.0.0.1: UNAUTHENTICATED: token needed',
+        message: 'Refused a request from 10.0.0.1: UNAUTHENTICATED: token needed',
       },
     ]);
   });
@@ -88,9 +90,9 @@ describe('errorLogPlugin', () => {
     await encounter(plugin, [unauthenticated()]);
 
     expect(lines.map((line) => line.message)).toEqual([
-      'Unauthenticated request from 10.0.0.1: UNAUTHENTICATED: token needed',
-      'Unauthenticated request from 10.0.0.2: UNAUTHENTICATED: token needed',
-      'Unauthenticated request from 10.0.0.1: UNAUTHENTICATED: token needed (49 more since the last line)',
+      'Refused a request from 10.0.0.1: UNAUTHENTICATED: token needed',
+      'Refused a request from 10.0.0.2: UNAUTHENTICATED: token needed',
+      'Refused a request from 10.0.0.1: UNAUTHENTICATED: token needed (49 more since the last line)',
     ]);
   });
 

@@ -4,19 +4,20 @@ import { unwrapResolverError } from '@apollo/server/errors';
 import { type GraphQLContext } from '../graphql/graphql-context.js';
 import { describeError } from './describe-error.js';
 import { errorKind } from './graphql-error.util.js';
-import { LogRateLimit } from './log-rate-limit.js';
+import { type AuthFailureLog } from '../auth/auth-failure-log.js';
+import { sourceOf } from '../http/source-address.js';
 
-type ErrorLogger = Pick<Logger, 'error' | 'warn' | 'debug'>;
+type ErrorLogger = Pick<Logger, 'error' | 'debug'>;
 
 /**
  * The one place a GraphQL request's errors are logged, so that abuse stays quiet and faults
- * stay loud: what a client got wrong is logged at debug without a stack; a refused token at
- * WARN, once per request and at most once a minute per source address; a fault of the
- * server's own at ERROR with its stack, once.
+ * stay loud: what a client got wrong is logged at debug without a stack; refused credentials
+ * once per request, through the rate-limited AuthFailureLog; a fault of the server's own at
+ * ERROR with its stack, once.
  */
 export function errorLogPlugin(
+  refusals: Pick<AuthFailureLog, 'refused'>,
   logger: ErrorLogger = new Logger('GraphQLErrors'),
-  authLimit = new LogRateLimit(60_000, 10),
 ): ApolloServerPlugin<GraphQLContext> {
   return {
     requestDidStart: () =>
@@ -43,13 +44,7 @@ export function errorLogPlugin(
             logger.debug(`Refused ${refused}${more}`);
           }
           if (unauthenticated === undefined) return Promise.resolve();
-          const source = contextValue.req?.ip ?? contextValue.req?.socket?.remoteAddress ?? '?';
-          const turn = authLimit.take(source);
-          if (turn.write) {
-            const held =
-              turn.suppressed > 0 ? ` (${turn.suppressed} more since the last line)` : '';
-            logger.warn(`Unauthenticated request from ${source}: ${unauthenticated}${held}`);
-          }
+          refusals.refused(sourceOf(contextValue.req), unauthenticated);
           return Promise.resolve();
         },
       }),
