@@ -88,6 +88,10 @@ describe(Authenticator.name, () => {
         `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from('{"scope":"admin","iss":"scribe-tests","aud":"scribe"}').toString('base64url')}.`,
     ],
     ['with an empty session_prefix', () => sign({ scope: 'read', session_prefix: '' })],
+    [
+      'naming a critical extension',
+      () => sign({ scope: 'read' }, { header: { alg: 'HS256', typ: 'JWT', crit: ['exp'] } }),
+    ],
   ])('refuses a JWT %s', async (_name, token) => {
     const outcome = await withJwt.authenticate(`Bearer ${token()}`);
     expect(outcome.kind).toBe('refused');

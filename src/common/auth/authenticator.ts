@@ -119,6 +119,10 @@ export class Authenticator {
   private async verifyJwt(token: string): Promise<Authentication> {
     const settings = this.access.jwt;
     if (!settings) return { kind: 'refused', reason: 'JWTs are not accepted here' };
+    if (criticalHeader(token)) {
+      // RFC 7515: a `crit` extension the verifier does not understand makes the token invalid.
+      return { kind: 'refused', reason: 'The bearer JWT names critical extensions (crit)' };
+    }
     let claims: Record<string, unknown>;
     try {
       claims = await this.jwt.verifyAsync<Record<string, unknown>>(token, {
@@ -145,6 +149,16 @@ export class Authenticator {
         sessionPrefix: prefix,
       },
     };
+  }
+}
+
+/** Whether the JWT's header carries `crit`; an unreadable header is left to verify, which refuses it. */
+function criticalHeader(token: string): boolean {
+  try {
+    const header: unknown = JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString());
+    return typeof header === 'object' && header !== null && 'crit' in header;
+  } catch {
+    return false;
   }
 }
 
