@@ -125,9 +125,12 @@ export function jsonProblem(value: unknown): string | undefined {
       for (const item of node as unknown[]) stack.push({ node: item, depth: depth + 1 });
       continue;
     }
-    for (const key in node) {
-      if (++keys > MAX_JSON_KEYS) return `has more than ${MAX_JSON_KEYS} keys in all`;
-      stack.push({ node: (node as Record<string, unknown>)[key], depth: depth + 1 });
+    // Object.keys, not for…in: several times faster on objects with very many keys.
+    const names = Object.keys(node);
+    keys += names.length;
+    if (keys > MAX_JSON_KEYS) return `has more than ${MAX_JSON_KEYS} keys in all`;
+    for (const name of names) {
+      stack.push({ node: (node as Record<string, unknown>)[name], depth: depth + 1 });
     }
   }
   return undefined;
