@@ -318,7 +318,9 @@ describe('hostile requests', () => {
       expect(warnings.length).toBeLessThan(20);
       // The token refusals were seen, once, and say so.
       expect(warnings).toEqual([
-        expect.stringMatching(/Refused a request from \S+: UNAUTHENTICATED: pendingStatus needs Authorization/),
+        expect.stringMatching(
+          /Refused a request from \S+: UNAUTHENTICATED: pendingStatus needs Authorization/,
+        ),
       ]);
     },
   );
