@@ -40,11 +40,15 @@ describe(KeyedLoader.name, () => {
   it('refuses a concurrency below 1 or a timeout of 0', () => {
     const load = () => Promise.resolve('');
     const opts = { concurrency: 1, timeoutMs: 1, noun: 'x' };
-    expect(() => new KeyedLoader(load, { ...opts, concurrency: 0 }, () => {})).toThrow(RangeError);
+    expect(() => new KeyedLoader(load, { ...opts, concurrency: 0 }, () => {})).toThrow(
+      new RangeError('concurrency must be a positive integer, got 0'),
+    );
     expect(() => new KeyedLoader(load, { ...opts, concurrency: 1.5 }, () => {})).toThrow(
       RangeError,
     );
-    expect(() => new KeyedLoader(load, { ...opts, timeoutMs: 0 }, () => {})).toThrow(RangeError);
+    expect(() => new KeyedLoader(load, { ...opts, timeoutMs: 0 }, () => {})).toThrow(
+      new RangeError('timeoutMs must be positive, got 0'),
+    );
   });
 
   it('loads a key once for every caller that asks while it runs, and reports it settled', async () => {
@@ -145,6 +149,39 @@ describe(KeyedLoader.name, () => {
     h.release('a');
     expect(await follower).toBe('a-value');
     await expect(h.sut.get('b', controller.signal)).rejects.toThrow('client went away');
+  });
+
+  it('bounds a follower wait on its leader by timeoutMs, naming the noun and key', async () => {
+    jest.useFakeTimers();
+    try {
+      const h = new Harness(1, 50);
+      void h.sut.get('slow');
+      const follower = h.sut.get('slow').then(
+        () => undefined,
+        (error: unknown) => error as ScribeException,
+      );
+      await jest.advanceTimersByTimeAsync(60);
+      const error = await follower;
+      expect(error?.code).toBe(ScribeErrorCode.SessionResolveTimeout);
+      expect(error?.message).toBe('Thing slow did not finish loading within 50 ms');
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('turns an abort reason that is not an Error into an AbortError that carries it', async () => {
+    const h = new Harness();
+    const controller = new AbortController();
+    const waiting = h.sut.get('a', controller.signal).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    await tick();
+    controller.abort('gone');
+    const error = await waiting;
+    expect(error).toMatchObject({ name: 'AbortError', message: 'The operation was aborted' });
+    expect(error?.cause).toBe('gone');
+    h.release('a');
   });
 
   it('runs a nested load of the same key beside its own flight instead of waiting on itself', async () => {

@@ -338,7 +338,10 @@ describe(SessionResolveGate.name, () => {
 
       const late = sut.resolveFull('late');
       await expect(late).rejects.toBeInstanceOf(ScribeException);
-      await expect(late).rejects.toMatchObject({ code: ScribeErrorCode.SessionResolveTimeout });
+      await expect(late).rejects.toMatchObject({
+        code: ScribeErrorCode.SessionResolveTimeout,
+        message: 'No session load slot freed up within 50 ms (session late)',
+      });
       expect(sut.status()).toMatchObject({ activeLoads: 1, waitingLoads: 0, inFlight: 1 });
       expect(loader.fullCalls).toEqual(['blocker']);
 
@@ -356,6 +359,7 @@ describe(SessionResolveGate.name, () => {
 
       await expect(sut.resolveFull('hung')).rejects.toMatchObject({
         code: ScribeErrorCode.SessionResolveTimeout,
+        message: 'Session hung did not finish loading within 50 ms',
       });
       loader.release('hung');
       expect((await leader)?.session.id).toBe('hung');
@@ -671,7 +675,15 @@ describe(SessionResolveGate.name, () => {
     });
 
     it('refuses a byte bound that is not positive', () => {
-      expect(() => createGate({ cacheMaxBytes: 0 })).toThrow(RangeError);
+      expect(() => createGate({ cacheMaxBytes: 0 })).toThrow(
+        new RangeError('cacheMaxBytes must be positive, got 0'),
+      );
+    });
+
+    it.each([-1, 1.5, Number.NaN])('refuses a cacheSize of %p', (cacheSize) => {
+      expect(() => createGate({ cacheSize })).toThrow(
+        new RangeError(`cacheSize must be a non-negative integer, got ${cacheSize}`),
+      );
     });
   });
 });
