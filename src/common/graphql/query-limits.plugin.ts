@@ -2,6 +2,7 @@ import { type ApolloServerPlugin } from '@apollo/server';
 import {
   Kind,
   getVariableValues,
+  visit,
   type DocumentNode,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -16,22 +17,26 @@ import {
   queryTooComplexError,
 } from './query-limits.js';
 
+/** The operation a request runs: the named one, or the only one. */
+function selectedOperation(
+  document: DocumentNode,
+  operationName: string | undefined,
+): OperationDefinitionNode | undefined {
+  const operations = document.definitions.filter(
+    (definition): definition is OperationDefinitionNode =>
+      definition.kind === Kind.OPERATION_DEFINITION,
+  );
+  if (operationName === undefined) return operations.length === 1 ? operations[0] : undefined;
+  return operations.find((definition) => definition.name?.value === operationName);
+}
+
 function variablesFit(
   schema: GraphQLSchema,
   document: DocumentNode,
   variables: Record<string, unknown> | undefined,
   operationName: string | undefined,
 ): boolean {
-  const operations = document.definitions.filter(
-    (definition): definition is OperationDefinitionNode =>
-      definition.kind === Kind.OPERATION_DEFINITION,
-  );
-  const operation =
-    operationName === undefined
-      ? operations.length === 1
-        ? operations[0]
-        : undefined
-      : operations.find((definition) => definition.name?.value === operationName);
+  const operation = selectedOperation(document, operationName);
   if (!operation) return false;
   const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {}, {
     maxErrors: 1,
@@ -74,22 +79,27 @@ export function refusal(
   return undefined;
 }
 
-/** Whether the operation declares variables: then its cost may differ from request to request. */
-function takesVariables(document: DocumentNode, operationName: string | undefined): boolean {
-  return document.definitions.some(
-    (definition) =>
-      definition.kind === Kind.OPERATION_DEFINITION &&
-      (operationName === undefined || definition.name?.value === operationName) &&
-      (definition.variableDefinitions?.length ?? 0) > 0,
-  );
+/**
+ * Whether variables can change what the document reads: a `first` that takes one, or an
+ * `@include`/`@skip` whose condition does. Only those move the cost; an append's input does not.
+ */
+function costVaries(document: DocumentNode): boolean {
+  let varies = false;
+  visit(document, {
+    Argument(node) {
+      if (node.value.kind !== Kind.VARIABLE) return;
+      if (node.name.value === 'first' || node.name.value === 'if') varies = true;
+    },
+  });
+  return varies;
 }
 
 /**
  * Refuses, before anything runs, queries that are too deep or could read too much. Apollo
- * hands the same parsed document to every request with the same text, so the verdict on an
- * operation without variables is worked out once. One with variables is costed for each
- * request's own (a `first`, or an `@include(if: $x)`, changes what it reads): a verdict
- * reached with one caller's variables must never answer another's.
+ * hands the same parsed document to every request with the same text, so the verdict on a
+ * document whose cost no variable can change is worked out once, from variables that fit.
+ * One whose cost they can change (a `first`, an `@include(if: $x)`) is costed for each
+ * request's own: a verdict reached with one caller's variables must never answer another's.
  */
 export function queryLimitsPlugin(maxFullReads: number): ApolloServerPlugin {
   const verdicts = new WeakMap<DocumentNode, Map<string | undefined, string | undefined>>();
@@ -107,7 +117,10 @@ export function queryLimitsPlugin(maxFullReads: number): ApolloServerPlugin {
               request.operationName,
               maxFullReads,
             );
-            if (!takesVariables(document, request.operationName)) {
+            if (
+              !costVaries(document) &&
+              variablesFit(schema, document, request.variables, request.operationName)
+            ) {
               if (!byOperation)
                 verdicts.set(
                   document,

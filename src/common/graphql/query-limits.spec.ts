@@ -320,6 +320,19 @@ describe(queryLimitsPlugin.name, () => {
     expect(await verdictFor(plugin, text, document, { n: 5 })).toBeUndefined();
   });
 
+  it('remembers the verdict on a document whose variables cannot change its cost', async () => {
+    const plugin = queryLimitsPlugin(1);
+    const text =
+      'query($a: ID!, $b: ID!) { a: session(id: $a) { messages { totalCount } } b: session(id: $b) { messages { totalCount } } }';
+    const document = parse(text);
+
+    expect(await verdictFor(plugin, text, document, { a: 'x', b: 'y' })).toMatch(
+      /transcripts of 2 sessions/,
+    );
+    // Remembered: the next request is not costed again (its variables would not even fit).
+    expect(await verdictFor(plugin, text, document, {})).toMatch(/transcripts of 2 sessions/);
+  });
+
   it('remembers the verdict on an operation without variables', async () => {
     const plugin = queryLimitsPlugin(1);
     const text =
