@@ -24,9 +24,11 @@ const DEFAULTS = {
   MAX_MESSAGE_BYTES: 1024 * 1024,
   MAX_BODY_BYTES: 16 * 1024 * 1024,
   MAX_QUERY_BYTES: 64 * 1024,
-  MAX_QUERY_TOKENS: 5000,
+  MAX_QUERY_TOKENS: 1000,
   MAX_QUERY_ALIASES: 30,
   MAX_FULL_READS_PER_REQUEST: 10,
+  MAX_REFUSALS_PER_MINUTE: 60,
+  TRUST_PROXY: undefined,
   ADMIN_TOKEN: undefined,
   API_TOKENS: undefined,
   JWT_SECRET: undefined,
@@ -53,6 +55,7 @@ const INTEGER_VARIABLES = [
   'MAX_QUERY_TOKENS',
   'MAX_QUERY_ALIASES',
   'MAX_FULL_READS_PER_REQUEST',
+  'MAX_REFUSALS_PER_MINUTE',
 ] as const;
 
 /** The error validateEnvironment throws for `raw`; fails the test when it throws none. */
@@ -337,5 +340,32 @@ describe(ScribeConfig.name, () => {
     it('throws InvalidEnvironmentError for a bad variable', () => {
       expect(() => ScribeConfig.fromVariables({ PORT: 'eighty' })).toThrow(InvalidEnvironmentError);
     });
+  });
+
+  describe('TRUST_PROXY', () => {
+    it.each([
+      ['1', 1],
+      ['loopback', 'loopback'],
+      ['10.0.0.0/8, 192.168.1.1', '10.0.0.0/8, 192.168.1.1'],
+      ['loopback,fc00::/7', 'loopback,fc00::/7'],
+    ])('accepts %p as %p', (value, setting) => {
+      expect(ScribeConfig.fromVariables({ TRUST_PROXY: value }).trustProxy).toEqual(setting);
+    });
+
+    it('trusts no proxy when unset', () => {
+      expect(ScribeConfig.fromVariables({}).trustProxy).toBe(false);
+      expect(ScribeConfig.fromVariables({ TRUST_PROXY: '' }).trustProxy).toBe(false);
+    });
+
+    it.each(['a b', '1;2', 'loopback,', '$(x)'])('refuses %p naming the variable', (value) => {
+      expect(refusal({ TRUST_PROXY: value }).message).toContain('TRUST_PROXY must be');
+    });
+  });
+
+  it('passes MAX_REFUSALS_PER_MINUTE on, 0 included', () => {
+    expect(ScribeConfig.fromVariables({}).maxRefusalsPerMinute).toBe(60);
+    expect(ScribeConfig.fromVariables({ MAX_REFUSALS_PER_MINUTE: '0' }).maxRefusalsPerMinute).toBe(
+      0,
+    );
   });
 });

@@ -108,7 +108,7 @@ export class Environment {
   @IsInt()
   @Min(200)
   @Max(1_000_000)
-  MAX_QUERY_TOKENS = 5000;
+  MAX_QUERY_TOKENS = 1000;
 
   /** The most aliased fields an operation may hold. */
   @IsInt()
@@ -121,6 +121,26 @@ export class Environment {
   @Min(1)
   @Max(100_000)
   MAX_FULL_READS_PER_REQUEST = 10;
+
+  /**
+   * Refused requests (HTTP 4xx) one source address may cause per minute, in bursts of as
+   * many; past that its requests are answered 429 RATE_LIMITED unread. 0 turns it off.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  MAX_REFUSALS_PER_MINUTE = 60;
+
+  /**
+   * Express's `trust proxy`: how many proxies (a number) or which (addresses, subnets,
+   * `loopback`, comma-separated) stand in front, so that the source address is the client's.
+   */
+  @IsOptional()
+  @Matches(/^(\d+|[\w.:/]+(\s*,\s*[\w.:/]+)*)$/, {
+    message:
+      'TRUST_PROXY must be a number of proxies or a comma-separated list of addresses, subnets or loopback, linklocal, uniquelocal',
+  })
+  TRUST_PROXY?: string;
 
   @IsOptional()
   @IsString()
@@ -185,6 +205,7 @@ const INTEGER_KEYS = new Set([
   'MAX_QUERY_TOKENS',
   'MAX_QUERY_ALIASES',
   'MAX_FULL_READS_PER_REQUEST',
+  'MAX_REFUSALS_PER_MINUTE',
 ]);
 
 /** Thrown when the environment is invalid; its message is the one line to print. */

@@ -35,6 +35,10 @@ export class ScribeConfig {
   readonly maxMessageBytes: number;
   readonly maxBodyBytes: number;
   readonly queryLimits: QueryLimitSettings;
+  /** Refused requests per source address and minute before it is answered 429; 0: off. */
+  readonly maxRefusalsPerMinute: number;
+  /** Express's `trust proxy` setting: false, a number of proxies, or which addresses. */
+  readonly trustProxy: false | number | string;
   readonly access: AccessSettings;
   readonly logLevel: LogLevelName;
   readonly development: boolean;
@@ -74,6 +78,13 @@ export class ScribeConfig {
       maxAliases: get('MAX_QUERY_ALIASES'),
       maxFullReads: get('MAX_FULL_READS_PER_REQUEST'),
     };
+    this.maxRefusalsPerMinute = get('MAX_REFUSALS_PER_MINUTE');
+    const trustProxy = get('TRUST_PROXY');
+    this.trustProxy = !trustProxy
+      ? false
+      : /^\d+$/.test(trustProxy)
+        ? Number(trustProxy)
+        : trustProxy;
     this.access = accessSettings({
       apiTokens: get('API_TOKENS') || undefined,
       adminToken: get('ADMIN_TOKEN') || undefined,

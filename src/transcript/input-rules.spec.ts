@@ -2,10 +2,9 @@ import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { type NewMessage } from '../message/message-record.js';
 import { MessageRole } from '../message/message-role.js';
+import { MAX_JSON_DEPTH, MAX_JSON_KEYS } from '../common/validation/json-body.js';
 import {
   MAX_BATCH_MESSAGES,
-  MAX_JSON_DEPTH,
-  MAX_JSON_KEYS,
   checkAppendTarget,
   checkNewMessages,
   jsonProblem,

@@ -1,13 +1,11 @@
 import { ScribeException } from '../common/errors/scribe.exception.js';
+import { MAX_JSON_DEPTH, MAX_JSON_KEYS } from '../common/validation/json-body.js';
 import { SESSION_ID_PATTERN, SESSION_ID_RULE } from '../common/validation/session-id.js';
 import { type NewMessage } from '../message/message-record.js';
 
 export const MAX_BATCH_MESSAGES = 1000;
 // clientMessageId, toolName and toolCallId: the width of their columns, in characters.
 const MAX_ID_CHARACTERS = 256;
-// Free-form JSON (toolCalls, metadata): object keys in all, and nesting.
-export const MAX_JSON_KEYS = 1000;
-export const MAX_JSON_DEPTH = 20;
 
 // The text fields of a message. JSON fields (toolCalls, metadata) need no such check: they are
 // stored as JSON text, whose escapes keep any string, NUL and lone surrogates included.
