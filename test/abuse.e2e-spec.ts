@@ -1,4 +1,5 @@
 import { getIntrospectionQuery } from 'graphql';
+import http from 'node:http';
 import request from 'supertest';
 import { faultSuite, READ } from './support/fault-helpers.js';
 import { type ServerProcess } from './support/server-process.js';
@@ -42,6 +43,41 @@ async function postRaw(sut: ServerProcess, body: string): Promise<GqlResponse> {
     .send(body);
   const parsed = response.body ?? {};
   return { status: response.status, data: parsed.data, errors: parsed.errors, body: parsed };
+}
+
+/** One POST from a given local address (all of 127.0.0.0/8 reaches the server on loopback). */
+function postFrom(
+  sut: ServerProcess,
+  localAddress: string,
+  body: unknown,
+): Promise<GqlResponse & { headers: http.IncomingHttpHeaders }> {
+  const payload = Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const outgoing = http.request(
+      new URL('/graphql', sut.url),
+      {
+        method: 'POST',
+        localAddress,
+        headers: { 'content-type': 'application/json', 'content-length': payload.length },
+      },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+        response.on('end', () => {
+          const parsed = JSON.parse(text);
+          resolve({
+            status: response.statusCode ?? 0,
+            data: parsed.data,
+            errors: parsed.errors,
+            body: parsed,
+            headers: response.headers,
+          });
+        });
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end(payload);
+  });
 }
 
 interface Attack {
@@ -107,6 +143,20 @@ const ATTACKS: Attack[] = [
       sut.gql(APPEND, {
         input: { sessionId: 'victim', role: 'USER', content: 'x', metadata: keys(60_000) },
       }),
+    status: 400,
+    code: 'BAD_USER_INPUT',
+  },
+  {
+    name: 'metadata with 1,200 keys in two objects (each within the body bound)',
+    send: (sut) =>
+      sut.gql(APPEND, {
+        input: {
+          sessionId: 'victim',
+          role: 'USER',
+          content: 'x',
+          metadata: { a: keys(600), b: keys(600) },
+        },
+      }),
     status: 200,
     code: 'BAD_USER_INPUT',
   },
@@ -117,7 +167,7 @@ const ATTACKS: Attack[] = [
         sut,
         `{"query":${JSON.stringify(APPEND)},"variables":{"input":{"sessionId":"victim","role":"USER","content":"x","toolCalls":${'{"k":'.repeat(10_000)}1${'}'.repeat(10_000)}}}}`,
       ),
-    status: 200,
+    status: 400,
     code: 'BAD_USER_INPUT',
   },
 ];
@@ -272,7 +322,12 @@ describe('hostile requests', () => {
   faultTest(
     'a thousand bad requests of each kind leave no ERROR line and fewer than 20 WARN lines',
     async () => {
-      const sut = await server({ DATA_DIR: await dataDirectory(), ADMIN_TOKEN });
+      // The refusal budget is off: every one of these requests must reach the path it logs on.
+      const sut = await server({
+        DATA_DIR: await dataDirectory(),
+        ADMIN_TOKEN,
+        MAX_REFUSALS_PER_MINUTE: '0',
+      });
       const admin =
         '{ pendingStatus { totalPending } spoolStatus { messages } gateStatus { inFlight } }';
       const kinds: [string, () => Promise<GqlResponse>][] = [
@@ -322,6 +377,47 @@ describe('hostile requests', () => {
           /Refused a request from \S+: UNAUTHENTICATED: pendingStatus needs Authorization/,
         ),
       ]);
+    },
+  );
+
+  faultTest(
+    'a source that keeps being refused is turned away unread, and no other source is',
+    async () => {
+      const sut = await server({ DATA_DIR: await dataDirectory(), MAX_REFUSALS_PER_MINUTE: '5' });
+      const honest = '127.0.0.3';
+      const abuser = '127.0.0.2';
+      // Successful requests never spend a budget, however many.
+      for (let i = 0; i < 20; i++) {
+        expect((await postFrom(sut, honest, { query: '{ __typename }' })).status).toBe(200);
+      }
+      for (let i = 0; i < 5; i++) {
+        const refused = await postFrom(sut, abuser, { query: '{ nonsense }' });
+        expect(refused.status).toBe(400);
+        expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      }
+      // Spent: even a valid request of the same source is turned away, and writes nothing.
+      const append = {
+        query: APPEND,
+        variables: { input: { sessionId: 'limited', role: 'USER', content: 'x' } },
+      };
+      const turnedAway = await postFrom(sut, abuser, append);
+      expect(turnedAway.status).toBe(429);
+      expect(turnedAway.errors).toEqual([
+        {
+          message:
+            'Too many refused requests from this address: more than 5 a minute (MAX_REFUSALS_PER_MINUTE). Retry after 12 s.',
+          extensions: { code: 'RATE_LIMITED' },
+        },
+      ]);
+      expect(turnedAway.headers['retry-after']).toBe('12');
+      expect(turnedAway.headers.connection).toBe('close');
+      expect((await postFrom(sut, honest, { query: '{ __typename }' })).status).toBe(200);
+      const stored = await postFrom(sut, honest, {
+        query: '{ session(id: "limited") { messageCount } }',
+      });
+      expect(stored.data).toEqual({ session: null });
+      expect(sut.output().match(/Turning away requests from 127\.0\.0\.2/g)).toHaveLength(1);
+      expect(sut.output()).not.toMatch(/\bERROR\b/);
     },
   );
 });

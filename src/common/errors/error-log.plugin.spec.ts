@@ -13,10 +13,12 @@ async function encounter(
   plugin: ReturnType<typeof errorLogPlugin>,
   errors: GraphQLError[],
   ip = '10.0.0.1',
-): Promise<void> {
+): Promise<Record<string, unknown>> {
   const listener = await plugin.requestDidStart!({} as never);
-  const contextValue = { req: { ip } } as unknown as GraphQLContext;
+  const locals: Record<string, unknown> = {};
+  const contextValue = { req: { ip, res: { locals } } } as unknown as GraphQLContext;
   await listener!.didEncounterErrors!({ errors, contextValue } as never);
+  return locals;
 }
 
 const resolverError = (originalError: Error, path = ['session']) =>
@@ -100,5 +102,12 @@ describe('errorLogPlugin', () => {
     await encounter(plugin, [unauthenticated(), resolverError(new Error('boom'))]);
 
     expect(lines.map((line) => line.level).sort()).toEqual(['error', 'warn']);
+  });
+
+  it("charges refused credentials to the source's refusal budget, and nothing else", async () => {
+    expect(await encounter(plugin, [unauthenticated()])).toEqual({ scribeRefused: true });
+    const mistake = resolverError(ScribeException.invalidInput('input.sessionId', 'bad'));
+    expect(await encounter(plugin, [mistake])).toEqual({});
+    expect(await encounter(plugin, [resolverError(new Error('fault'))])).toEqual({});
   });
 });

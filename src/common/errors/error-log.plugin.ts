@@ -5,6 +5,7 @@ import { type GraphQLContext } from '../graphql/graphql-context.js';
 import { describeError } from './describe-error.js';
 import { errorKind } from './graphql-error.util.js';
 import { type AuthFailureLog } from '../auth/auth-failure-log.js';
+import { markRefused } from '../http/refusal-gate.js';
 import { sourceOf } from '../http/source-address.js';
 
 type ErrorLogger = Pick<Logger, 'error' | 'debug'>;
@@ -12,7 +13,8 @@ type ErrorLogger = Pick<Logger, 'error' | 'debug'>;
 /**
  * The one place a GraphQL request's errors are logged, so that abuse stays quiet and faults
  * stay loud: what a client got wrong is logged at debug without a stack; refused credentials
- * once per request, through the rate-limited AuthFailureLog; a fault of the server's own at
+ * once per request, through the rate-limited AuthFailureLog, and charged to the source's
+ * refusal budget; a fault of the server's own at
  * ERROR with its stack, once.
  */
 export function errorLogPlugin(
@@ -45,6 +47,7 @@ export function errorLogPlugin(
           }
           if (unauthenticated === undefined) return Promise.resolve();
           refusals.refused(sourceOf(contextValue.req), unauthenticated);
+          markRefused(contextValue.req);
           return Promise.resolve();
         },
       }),

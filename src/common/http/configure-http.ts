@@ -1,17 +1,36 @@
 import { type NestExpressApplication } from '@nestjs/platform-express';
-import { type NextFunction, type Request, type Response } from 'express';
+import { json, type NextFunction, type Request, type Response } from 'express';
 import { ScribeConfig } from '../../config/scribe-config.js';
 import { AuthFailureLog } from '../auth/auth-failure-log.js';
 import { Authenticator } from '../auth/authenticator.js';
+import { jsonBodyProblem, queryTooLarge, type BodyRefusal } from '../validation/json-body.js';
+import { refusalGate } from './refusal-gate.js';
 import { sourceOf } from './source-address.js';
 
 /**
- * Body parsing with Scribe's size limit, and plain JSON answers (no stack traces) for the
- * errors the parser raises before a request reaches GraphQL. Shared by main.ts and the tests.
+ * Everything a request meets before GraphQL, cheapest first: the refusal budget of its source,
+ * the body's size and shape (checked on the bytes, before parsing), the query's size, the
+ * caller's credentials; and plain JSON answers (no stack traces) for what is refused on the
+ * way. Shared by main.ts and the tests.
  */
 export function configureHttp(app: NestExpressApplication): void {
   const config = app.get(ScribeConfig);
-  app.useBodyParser('json', { limit: config.maxBodyBytes });
+  app.set('trust proxy', config.trustProxy);
+  app.use('/graphql', refusalGate(config.maxRefusalsPerMinute));
+  const maxQueryBytes = config.queryLimits.maxBytes;
+  // express.json itself, not app.useBodyParser: Nest reserves `verify` for its rawBody option.
+  app.use(
+    json({
+      limit: config.maxBodyBytes,
+      verify: (_request, _response, body, charset) => {
+        // JSON is UTF-8 by its RFC; the rare body declared in another charset is read as such.
+        const bytes =
+          charset === 'utf-8' ? body : Buffer.from(new TextDecoder(charset).decode(body));
+        const refusal = jsonBodyProblem(bytes, maxQueryBytes);
+        if (refusal) throw new RefusedBody(refusal);
+      },
+    }),
+  );
   // The query text is bounded before GraphQL parses it: parsing costs memory and time in
   // proportion to it, whatever the body limit (which must leave room for message content).
   app.use('/graphql', (request: Request, response: Response, next: NextFunction) => {
@@ -23,15 +42,8 @@ export function configureHttp(app: NestExpressApplication): void {
           ? (body as { query?: unknown }).query
           : undefined;
     const bytes = typeof query === 'string' ? Buffer.byteLength(query, 'utf8') : 0;
-    if (bytes <= config.queryLimits.maxBytes) return next();
-    response.status(413).json({
-      errors: [
-        {
-          message: `Query document is ${bytes} bytes; the limit is ${config.queryLimits.maxBytes} (MAX_QUERY_BYTES). Send message data as variables.`,
-          extensions: { code: 'PAYLOAD_TOO_LARGE' },
-        },
-      ],
-    });
+    if (bytes <= maxQueryBytes) return next();
+    refuse(response, { code: 'PAYLOAD_TOO_LARGE', message: queryTooLarge(maxQueryBytes) });
   });
   // The caller is known before GraphQL parses or checks anything: refused credentials cost no
   // work (a typed list of 400,000 items in the variables took seconds to check). The scope
@@ -52,6 +64,7 @@ export function configureHttp(app: NestExpressApplication): void {
   });
   app.use((error: unknown, _request: Request, response: Response, next: NextFunction) => {
     if (response.headersSent) return next(error);
+    if (error instanceof RefusedBody) return refuse(response, error.refusal);
     const status = (error as { status?: number }).status ?? 500;
     const tooLarge = status === 413;
     response.status(status >= 400 && status < 600 ? status : 500).json({
@@ -72,5 +85,22 @@ export function configureHttp(app: NestExpressApplication): void {
         },
       ],
     });
+  });
+}
+
+/** A body refused before parsing; body-parser hands it on to the error handler. */
+class RefusedBody extends Error {
+  readonly status: number;
+  constructor(readonly refusal: BodyRefusal) {
+    super(refusal.message);
+    this.status = STATUS_OF[refusal.code];
+  }
+}
+
+const STATUS_OF = { BAD_USER_INPUT: 400, PAYLOAD_TOO_LARGE: 413 } as const;
+
+function refuse(response: Response, refusal: BodyRefusal): void {
+  response.status(STATUS_OF[refusal.code]).json({
+    errors: [{ message: refusal.message, extensions: { code: refusal.code } }],
   });
 }

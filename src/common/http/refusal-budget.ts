@@ -1,0 +1,70 @@
+/**
+ * How many refused requests each source may cause: `perMinute` at once, refilled at
+ * `perMinute` a minute (a token bucket). A request that is refused costs the server the work
+ * of refusing it, however cheap each refusal is made; a client that sends nothing else, back
+ * to back, would otherwise take as much of the event loop as it likes from everyone else. Once
+ * a source's budget is spent its requests are turned away before they are read, until it has
+ * earned one back. Only refusals are counted, not requests: a well-behaved client never
+ * spends any, however many requests it has in flight (counting every request and giving back
+ * the successful ones, as request-rate limiters do, would refuse a busy honest client).
+ */
+export class RefusalBudget {
+  // Sources with a spent or partly spent budget, oldest first; a full one needs no entry.
+  private readonly sources = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    private readonly perMinute: number,
+    private readonly maxSources = 100_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Whole seconds until `source` may be served again; 0 when it may now (or budgets are off). */
+  retryAfterSeconds(source: string): number {
+    if (this.perMinute === 0) return 0;
+    const tokens = this.tokensOf(source);
+    // To the millisecond first, so that float error never adds a second.
+    return tokens >= 1 ? 0 : Math.ceil(Math.round(((1 - tokens) * 60_000) / this.perMinute) / 1000);
+  }
+
+  /** Spends one refusal of `source`'s budget. */
+  charge(source: string): void {
+    if (this.perMinute === 0) return;
+    const tokens = this.tokensOf(source) - 1;
+    this.sources.delete(source);
+    this.sources.set(source, { tokens, at: this.now() });
+    // Under a flood of distinct sources the oldest entries go first: memory stays bounded,
+    // and a forgotten source only starts over with a full budget.
+    if (this.sources.size > this.maxSources) {
+      this.sources.delete(this.sources.keys().next().value as string);
+    }
+  }
+
+  private tokensOf(source: string): number {
+    const entry = this.sources.get(source);
+    if (!entry) return this.perMinute;
+    const tokens = entry.tokens + ((this.now() - entry.at) * this.perMinute) / 60_000;
+    if (tokens < this.perMinute) return tokens;
+    this.sources.delete(source);
+    return this.perMinute;
+  }
+}
+
+/**
+ * The budget key of an address: IPv4 as is, IPv6 by its /64 network (one host is given a whole
+ * /64, and would otherwise have 2^64 budgets). IPv4-mapped IPv6 counts as its IPv4 address.
+ */
+export function sourceKey(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1];
+  if (!address.includes(':')) return address;
+  const [head, tail = ''] = address.toLowerCase().split('::');
+  const front = head ? head.split(':') : [];
+  const back = tail ? tail.split(':') : [];
+  const groups = address.includes('::')
+    ? [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back]
+    : front;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}

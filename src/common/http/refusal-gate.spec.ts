@@ -1,0 +1,128 @@
+import { EventEmitter } from 'node:events';
+import { type NextFunction, type Request, type Response } from 'express';
+import { LogRateLimit } from '../errors/log-rate-limit.js';
+import { RefusalBudget } from './refusal-budget.js';
+import { markRefused, refusalGate } from './refusal-gate.js';
+
+class FakeResponse extends EventEmitter {
+  statusCode = 200;
+  locals: Record<string, unknown> = {};
+  headers: Record<string, string> = {};
+  body: unknown;
+  setHeader(name: string, value: string) {
+    this.headers[name] = value;
+    return this;
+  }
+  status(code: number) {
+    this.statusCode = code;
+    return this;
+  }
+  json(body: unknown) {
+    this.body = body;
+    return this;
+  }
+  /** Ends the request with `status`, as the rest of the stack would. */
+  finish(status: number) {
+    this.statusCode = status;
+    this.emit('finish');
+  }
+}
+
+function harness(perMinute = 2) {
+  const warnings: string[] = [];
+  const gate = refusalGate(
+    perMinute,
+    new RefusalBudget(perMinute, 100, () => 0),
+    new LogRateLimit(60_000, 10, () => 0),
+    { warn: (line: string) => warnings.push(line) },
+  );
+  const send = (ip = '192.0.2.1') => {
+    const response = new FakeResponse();
+    let passed = false;
+    const next: NextFunction = () => (passed = true);
+    const request = { ip, res: response } as unknown as Request;
+    gate(request, response as unknown as Response, next);
+    return { request, response, passed };
+  };
+  return { send, warnings };
+}
+
+describe('refusalGate', () => {
+  it('passes requests on while the source has budget left', () => {
+    const { send } = harness();
+    const { response, passed } = send();
+    expect(passed).toBe(true);
+    expect(response.body).toBeUndefined();
+  });
+
+  it.each([400, 401, 403, 413, 499])('charges the source for a request answered %i', (status) => {
+    const { send } = harness(1);
+    send().response.finish(status);
+    expect(send().passed).toBe(false);
+  });
+
+  it.each([200, 302, 429, 500, 503])('never charges for a request answered %i', (status) => {
+    const { send } = harness(1);
+    for (let i = 0; i < 5; i++) send().response.finish(status);
+    expect(send().passed).toBe(true);
+  });
+
+  it('turns a spent source away unread: 429, RATE_LIMITED, Retry-After, connection closed', () => {
+    const { send } = harness(2);
+    send().response.finish(400);
+    send().response.finish(400);
+    const { response, passed } = send();
+    expect(passed).toBe(false);
+    expect(response.statusCode).toBe(429);
+    expect(response.headers).toEqual({ 'Retry-After': '30', Connection: 'close' });
+    expect(response.body).toEqual({
+      errors: [
+        {
+          message:
+            'Too many refused requests from this address: more than 2 a minute (MAX_REFUSALS_PER_MINUTE). Retry after 30 s.',
+          extensions: { code: 'RATE_LIMITED' },
+        },
+      ],
+    });
+  });
+
+  it('keeps other sources served, IPv6 hosts by their /64', () => {
+    const { send } = harness(1);
+    send('2001:db8::1').response.finish(400);
+    expect(send('2001:db8::2').passed).toBe(false);
+    expect(send('2001:db8:0:1::1').passed).toBe(true);
+    expect(send('192.0.2.9').passed).toBe(true);
+  });
+
+  it('says once, at WARN, that a source is being turned away', () => {
+    const { send, warnings } = harness(1);
+    send().response.finish(401);
+    for (let i = 0; i < 5; i++) send();
+    expect(warnings).toEqual([
+      'Turning away requests from 192.0.2.1: more than 1 refused requests a minute (MAX_REFUSALS_PER_MINUTE)',
+    ]);
+  });
+
+  it('is a plain pass-through at 0', () => {
+    const { send } = harness(0);
+    for (let i = 0; i < 5; i++) {
+      const { response, passed } = send();
+      expect(passed).toBe(true);
+      response.finish(400);
+      expect(response.listenerCount('finish')).toBe(0);
+    }
+  });
+
+  it('charges a request answered 200 whose credentials were refused (markRefused)', () => {
+    const { send } = harness(1);
+    const first = send();
+    markRefused(first.request);
+    first.response.finish(200);
+    expect(send().passed).toBe(false);
+  });
+
+  it('marks nothing for a request without a response', () => {
+    expect(() => markRefused(undefined)).not.toThrow();
+    expect(() => markRefused({} as Request)).not.toThrow();
+  });
+});
