@@ -1,17 +1,23 @@
 // Shared pieces of `npm run bench`: a started Scribe process and a closed-loop load generator.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** Starts `node dist/main.js` on a free port with a temporary DATA_DIR; resolves when ready. */
-export async function startServer(env = {}) {
+/**
+ * Starts `node dist/main.js` on a free port with a temporary DATA_DIR; resolves when ready.
+ * `nodeArgs` go to node itself (e.g. `--cpu-prof`, which NODE_OPTIONS refuses); `cpu` pins the
+ * server to one CPU; `heapProbe` lets `liveHeap()` read its heap.
+ */
+export async function startServer(env = {}, { nodeArgs = [], cpu, heapProbe = false } = {}) {
+  const probe = heapProbe ? ['--expose-gc', '--import', './bench/heap-probe.js'] : [];
   const dataDir = env.DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'scribe-bench-')));
-  const child = spawn(process.execPath, ['dist/main.js'], {
+  const child = spawn(process.execPath, [...probe, ...nodeArgs, 'dist/main.js'], {
     env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'log', NO_COLOR: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: heapProbe ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
+  if (cpu !== undefined) pinTo(child.pid, cpu);
   let output = '';
   const url = await new Promise((resolve, reject) => {
     const onData = (chunk) => {
@@ -27,12 +33,26 @@ export async function startServer(env = {}) {
     url,
     pid: child.pid,
     dataDir,
+    /**
+     * The server's live heap in bytes, after two full collections; the server must have been
+     * started with `heapProbe: true`.
+     */
+    async liveHeap() {
+      const answer = new Promise((resolve) => child.once('message', resolve));
+      child.send('heap');
+      return (await answer).heapUsed;
+    },
     async stop({ keepData = false } = {}) {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
       if (!keepData) await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Pins a process and every thread it has, and will have, to one CPU (util-linux taskset). */
+export function pinTo(pid, cpu) {
+  execFileSync('taskset', ['-a', '-pc', String(cpu), String(pid)], { stdio: 'ignore' });
 }
 
 /** Resident set size of a process in bytes, from /proc. */
@@ -46,7 +66,15 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
 /** One POST of a GraphQL body; resolves with the parsed JSON answer. */
 export function post(baseUrl, body, path = '/graphql') {
-  const payload = Buffer.from(JSON.stringify(body));
+  return postBytes(baseUrl, Buffer.from(JSON.stringify(body)), path);
+}
+
+/**
+ * One POST of an already serialized body (a client that builds its request once), optionally
+ * from a given local address: all of 127.0.0.0/8 reaches a server on loopback, as distinct
+ * sources.
+ */
+export function postBytes(baseUrl, payload, path = '/graphql', localAddress = undefined) {
   const url = new URL(path, baseUrl);
   return new Promise((resolve, reject) => {
     const request = http.request(
@@ -54,6 +82,7 @@ export function post(baseUrl, body, path = '/graphql') {
       {
         method: 'POST',
         agent,
+        localAddress,
         headers: { 'content-type': 'application/json', 'content-length': payload.length },
       },
       (response) => {

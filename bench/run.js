@@ -7,7 +7,7 @@ import {
   outageThroughput,
   replayRate,
 } from './durability.js';
-import { underAbuse } from './abuse.js';
+import { heapAfterLargeReads, underAbuse } from './abuse.js';
 import { cheapReadsUnderLoad, coldFanOutInProcess, coldFanOutOverHttp } from './gate.js';
 import { fmt, load, startServer } from './lib.js';
 
@@ -86,7 +86,10 @@ const sections = {
     await durableLayerCost(await healthyAppendRate());
     await memoryAtCap();
   },
-  abuse: underAbuse,
+  abuse: async () => {
+    await underAbuse();
+    await heapAfterLargeReads();
+  },
   gate: async () => {
     await coldFanOutInProcess();
     await coldFanOutOverHttp();
