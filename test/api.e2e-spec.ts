@@ -124,6 +124,57 @@ describe.each(databaseKinds())('GraphQL API on %s', (database) => {
     expect(seen).toEqual(Array.from({ length: 25 }, (_, i) => `p${i}`));
   });
 
+  it('ends a page early at MAX_PAGE_BYTES, from the database as from the cache, and goes on from there', async () => {
+    const paged = await createTestApp(database, {
+      SESSION_CACHE_MAX_BYTES: String(1024 * 1024),
+      MAX_PAGE_BYTES: String(64 * 1024),
+    });
+    try {
+      // Messages of 10,000 characters, about 20 kB each by the estimate: four fit in 64 KiB.
+      const messages = (count: number) =>
+        Array.from({ length: count }, (_, i) => ({
+          role: 'USER',
+          content: `${String(i).padStart(4, '0')}${'x'.repeat(9996)}`,
+        }));
+      const APPEND_MANY = `mutation($input: AppendMessagesInput!) { appendMessages(input: $input) { status } }`;
+      // Too large to cache (about 1.2 MB): its pages come from the database.
+      await paged.gql(APPEND_MANY, { input: { sessionId: 'wide', messages: messages(60) } });
+      await paged.gql(APPEND_MANY, { input: { sessionId: 'narrow', messages: messages(10) } });
+      const PAGE = `query($id: ID!, $after: String) { session(id: $id) { messages(first: 1000, after: $after) { pageInfo { hasNextPage endCursor } edges { node { content } } } } }`;
+      for (const [sessionId, count] of [
+        ['wide', 60],
+        ['narrow', 10],
+      ] as const) {
+        const sizes: number[] = [];
+        const seen: string[] = [];
+        let after: string | null = null;
+        for (;;) {
+          const response = await paged.gql(PAGE, { id: sessionId, after });
+          expect(response.errors).toBeUndefined();
+          const connection = response.data.session.messages as {
+            pageInfo: { hasNextPage: boolean; endCursor: string | null };
+            edges: { node: { content: string } }[];
+          };
+          sizes.push(connection.edges.length);
+          seen.push(...connection.edges.map((edge) => edge.node.content.slice(0, 4)));
+          after = connection.pageInfo.endCursor;
+          if (!connection.pageInfo.hasNextPage) break;
+        }
+        expect({ sessionId, seen }).toEqual({
+          sessionId,
+          seen: messages(count).map((message) => message.content.slice(0, 4)),
+        });
+        const full = Math.floor(count / 4);
+        expect({ sessionId, sizes }).toEqual({
+          sessionId,
+          sizes: [...Array<number>(full).fill(4), ...(count % 4 ? [count % 4] : [])],
+        });
+      }
+    } finally {
+      await paged.close();
+    }
+  });
+
   it('pages through sessions, most recently updated first', async () => {
     for (const id of ['list-a', 'list-b', 'list-c']) await append(id, 'x');
     const first = await sut.gql(

@@ -21,6 +21,7 @@ const DEFAULTS = {
   SESSION_RESOLVE_TIMEOUT_MS: 10_000,
   SESSION_CACHE_SIZE: 100,
   SESSION_CACHE_MAX_BYTES: 64 * 1024 * 1024,
+  MAX_PAGE_BYTES: 8 * 1024 * 1024,
   MAX_MESSAGE_BYTES: 1024 * 1024,
   MAX_BODY_BYTES: 16 * 1024 * 1024,
   MAX_QUERY_BYTES: 64 * 1024,
@@ -49,6 +50,7 @@ const INTEGER_VARIABLES = [
   'SESSION_RESOLVE_TIMEOUT_MS',
   'SESSION_CACHE_SIZE',
   'SESSION_CACHE_MAX_BYTES',
+  'MAX_PAGE_BYTES',
   'MAX_MESSAGE_BYTES',
   'MAX_BODY_BYTES',
   'MAX_QUERY_BYTES',
@@ -161,6 +163,18 @@ describe(validateEnvironment.name, () => {
         'SESSION_RESOLVE_CONCURRENCY must not be greater than 64',
       ],
       ['MAX_PENDING_PER_SESSION', '0', 'MAX_PENDING_PER_SESSION must not be less than 1'],
+      ['MAX_PAGE_BYTES', '65535', 'MAX_PAGE_BYTES must not be less than 65536'],
+      ['MAX_PAGE_BYTES', '1073741825', 'MAX_PAGE_BYTES must not be greater than 1073741824'],
+      [
+        'MAX_REFUSALS_PER_MINUTE',
+        '1000001',
+        'MAX_REFUSALS_PER_MINUTE must not be greater than 1000000',
+      ],
+      [
+        'MAX_REFUSALS_PER_MINUTE',
+        '-1',
+        'MAX_REFUSALS_PER_MINUTE must be a whole number (got "-1")',
+      ],
     ])('refuses %s=%s', (key, value, message) => {
       const error = refusal({ [key]: value });
 
@@ -173,6 +187,10 @@ describe(validateEnvironment.name, () => {
       ['SESSION_RESOLVE_CONCURRENCY', '1', 1],
       ['SESSION_RESOLVE_CONCURRENCY', '64', 64],
       ['MAX_PENDING_PER_SESSION', '1', 1],
+      ['MAX_PAGE_BYTES', '65536', 65536],
+      ['MAX_PAGE_BYTES', '1073741824', 1073741824],
+      ['MAX_REFUSALS_PER_MINUTE', '0', 0],
+      ['MAX_REFUSALS_PER_MINUTE', '1000000', 1000000],
     ])('accepts %s=%s at the edge', (key, value, expected) => {
       expect(validateEnvironment({ [key]: value })).toMatchObject({ [key]: expected });
     });

@@ -88,6 +88,15 @@ export class Environment {
   @Max(64 * 1024 * 1024 * 1024)
   SESSION_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 
+  /**
+   * Estimated bytes (as SESSION_CACHE_MAX_BYTES counts them) of one page of messages: past it a
+   * page ends early, with hasNextPage, however small its `first`.
+   */
+  @IsInt()
+  @Min(64 * 1024)
+  @Max(1024 * 1024 * 1024)
+  MAX_PAGE_BYTES = 8 * 1024 * 1024;
+
   @IsInt()
   @Min(1)
   @Max(256 * 1024 * 1024)
@@ -199,6 +208,7 @@ const INTEGER_KEYS = new Set([
   'SESSION_RESOLVE_TIMEOUT_MS',
   'SESSION_CACHE_SIZE',
   'SESSION_CACHE_MAX_BYTES',
+  'MAX_PAGE_BYTES',
   'MAX_MESSAGE_BYTES',
   'MAX_BODY_BYTES',
   'MAX_QUERY_BYTES',

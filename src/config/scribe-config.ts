@@ -32,6 +32,7 @@ export class ScribeConfig {
   readonly sessionResolveTimeoutMs: number;
   readonly sessionCacheSize: number;
   readonly sessionCacheMaxBytes: number;
+  readonly maxPageBytes: number;
   readonly maxMessageBytes: number;
   readonly maxBodyBytes: number;
   readonly queryLimits: QueryLimitSettings;
@@ -70,6 +71,7 @@ export class ScribeConfig {
     this.sessionResolveTimeoutMs = get('SESSION_RESOLVE_TIMEOUT_MS');
     this.sessionCacheSize = get('SESSION_CACHE_SIZE');
     this.sessionCacheMaxBytes = get('SESSION_CACHE_MAX_BYTES');
+    this.maxPageBytes = get('MAX_PAGE_BYTES');
     this.maxMessageBytes = get('MAX_MESSAGE_BYTES');
     this.maxBodyBytes = get('MAX_BODY_BYTES');
     this.queryLimits = {

@@ -2,12 +2,30 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository } from 'typeorm';
 import { type MessageRecord } from '../message/message-record.js';
-import { recordBytes, type FullSession, type SessionRecord } from '../message/session-record.js';
+import {
+  RECORD_OVERHEAD_BYTES,
+  recordBytes,
+  type FullSession,
+  type SessionRecord,
+} from '../message/session-record.js';
+import { itemsWithin, type BoundedPage } from '../common/pagination/byte-bounded-page.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { messageRecordFromEntity, sessionRecordFromEntity } from './record-mappers.js';
 
 const FULL_LOAD_PAGE_ROWS = 100;
+
+// recordBytes, in SQL: a fixed overhead and two bytes per character of the strings, JSON as
+// its stored text. (SQL counts characters, JavaScript UTF-16 units: an estimate either way.)
+const ESTIMATED_RECORD_BYTES = `${RECORD_OVERHEAD_BYTES} + 2 * (length(message.id) + length(message.session_id) + length(message.order_key) + length(message.content) + ${[
+  'client_message_id',
+  'tool_name',
+  'tool_call_id',
+  'tool_calls',
+  'metadata',
+]
+  .map((column) => `coalesce(length(message.${column}), 0)`)
+  .join(' + ')})`;
 
 /** A place in the session list: most recently updated first, ties broken by id. */
 export interface SessionListPosition {
@@ -80,6 +98,46 @@ export class SessionQueries {
       .limit(first + 1);
     if (after !== undefined) query.andWhere('message.order_key > :after', { after });
     return (await query.getMany()).map(messageRecordFromEntity);
+  }
+
+  /**
+   * A page of a transcript after the order key `after`: up to `first` messages, fewer once they
+   * reach `maxBytes` as recordBytes estimates them (see itemsWithin). The sizes are read first,
+   * without the rows, so that a page of large messages is never fetched whole: what a page
+   * holds in memory is bounded by `maxBytes` and one message.
+   */
+  async pageOfMessages(
+    sessionId: string,
+    first: number,
+    after: string | undefined,
+    maxBytes: number,
+  ): Promise<BoundedPage<MessageRecord>> {
+    const sizes = this.messages
+      .createQueryBuilder('message')
+      .select('message.order_key', 'key')
+      .addSelect(ESTIMATED_RECORD_BYTES, 'bytes')
+      .where('message.session_id = :sessionId', { sessionId })
+      .orderBy('message.order_key', 'ASC')
+      .limit(first + 1);
+    if (after !== undefined) sizes.andWhere('message.order_key > :after', { after });
+    const rows = await sizes.getRawMany<{ key: string; bytes: number | string }>();
+    const count = itemsWithin(
+      rows.slice(0, first).map((row) => Number(row.bytes)),
+      first,
+      maxBytes,
+    );
+    if (count === 0) return { items: [], more: false };
+    // A message journaled earlier may be stored between the two reads, inside the range: the
+    // limit keeps the page to the count that was sized.
+    const entities = await this.messages
+      .createQueryBuilder('message')
+      .where('message.session_id = :sessionId', { sessionId })
+      .andWhere('message.order_key >= :from', { from: rows[0].key })
+      .andWhere('message.order_key <= :to', { to: rows[count - 1].key })
+      .orderBy('message.order_key', 'ASC')
+      .limit(count)
+      .getMany();
+    return { items: entities.map(messageRecordFromEntity), more: rows.length > count };
   }
 
   /** Stored messages of a session with any of these client ids. */

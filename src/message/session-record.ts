@@ -23,7 +23,7 @@ export interface FullSession {
 }
 
 // A record's fixed cost on the heap (the object, its numbers, short strings' headers).
-const RECORD_OVERHEAD_BYTES = 200;
+export const RECORD_OVERHEAD_BYTES = 200;
 
 /**
  * About how many heap bytes a loaded record holds: two per UTF-16 unit of its strings, its JSON

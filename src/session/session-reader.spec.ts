@@ -3,6 +3,7 @@ import { type SessionQueries } from '../database/session-queries.js';
 import { deferred, type Deferred } from '../common/testing/deferred.js';
 import { type FullSession } from '../message/session-record.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { SessionReader } from './session-reader.js';
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -59,5 +60,52 @@ describe(SessionReader.name, () => {
     release('a');
     release('b');
     await Promise.all(reads);
+  });
+
+  describe('pages', () => {
+    const MAX_PAGE_BYTES = 65536;
+    const pageReader = (queries: Partial<SessionQueries> = {}) =>
+      new SessionReader(
+        queries as SessionQueries,
+        ScribeConfig.fromVariables({ MAX_PAGE_BYTES: String(MAX_PAGE_BYTES) }),
+        new MetricsService(),
+      );
+    // recordBytes of each: 200 + 2 × (id, session, key and 10,000 characters) ≈ 20.3 kB; a
+    // fourth one is taken at 61 kB < 64 KiB, a fifth is not.
+    const transcript = Array.from({ length: 8 }, () => acceptedRecord('s', 'x'.repeat(10_000)));
+
+    it('pages a transcript in memory up to MAX_PAGE_BYTES, then says more follow', () => {
+      const page = pageReader().transcriptPage(transcript, 1000);
+      expect(page.items).toEqual(transcript.slice(0, 4));
+      expect(page.more).toBe(true);
+    });
+
+    it('pages from just after the cursor, to the end', () => {
+      const reader = pageReader();
+      expect(reader.transcriptPage(transcript, 2, transcript[2].orderKey)).toEqual({
+        items: transcript.slice(3, 5),
+        more: true,
+      });
+      expect(reader.transcriptPage(transcript, 1000, transcript[5].orderKey)).toEqual({
+        items: transcript.slice(6),
+        more: false,
+      });
+      expect(reader.transcriptPage(transcript, 10, transcript[7].orderKey)).toEqual({
+        items: [],
+        more: false,
+      });
+    });
+
+    it('reads a page from the database with the MAX_PAGE_BYTES bound', async () => {
+      const calls: unknown[][] = [];
+      const reader = pageReader({
+        pageOfMessages: (...args: unknown[]) => {
+          calls.push(args);
+          return Promise.resolve({ items: [], more: false });
+        },
+      } as Partial<SessionQueries>);
+      await reader.messagePage('s', 7, 'k');
+      expect(calls).toEqual([['s', 7, 'k', MAX_PAGE_BYTES]]);
+    });
   });
 });

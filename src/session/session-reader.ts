@@ -5,7 +5,8 @@ import { ScribeConfig } from '../config/scribe-config.js';
 import { SessionQueries, type SessionListPosition } from '../database/session-queries.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { MessagesStored, WriteFailed } from '../message/message-events.js';
-import { type FullSession, type SessionRecord } from '../message/session-record.js';
+import { recordBytes, type FullSession, type SessionRecord } from '../message/session-record.js';
+import { boundedPage, type BoundedPage } from '../common/pagination/byte-bounded-page.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { SessionResolveGate, type SessionResolveGateStatus } from './session-resolve-gate.js';
 
@@ -17,12 +18,14 @@ import { SessionResolveGate, type SessionResolveGateStatus } from './session-res
 export class SessionReader {
   private readonly gate: SessionResolveGate;
   private readonly turns = new WeakMap<object, Mutex>();
+  private readonly maxPageBytes: number;
 
   constructor(
     private readonly queries: SessionQueries,
     config: ScribeConfig,
     metrics: MetricsService,
   ) {
+    this.maxPageBytes = config.maxPageBytes;
     this.gate = new SessionResolveGate(
       {
         // A transcript too large to cache is not loaded whole: it is read page by page.
@@ -73,8 +76,28 @@ export class SessionReader {
     return this.queries.countSessions();
   }
 
-  messagePage(sessionId: string, first: number, after?: string): Promise<MessageRecord[]> {
-    return this.queries.listMessages(sessionId, first, after);
+  /** A page of a session straight from the database, bounded by MAX_PAGE_BYTES. */
+  messagePage(
+    sessionId: string,
+    first: number,
+    after?: string,
+  ): Promise<BoundedPage<MessageRecord>> {
+    return this.queries.pageOfMessages(sessionId, first, after, this.maxPageBytes);
+  }
+
+  /** A page of a transcript already in memory, bounded as a page from the database is. */
+  transcriptPage(
+    transcript: readonly MessageRecord[],
+    first: number,
+    after?: string,
+  ): BoundedPage<MessageRecord> {
+    let start = 0;
+    if (after !== undefined) {
+      start = transcript.findIndex((message) => message.orderKey > after);
+      if (start < 0) start = transcript.length;
+    }
+    const rows = transcript.slice(start, start + first + 1);
+    return boundedPage(rows, first, this.maxPageBytes, recordBytes);
   }
 
   /** Write-through from the write path: keeps a cached copy current after a write. */

@@ -10,7 +10,7 @@ import {
   type GraphQLResolveInfo,
   type SelectionNode,
 } from 'graphql';
-import { toConnection, type Connection } from '../common/pagination/connection.js';
+import { pageConnection, toConnection, type Connection } from '../common/pagination/connection.js';
 import { PageArgs } from '../common/pagination/page.args.js';
 import { toMessageModel } from '../common/graphql/message.mapper.js';
 import { Message } from '../common/graphql/models/message.model.js';
@@ -86,35 +86,12 @@ export class SessionResolver {
     @Parent() session: ResolvedSession,
     @Args() page: PageArgs,
   ): Promise<Connection<Message>> {
+    const after = page.after ? decodeMessageCursor(page.after) : undefined;
     const rows = session.transcript
-      ? pageOf(session.transcript, page.first, page.after)
-      : await this.reader.messagePage(
-          session.id,
-          page.first,
-          page.after ? decodeMessageCursor(page.after) : undefined,
-        );
-    return toConnection(
-      rows,
-      page.first,
-      session.messageCount,
-      (row) => row.orderKey,
-      toMessageModel,
-    );
+      ? this.reader.transcriptPage(session.transcript, page.first, after)
+      : await this.reader.messagePage(session.id, page.first, after);
+    return pageConnection(rows, session.messageCount, (row) => row.orderKey, toMessageModel);
   }
-}
-
-function pageOf(
-  transcript: MessageRecord[],
-  first: number,
-  after?: string | null,
-): MessageRecord[] {
-  let start = 0;
-  if (after) {
-    const afterKey = decodeMessageCursor(after);
-    start = transcript.findIndex((message) => message.orderKey > afterKey);
-    if (start < 0) start = transcript.length;
-  }
-  return transcript.slice(start, start + first + 1);
 }
 
 /**

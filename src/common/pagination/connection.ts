@@ -1,5 +1,6 @@
 import { type Type } from '@nestjs/common';
 import { Field, Int, ObjectType } from '@nestjs/graphql';
+import { type BoundedPage } from './byte-bounded-page.js';
 import { encodeCursor } from './cursor.js';
 import { PageInfo } from './page-info.model.js';
 
@@ -55,12 +56,26 @@ export function toConnection<Row, Node>(
   keyOf: (row: Row) => string,
   toNode: (row: Row) => Node,
 ): Connection<Node> {
-  const page = rows.slice(0, first);
-  const edges = page.map((row) => ({ cursor: encodeCursor(keyOf(row)), node: toNode(row) }));
+  return pageConnection(
+    { items: rows.slice(0, first), more: rows.length > first },
+    totalCount,
+    keyOf,
+    toNode,
+  );
+}
+
+/** The connection of a page whose items, and whether more follow, are already known. */
+export function pageConnection<Row, Node>(
+  page: BoundedPage<Row>,
+  totalCount: number,
+  keyOf: (row: Row) => string,
+  toNode: (row: Row) => Node,
+): Connection<Node> {
+  const edges = page.items.map((row) => ({ cursor: encodeCursor(keyOf(row)), node: toNode(row) }));
   return {
     edges,
     pageInfo: {
-      hasNextPage: rows.length > first,
+      hasNextPage: page.more,
       endCursor: edges.length > 0 ? edges[edges.length - 1].cursor : null,
     },
     totalCount,
