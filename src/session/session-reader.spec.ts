@@ -103,7 +103,7 @@ describe(SessionReader.name, () => {
           calls.push(args);
           return Promise.resolve({ items: [], more: false });
         },
-      } as Partial<SessionQueries>);
+      });
       await reader.messagePage('s', 7, 'k');
       expect(calls).toEqual([['s', 7, 'k', MAX_PAGE_BYTES]]);
     });
