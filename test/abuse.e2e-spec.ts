@@ -161,6 +161,38 @@ const ATTACKS: Attack[] = [
     code: 'BAD_USER_INPUT',
   },
   {
+    name: 'a batch of 400,000 messages (a list past MAX_INPUT_LIST_ITEMS)',
+    send: (sut) =>
+      sut.gql(APPEND_MANY, {
+        input: {
+          sessionId: 'victim',
+          messages: Array.from({ length: 400_000 }, () => ({ role: 'USER', content: 'x' })),
+        },
+      }),
+    status: 400,
+    code: 'BAD_USER_INPUT',
+  },
+  {
+    name: 'a body declared UTF-16 (the checks on its bytes would not read it)',
+    send: async (sut) => {
+      const response = await request(sut.url)
+        .post('/graphql')
+        .set('content-type', 'application/json; charset=utf-16')
+        .send(Buffer.from(JSON.stringify({ query: '{ __typename }' }), 'utf16le'));
+      const parsed = response.body ?? {};
+      return { status: response.status, data: parsed.data, errors: parsed.errors, body: parsed };
+    },
+    status: 415,
+    code: 'UNSUPPORTED_MEDIA_TYPE',
+  },
+  {
+    name: 'a second value after the body (its counts must not start over)',
+    send: (sut) =>
+      postRaw(sut, `{"query":"{ __typename }"}}${JSON.stringify({ a: keys(60_000) })}`),
+    status: 400,
+    code: 'BAD_REQUEST',
+  },
+  {
     name: 'toolCalls nested 10,000 levels deep',
     send: (sut) =>
       postRaw(

@@ -375,9 +375,30 @@ describe(ScribeConfig.name, () => {
       expect(ScribeConfig.fromVariables({ TRUST_PROXY: '' }).trustProxy).toBe(false);
     });
 
-    it.each(['a b', '1;2', 'loopback,', '$(x)'])('refuses %p naming the variable', (value) => {
-      expect(refusal({ TRUST_PROXY: value }).message).toContain('TRUST_PROXY must be');
+    it.each([
+      'a b',
+      '1;2',
+      'loopback,',
+      '$(x)',
+      'true',
+      'foo',
+      '10.0.0.0/33',
+      '::1/129',
+      '10.0.0.1/8/1',
+      '10.0.0.0/x',
+      '1.2.3.4, 1.2.3',
+    ])('refuses %p, in one line naming the variable', (value) => {
+      expect(refusal({ TRUST_PROXY: value }).message).toBe(
+        'TRUST_PROXY must be a number of proxies or a comma-separated list of addresses, subnets or loopback, linklocal, uniquelocal',
+      );
     });
+
+    it.each(['10.0.0.0/32', '::1/128', 'fc00::/7, linklocal', '2001:db8::1', '0'])(
+      'accepts %p',
+      (value) => {
+        expect(validateEnvironment({ TRUST_PROXY: value }).TRUST_PROXY).toBe(value);
+      },
+    );
   });
 
   it('passes MAX_REFUSALS_PER_MINUTE on, 0 included', () => {

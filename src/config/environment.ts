@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { plainToInstance } from 'class-transformer';
 import {
   IsIn,
@@ -145,10 +146,7 @@ export class Environment {
    * `loopback`, comma-separated) stand in front, so that the source address is the client's.
    */
   @IsOptional()
-  @Matches(/^(\d+|[\w.:/]+(\s*,\s*[\w.:/]+)*)$/, {
-    message:
-      'TRUST_PROXY must be a number of proxies or a comma-separated list of addresses, subnets or loopback, linklocal, uniquelocal',
-  })
+  @IsString()
   TRUST_PROXY?: string;
 
   @IsOptional()
@@ -257,5 +255,26 @@ export function validateEnvironment(raw: Record<string, unknown>): Environment {
         `(${environment.MAX_MESSAGE_BYTES + BODY_ROOM_BYTES}); got ${environment.MAX_BODY_BYTES}`,
     );
   }
+  const proxy = environment.TRUST_PROXY;
+  if (
+    proxy &&
+    !/^\d+$/.test(proxy) &&
+    !proxy.split(',').every((entry) => isProxyEntry(entry.trim()))
+  ) {
+    throw new InvalidEnvironmentError(TRUST_PROXY_RULE);
+  }
   return environment;
+}
+
+const TRUST_PROXY_RULE =
+  'TRUST_PROXY must be a number of proxies or a comma-separated list of addresses, subnets or loopback, linklocal, uniquelocal';
+
+/** An address, a subnet (address/prefix) or one of Express's names, as `trust proxy` takes. */
+function isProxyEntry(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const [address, prefix, more] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || more !== undefined) return false;
+  if (prefix === undefined) return true;
+  return /^\d+$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }

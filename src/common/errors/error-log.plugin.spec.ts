@@ -104,10 +104,15 @@ describe('errorLogPlugin', () => {
     expect(lines.map((line) => line.level).sort()).toEqual(['error', 'warn']);
   });
 
-  it("charges refused credentials to the source's refusal budget, and nothing else", async () => {
+  it("charges what refuses the client to its source's refusal budget, and nothing else", async () => {
     expect(await encounter(plugin, [unauthenticated()])).toEqual({ scribeRefused: true });
     const mistake = resolverError(ScribeException.invalidInput('input.sessionId', 'bad'));
-    expect(await encounter(plugin, [mistake])).toEqual({});
+    expect(await encounter(plugin, [mistake])).toEqual({ scribeRefused: true });
+    expect(await encounter(plugin, [new GraphQLError('Cannot query field "x"')])).toEqual({
+      scribeRefused: true,
+    });
     expect(await encounter(plugin, [resolverError(new Error('fault'))])).toEqual({});
+    const busy = new ScribeException(ScribeErrorCode.SessionResolveTimeout, 'waited too long');
+    expect(await encounter(plugin, [resolverError(busy)])).toEqual({});
   });
 });

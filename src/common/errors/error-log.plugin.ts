@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { type GraphQLContext } from '../graphql/graphql-context.js';
 import { describeError } from './describe-error.js';
-import { errorKind } from './graphql-error.util.js';
+import { errorKind, refusesClient } from './graphql-error.util.js';
 import { type AuthFailureLog } from '../auth/auth-failure-log.js';
 import { markRefused } from '../http/refusal-gate.js';
 import { sourceOf } from '../http/source-address.js';
@@ -13,10 +13,11 @@ type ErrorLogger = Pick<Logger, 'error' | 'debug'>;
 /**
  * The one place a GraphQL request's errors are logged, so that abuse stays quiet and faults
  * stay loud: what a client got wrong is logged at debug without a stack; refused credentials
- * once per request, through the rate-limited AuthFailureLog, and charged to the source's
- * refusal budget; a fault of the server's own at
+ * once per request, through the rate-limited AuthFailureLog; a fault of the server's own at
  * ERROR with its stack, once.
  */
+/** Also marks a request whose errors refuse what its client sent (refusesClient), so that its
+ * source's refusal budget pays for it however it is answered. */
 export function errorLogPlugin(
   refusals: Pick<AuthFailureLog, 'refused'>,
   logger: ErrorLogger = new Logger('GraphQLErrors'),
@@ -27,6 +28,7 @@ export function errorLogPlugin(
         didEncounterErrors: ({ errors, contextValue }) => {
           let unauthenticated: string | undefined;
           let refused: string | undefined;
+          if (errors.some(refusesClient)) markRefused(contextValue.req);
           for (const error of errors) {
             const kind = errorKind(error);
             const original = unwrapResolverError(error);
@@ -47,7 +49,6 @@ export function errorLogPlugin(
           }
           if (unauthenticated === undefined) return Promise.resolve();
           refusals.refused(sourceOf(contextValue.req), unauthenticated);
-          markRefused(contextValue.req);
           return Promise.resolve();
         },
       }),

@@ -7,7 +7,12 @@ import {
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { CapturingLogger } from '../testing/capturing-logger.js';
 import { queryTooComplexError } from '../graphql/query-limits.js';
-import { errorKind, formatGraphQLError, graphqlCodeFor } from './graphql-error.util.js';
+import {
+  errorKind,
+  formatGraphQLError,
+  graphqlCodeFor,
+  refusesClient,
+} from './graphql-error.util.js';
 import { ScribeErrorCode } from './scribe-error-code.js';
 import { ScribeException } from './scribe.exception.js';
 import { ClientClosedRequestError } from '../http/request-abort-signal.js';
@@ -282,6 +287,31 @@ describe(formatGraphQLError.name, () => {
       expect(result.extensions?.stacktrace).toEqual(
         expect.arrayContaining([expect.stringContaining('graphql-error.util.spec')]),
       );
+    });
+  });
+
+  describe('refusesClient', () => {
+    it.each([
+      [ScribeErrorCode.InvalidInput, true],
+      [ScribeErrorCode.Unauthenticated, true],
+      [ScribeErrorCode.Forbidden, true],
+      [ScribeErrorCode.QueryTooExpensive, true],
+      [ScribeErrorCode.SessionResolveTimeout, false],
+      [ScribeErrorCode.ShuttingDown, false],
+      [ScribeErrorCode.MessageRefused, false],
+    ])('says a ScribeException with code %s refuses the client: %p', (code, expected) => {
+      const exception = new ScribeException(code, 'x');
+      expect(refusesClient(exception)).toBe(expected);
+      expect(refusesClient(resolverError(exception))).toBe(expected);
+    });
+
+    it('counts request errors and client errors of Nest, never faults or a client gone away', () => {
+      expect(refusesClient(new GraphQLError('Cannot query field "nope"'))).toBe(true);
+      expect(refusesClient(queryTooComplexError('too deep'))).toBe(true);
+      expect(refusesClient(resolverError(new BadRequestException('bad')))).toBe(true);
+      expect(refusesClient(resolverError(new Error('boom')))).toBe(false);
+      expect(refusesClient(resolverError(new InternalServerErrorException()))).toBe(false);
+      expect(refusesClient(resolverError(new ClientClosedRequestError()))).toBe(false);
     });
   });
 });

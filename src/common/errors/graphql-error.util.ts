@@ -65,6 +65,25 @@ export function errorKind(error: unknown): ErrorKind {
   return 'fault';
 }
 
+// Domain errors that are the client's doing, as against the server's state (a timeout while
+// waiting for a slot, a shutdown, a database that refused a write).
+const CLIENTS_DOING = new Set([
+  ScribeErrorCode.InvalidInput,
+  ScribeErrorCode.Unauthenticated,
+  ScribeErrorCode.Forbidden,
+  ScribeErrorCode.QueryTooExpensive,
+]);
+
+/**
+ * Whether an error refuses what the client sent: input, credentials or a query it may not
+ * run. These spend the source's refusal budget even when the answer is HTTP 200.
+ */
+export function refusesClient(error: unknown): boolean {
+  const original = unwrapResolverError(error);
+  if (original instanceof ScribeException) return CLIENTS_DOING.has(original.code);
+  return errorKind(error) === 'client' && !(original instanceof ClientClosedRequestError);
+}
+
 /**
  * Apollo's `formatError`: domain errors get their mapped code, request errors keep theirs,
  * anything else becomes a generic INTERNAL_SERVER_ERROR (logged once, by errorLogPlugin).

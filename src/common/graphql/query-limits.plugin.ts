@@ -8,6 +8,7 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import { getComplexity } from 'graphql-query-complexity';
+import { inputListTooLongError, oversizedInputList } from './input-lists.js';
 import {
   MAX_MESSAGES_PER_QUERY,
   MAX_QUERY_DEPTH,
@@ -95,7 +96,8 @@ function costVaries(document: DocumentNode): boolean {
 }
 
 /**
- * Refuses, before anything runs, queries that are too deep or could read too much. Apollo
+ * Refuses, before anything runs, variables with a list past MAX_INPUT_LIST_ITEMS, and queries
+ * that are too deep or could read too much. Apollo
  * hands the same parsed document to every request with the same text, so the verdict on a
  * document whose cost no variable can change is worked out once, from variables that fit.
  * One whose cost they can change (a `first`, an `@include(if: $x)`) is costed for each
@@ -106,7 +108,10 @@ export function queryLimitsPlugin(maxFullReads: number): ApolloServerPlugin {
   return {
     requestDidStart: () =>
       Promise.resolve({
-        didResolveOperation: ({ request, document, schema }) => {
+        didResolveOperation: ({ request, document, schema, operation }) => {
+          // Before anything coerces the variables: that is where an oversized list costs.
+          const oversized = operation && oversizedInputList(schema, operation, request.variables);
+          if (oversized) return Promise.reject(inputListTooLongError(oversized));
           let byOperation = verdicts.get(document);
           let reason = byOperation?.get(request.operationName);
           if (!byOperation?.has(request.operationName)) {

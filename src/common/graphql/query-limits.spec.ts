@@ -118,6 +118,7 @@ const schema = buildSchema(`
   type Query {
     session(id: ID!): Session
     sessions(first: Int, after: String): SessionConnection!
+    some(ids: [ID!]): Boolean
   }
   type Session {
     id: ID!
@@ -292,12 +293,25 @@ describe(queryLimitsPlugin.name, () => {
         request: { query: text, variables },
         document,
         schema,
+        operation: document.definitions[0],
       } as never);
       return undefined;
     } catch (error) {
       return (error as Error).message;
     }
   };
+
+  it('refuses a list variable past MAX_INPUT_LIST_ITEMS before anything coerces it', async () => {
+    const plugin = queryLimitsPlugin(10);
+    const text = 'query($ids: [ID!]) { some(ids: $ids) }';
+    const document = parse(text);
+    const ids = (count: number) => ({ ids: Array.from({ length: count }, String) });
+
+    expect(await verdictFor(plugin, text, document, ids(1000))).toBeUndefined();
+    expect(await verdictFor(plugin, text, document, ids(1001))).toBe(
+      'ids holds 1001 items; a list may hold at most 1000',
+    );
+  });
 
   it("costs an operation with variables for each request's own, never from a cached verdict", async () => {
     const plugin = queryLimitsPlugin(10);

@@ -16,17 +16,23 @@ import { sourceOf } from './source-address.js';
 export function configureHttp(app: NestExpressApplication): void {
   const config = app.get(ScribeConfig);
   app.set('trust proxy', config.trustProxy);
-  app.use('/graphql', refusalGate(config.maxRefusalsPerMinute));
+  // On every path: a probe of paths that do not exist is refused (404) as much as a bad query.
+  app.use(refusalGate(config.maxRefusalsPerMinute));
   const maxQueryBytes = config.queryLimits.maxBytes;
-  // express.json itself, not app.useBodyParser: Nest reserves `verify` for its rawBody option.
+  // Bodies are read for /graphql only: no other route takes one. express.json itself, not
+  // app.useBodyParser: Nest reserves `verify` for its rawBody option.
   app.use(
+    '/graphql',
     json({
       limit: config.maxBodyBytes,
       verify: (_request, _response, body, charset) => {
-        // JSON is UTF-8 by its RFC; the rare body declared in another charset is read as such.
-        const bytes =
-          charset === 'utf-8' ? body : Buffer.from(new TextDecoder(charset).decode(body));
-        const refusal = jsonBodyProblem(bytes, maxQueryBytes);
+        const refusal =
+          charset === 'utf-8'
+            ? jsonBodyProblem(body, maxQueryBytes)
+            : ({
+                code: 'UNSUPPORTED_MEDIA_TYPE',
+                message: `JSON request bodies must be UTF-8 (RFC 8259); this one is declared ${charset}`,
+              } as const);
         if (refusal) throw new RefusedBody(refusal);
       },
     }),
@@ -97,7 +103,11 @@ class RefusedBody extends Error {
   }
 }
 
-const STATUS_OF = { BAD_USER_INPUT: 400, PAYLOAD_TOO_LARGE: 413 } as const;
+const STATUS_OF = {
+  BAD_USER_INPUT: 400,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+} as const;
 
 function refuse(response: Response, refusal: BodyRefusal): void {
   response.status(STATUS_OF[refusal.code]).json({

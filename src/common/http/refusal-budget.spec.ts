@@ -99,6 +99,13 @@ describe('sourceKey', () => {
     ['fe80::1:2:3:4', 'fe80:0:0:0::/64'],
     ['1:2:3::', '1:2:3:0::/64'],
     ['1:2:3:4:5::', '1:2:3:4::/64'],
+    ['64:ff9b::192.0.2.7', '192.0.2.7'],
+    ['::192.0.2.7', '192.0.2.7'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    ['not an address', 'not-an-address'],
+    ['x'.repeat(12_000), 'not-an-address'],
+    ['', 'not-an-address'],
+    ['1.2.3', 'not-an-address'],
   ])('keys %p as %p', (address, key) => {
     expect(sourceKey(address)).toBe(key);
   });

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 /**
  * How many refused requests each source may cause: `perMinute` at once, refilled at
  * `perMinute` a minute (a token bucket). A request that is refused costs the server the work
@@ -51,12 +53,16 @@ export class RefusalBudget {
 
 /**
  * The budget key of an address: IPv4 as is, IPv6 by its /64 network (one host is given a whole
- * /64, and would otherwise have 2^64 budgets). IPv4-mapped IPv6 counts as its IPv4 address.
+ * /64, and would otherwise have 2^64 budgets). An IPv6 address that carries an IPv4 one in
+ * dotted form (mapped, NAT64, compatible) counts as that IPv4 address. Anything that is not an
+ * address (a forged X-Forwarded-For behind a misconfigured proxy) shares one key.
  */
 export function sourceKey(address: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return mapped[1];
-  if (!address.includes(':')) return address;
+  const family = isIP(address);
+  if (family === 4) return address;
+  if (family !== 6) return NOT_AN_ADDRESS;
+  const embedded = /:(\d+\.\d+\.\d+\.\d+)$/.exec(address);
+  if (embedded) return embedded[1];
   const [head, tail = ''] = address.toLowerCase().split('::');
   const front = head ? head.split(':') : [];
   const back = tail ? tail.split(':') : [];
@@ -68,3 +74,5 @@ export function sourceKey(address: string): string {
     .map((group) => group.replace(/^0+(?=.)/, ''))
     .join(':')}::/64`;
 }
+
+const NOT_AN_ADDRESS = 'not-an-address';

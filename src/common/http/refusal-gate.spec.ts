@@ -25,6 +25,12 @@ class FakeResponse extends EventEmitter {
   finish(status: number) {
     this.statusCode = status;
     this.emit('finish');
+    this.emit('close');
+  }
+  /** The connection goes away after `status` was set, before the answer was written. */
+  abort(status: number) {
+    this.statusCode = status;
+    this.emit('close');
   }
 }
 
@@ -109,7 +115,7 @@ describe('refusalGate', () => {
       const { response, passed } = send();
       expect(passed).toBe(true);
       response.finish(400);
-      expect(response.listenerCount('finish')).toBe(0);
+      expect(response.listenerCount('close')).toBe(0);
     }
   });
 
@@ -124,5 +130,17 @@ describe('refusalGate', () => {
   it('marks nothing for a request without a response', () => {
     expect(() => markRefused(undefined)).not.toThrow();
     expect(() => markRefused({} as Request)).not.toThrow();
+  });
+
+  it('charges a refusal whose client went away before it was written', () => {
+    const { send } = harness(1);
+    send().response.abort(400);
+    expect(send().passed).toBe(false);
+  });
+
+  it('never charges a client that went away from a request that was not refused', () => {
+    const { send } = harness(1);
+    for (let i = 0; i < 5; i++) send().response.abort(200);
+    expect(send().passed).toBe(true);
   });
 });

@@ -57,7 +57,9 @@ export function refusalGate(
       });
       return;
     }
-    response.once('finish', () => {
+    // On close, not finish: a client that goes away before its refusal is written has cost
+    // the refusing all the same (the status is set before the write fails).
+    response.once('close', () => {
       if (isRefusal(response)) budget.charge(source);
     });
     next();

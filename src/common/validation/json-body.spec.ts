@@ -164,4 +164,37 @@ describe('jsonBodyProblem: the query document', () => {
     expect(jsonBodyProblem(Buffer.from(raw), decoded)).toBeUndefined();
     expect(jsonBodyProblem(Buffer.from(raw), decoded - 1)?.code).toBe('PAYLOAD_TOO_LARGE');
   });
+
+  it('counts only the escapes of the query itself, not those of strings after it', () => {
+    const body = `{"query":"${'q'.repeat(QUERY_LIMIT + 1)}","x":"${'\\n'.repeat(50)}"}`;
+    expect(refusalOf(body)).toEqual(TOO_LARGE);
+  });
+
+  it('measures no query string that is short in its raw form: one search per string', () => {
+    const pairs = Array.from({ length: 500 }, () => '"query":"\\n"').join(',');
+    const bytes = Buffer.from(`{${pairs},"x":"${'y'.repeat(QUERY_LIMIT * 3)}"}`);
+    const search = jest.spyOn(bytes, 'indexOf');
+    expect(jsonBodyProblem(bytes, QUERY_LIMIT)).toBeUndefined();
+    expect(search.mock.calls.length).toBe(1002);
+  });
+});
+
+describe('jsonBodyProblem: what follows the top-level value', () => {
+  it('stops where the top-level value ends: the parser refuses anything after it', () => {
+    const long = 'q'.repeat(QUERY_LIMIT * 2);
+    expect(refusalOf(`{"a":1}{"query":"${long}"}`)).toBeUndefined();
+    expect(refusalOf(`{"a":1} ${objectWithKeys(MAX_JSON_KEYS + 1)}`)).toBeUndefined();
+    expect(refusalOf(`[1]${nestedArrays(MAX_BODY_DEPTH + 1)}`)).toBeUndefined();
+  });
+
+  it('stops at a closing bracket that opens nothing', () => {
+    const long = 'q'.repeat(QUERY_LIMIT * 2);
+    expect(refusalOf(`}{"query":"${long}"}`)).toBeUndefined();
+    expect(refusalOf(`]${objectWithKeys(MAX_JSON_KEYS + 1)}`)).toBeUndefined();
+  });
+
+  it('still counts inside nested values that close', () => {
+    const inner = `{"a":{"b":[1,{"c":2}]},${objectWithKeys(MAX_JSON_KEYS).slice(1)}`;
+    expect(refusalOf(inner)?.message).toBe(TOO_MANY_KEYS);
+  });
 });

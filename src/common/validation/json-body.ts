@@ -8,7 +8,7 @@ export const MAX_BODY_DEPTH = MAX_JSON_DEPTH + 10;
 
 /** Why a request body is refused before it is parsed. */
 export interface BodyRefusal {
-  readonly code: 'BAD_USER_INPUT' | 'PAYLOAD_TOO_LARGE';
+  readonly code: 'BAD_USER_INPUT' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE';
   readonly message: string;
 }
 
@@ -36,7 +36,12 @@ export function jsonBodyProblem(body: Uint8Array, maxQueryBytes: number): BodyRe
       at = closingQuote(body, at);
       if (at < 0) return undefined;
       if (keys.length !== 1) continue;
-      if (queryIsNext && leastDecodedBytes(body, open + 1, at) > maxQueryBytes) {
+      // A string no longer than the bound in its raw form cannot decode to more.
+      if (
+        queryIsNext &&
+        at - open - 1 > maxQueryBytes &&
+        leastDecodedBytes(body.subarray(open + 1, at)) > maxQueryBytes
+      ) {
         return {
           code: 'PAYLOAD_TOO_LARGE',
           message: queryTooLarge(maxQueryBytes),
@@ -54,6 +59,10 @@ export function jsonBodyProblem(body: Uint8Array, maxQueryBytes: number): BodyRe
       keys.push(0);
       isObject.push(byte === OPEN_BRACE);
     } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
+      // The top-level value is closed (or was never opened): whatever follows is whitespace,
+      // or something the parser refuses at once. Never scan on: a body of many values would
+      // reset the counts with each one.
+      if (keys.length <= 1) return undefined;
       keys.pop();
       isObject.pop();
     } else if (byte === COLON && isObject[isObject.length - 1]) {
@@ -113,22 +122,22 @@ function isQueryKey(body: Uint8Array, open: number): boolean {
 const U = 0x75;
 
 /**
- * The fewest UTF-8 bytes the JSON string text in [start, end) can decode to. Raw bytes count
- * as themselves (invalid UTF-8 only decodes longer); `\X` is one byte, `\uXXXX` one to three,
- * a surrogate half two (a pair is four).
+ * The fewest UTF-8 bytes a JSON string's raw text can decode to. Raw bytes count as
+ * themselves (invalid UTF-8 only decodes longer); `\X` is one byte, `\uXXXX` one to three, a
+ * surrogate half two (a pair is four).
  */
-function leastDecodedBytes(body: Uint8Array, start: number, end: number): number {
-  let bytes = end - start;
-  for (let at = body.indexOf(BACKSLASH, start); at >= 0 && at < end;) {
-    if (body[at + 1] !== U) {
+function leastDecodedBytes(text: Uint8Array): number {
+  let bytes = text.length;
+  for (let at = text.indexOf(BACKSLASH); at >= 0;) {
+    if (text[at + 1] !== U) {
       bytes -= 1;
-      at = body.indexOf(BACKSLASH, at + 2);
+      at = text.indexOf(BACKSLASH, at + 2);
       continue;
     }
-    const unit = Number.parseInt(Buffer.from(body.subarray(at + 2, at + 6)).toString('latin1'), 16);
+    const unit = Number.parseInt(Buffer.from(text.subarray(at + 2, at + 6)).toString('latin1'), 16);
     const decoded = unit < 0x80 ? 1 : unit < 0x800 || (unit >= 0xd800 && unit <= 0xdfff) ? 2 : 3;
     bytes -= 6 - decoded;
-    at = body.indexOf(BACKSLASH, at + 6);
+    at = text.indexOf(BACKSLASH, at + 6);
   }
   return bytes;
 }
