@@ -12,7 +12,9 @@ process.once('message', async ({ url, body, connections, localAddress }) => {
   await Promise.all(
     Array.from({ length: connections }, async () => {
       while (!stop) {
-        await postBytes(url, payload, '/graphql', localAddress);
+        // A server that turns the client away may close the connection before the body is
+        // sent (EPIPE, ECONNRESET): an attacker just sends the next one.
+        await postBytes(url, payload, '/graphql', localAddress).catch(() => undefined);
         sent += 1;
       }
     }),
