@@ -77,4 +77,43 @@ describe('oversizedInputList', () => {
     expect(error.message).toBe('x holds 2 items');
     expect(error.extensions).toEqual({ code: 'BAD_USER_INPUT', http: { status: 400 } });
   });
+
+  it('finds a list reached through a recursive input type, from either end', () => {
+    const recursive = buildSchema(`
+      input X { y: Y, l: [Int] }
+      input Y { x: X }
+      input Z { z: Z, n: Int }
+      type Query { a(x: X, y: Y, z: Z): Boolean }
+    `);
+    const operation = parse('query($x: X, $y: Y, $z: Z) { a(x: $x, y: $y, z: $z) }')
+      .definitions[0] as OperationDefinitionNode;
+    // X is worked out first, meeting Y on the way: Y must not be taken to hold no list.
+    const variables = { x: { l: [1] }, y: { x: { l: [1, 2, 3, 4] } } };
+    expect(oversizedInputList(recursive, operation, variables, 3)).toBe(
+      'y.x.l holds 4 items; a list may hold at most 3',
+    );
+    expect(oversizedInputList(recursive, operation, { z: { z: { n: 1 } } }, 3)).toBeUndefined();
+  });
+
+  it('never walks the fields of items that cannot hold a list', () => {
+    let reads = 0;
+    const item = new Proxy(
+      { content: 'x' },
+      {
+        get: (target, key) => {
+          reads += 1;
+          return Reflect.get(target, key);
+        },
+      },
+    );
+    const flat = buildSchema(`
+      input Flat { content: String!, metadata: JSON }
+      scalar JSON
+      type Query { a(items: [Flat!]): Boolean }
+    `);
+    const operation = parse('query($items: [Flat!]) { a(items: $items) }')
+      .definitions[0] as OperationDefinitionNode;
+    expect(oversizedInputList(flat, operation, { items: [item, item] }, 3)).toBeUndefined();
+    expect(reads).toBe(0);
+  });
 });

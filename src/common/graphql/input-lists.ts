@@ -36,13 +36,33 @@ export function oversizedInputList(
   return undefined;
 }
 
+// Whether values of a type can hold a list anywhere: most inputs cannot (a single append's),
+// and are never walked; a batch's items are not entered, only its list is measured.
+const holdsList = new WeakMap<GraphQLInputType, boolean>();
+
+function mayHoldList(type: GraphQLInputType): boolean {
+  const known = holdsList.get(type);
+  if (known !== undefined) return known;
+  // A type met again while it is worked out (a recursive input) is taken to hold one: a
+  // wrong guess only walks more, never less.
+  holdsList.set(type, true);
+  let holds = false;
+  if (isNonNullType(type)) holds = mayHoldList(type.ofType);
+  else if (isListType(type)) holds = true;
+  else if (isInputObjectType(type)) {
+    holds = Object.values(type.getFields()).some((field) => mayHoldList(field.type));
+  }
+  holdsList.set(type, holds);
+  return holds;
+}
+
 function walk(
   type: GraphQLInputType,
   value: unknown,
   path: string,
   maxItems: number,
 ): string | undefined {
-  if (value === null || value === undefined) return undefined;
+  if (value === null || value === undefined || !mayHoldList(type)) return undefined;
   if (isNonNullType(type)) return walk(type.ofType, value, path, maxItems);
   if (isListType(type)) {
     // A single value where a list is expected is coerced as a list of one.
