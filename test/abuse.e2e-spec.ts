@@ -193,6 +193,25 @@ const ATTACKS: Attack[] = [
     code: 'BAD_REQUEST',
   },
   {
+    name: '250,000 empty objects in the variables (each within every per-object bound)',
+    send: (sut) =>
+      postRaw(
+        sut,
+        `{"query":"{ __typename }","variables":{"x":[${Array<string>(250_000).fill('{}').join(',')}]}}`,
+      ),
+    status: 400,
+    code: 'BAD_USER_INPUT',
+  },
+  {
+    name: 'one field under 29 aliases (an answer 29 times the page)',
+    send: (sut) =>
+      sut.gql(
+        `{ session(id: "victim") { messages(first: 10) { edges { node { ${Array.from({ length: 29 }, (_, i) => `c${i}: content`).join(' ')} } } } } }`,
+      ),
+    status: 400,
+    code: 'QUERY_TOO_COMPLEX',
+  },
+  {
     name: 'toolCalls nested 10,000 levels deep',
     send: (sut) =>
       postRaw(

@@ -170,6 +170,31 @@ describe.each(databaseKinds())('GraphQL API on %s', (database) => {
           sizes: [...Array<number>(full).fill(4), ...(count % 4 ? [count % 4] : [])],
         });
       }
+      // Astral characters are two UTF-16 units in the cache's estimate and four UTF-8 bytes in
+      // the database's: a page from the database is never the larger. (Too large to cache.)
+      const astral = Array.from({ length: 60 }, (_, i) => ({
+        role: 'USER',
+        content: `${String(i).padStart(4, '0')}${'😀'.repeat(4998)}`,
+      }));
+      await paged.gql(APPEND_MANY, { input: { sessionId: 'astral', messages: astral } });
+      const sizes: number[] = [];
+      let seen = 0;
+      let after: string | null = null;
+      for (;;) {
+        const response = await paged.gql(PAGE, { id: 'astral', after });
+        const connection = response.data.session.messages as {
+          pageInfo: { hasNextPage: boolean; endCursor: string | null };
+          edges: { node: { content: string } }[];
+        };
+        sizes.push(connection.edges.length);
+        for (const edge of connection.edges) {
+          expect(edge.node.content.slice(0, 4)).toBe(String(seen++).padStart(4, '0'));
+        }
+        after = connection.pageInfo.endCursor;
+        if (!connection.pageInfo.hasNextPage) break;
+      }
+      expect(seen).toBe(60);
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(4);
     } finally {
       await paged.close();
     }

@@ -15,17 +15,19 @@ import { messageRecordFromEntity, sessionRecordFromEntity } from './record-mappe
 
 const FULL_LOAD_PAGE_ROWS = 100;
 
-// recordBytes, in SQL: a fixed overhead and two bytes per character of the strings, JSON as
-// its stored text. (SQL counts characters, JavaScript UTF-16 units: an estimate either way.)
-const ESTIMATED_RECORD_BYTES = `${RECORD_OVERHEAD_BYTES} + 2 * (length(message.id) + length(message.session_id) + length(message.order_key) + length(message.content) + ${[
-  'client_message_id',
-  'tool_name',
-  'tool_call_id',
-  'tool_calls',
-  'metadata',
-]
-  .map((column) => `coalesce(length(message.${column}), 0)`)
-  .join(' + ')})`;
+// recordBytes, in SQL: a fixed overhead and two bytes per unit of the strings, JSON as its
+// stored text. Units are UTF-8 bytes here (SQL has no UTF-16 count): never fewer than the
+// UTF-16 units recordBytes counts, so a page from the database is never larger than one from
+// the cache.
+function estimatedRecordBytes(postgres: boolean): string {
+  const bytes = (column: string) =>
+    postgres ? `octet_length(message.${column})` : `length(CAST(message.${column} AS BLOB))`;
+  const always = ['id', 'session_id', 'order_key', 'content'].map(bytes);
+  const maybe = ['client_message_id', 'tool_name', 'tool_call_id', 'tool_calls', 'metadata'].map(
+    (column) => `coalesce(${bytes(column)}, 0)`,
+  );
+  return `${RECORD_OVERHEAD_BYTES} + 2 * (${[...always, ...maybe].join(' + ')})`;
+}
 
 /** A place in the session list: most recently updated first, ties broken by id. */
 export interface SessionListPosition {
@@ -115,7 +117,10 @@ export class SessionQueries {
     const sizes = this.messages
       .createQueryBuilder('message')
       .select('message.order_key', 'key')
-      .addSelect(ESTIMATED_RECORD_BYTES, 'bytes')
+      .addSelect(
+        estimatedRecordBytes(this.messages.manager.connection.options.type === 'postgres'),
+        'bytes',
+      )
       .where('message.session_id = :sessionId', { sessionId })
       .orderBy('message.order_key', 'ASC')
       .limit(first + 1);

@@ -312,6 +312,10 @@ describe(formatGraphQLError.name, () => {
       expect(refusesClient(resolverError(new Error('boom')))).toBe(false);
       expect(refusesClient(resolverError(new InternalServerErrorException()))).toBe(false);
       expect(refusesClient(resolverError(new ClientClosedRequestError()))).toBe(false);
+      const notFound = new GraphQLError('PersistedQueryNotFound', {
+        extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' },
+      });
+      expect(refusesClient(notFound)).toBe(false);
     });
   });
 });

@@ -81,6 +81,11 @@ const CLIENTS_DOING = new Set([
 export function refusesClient(error: unknown): boolean {
   const original = unwrapResolverError(error);
   if (original instanceof ScribeException) return CLIENTS_DOING.has(original.code);
+  // Automatic persisted queries start with a hash the server may not know: the client then
+  // sends the query. That is the protocol, not a refusal.
+  if (error instanceof GraphQLError && error.extensions?.code === 'PERSISTED_QUERY_NOT_FOUND') {
+    return false;
+  }
   return errorKind(error) === 'client' && !(original instanceof ClientClosedRequestError);
 }
 

@@ -8,6 +8,7 @@ import { type GraphQLArmorRejectCallback } from '@escape.tech/graphql-armor-type
 import { type QueryLimitSettings } from '../../config/scribe-config.js';
 import { queryTooComplexError } from './query-limits.js';
 import { queryLimitsPlugin } from './query-limits.plugin.js';
+import { repeatedFieldsRule } from './repeated-fields.rule.js';
 
 // Directives one operation may carry (@include/@skip on a few fields; no schema defines more).
 const MAX_DIRECTIVES = 50;
@@ -19,7 +20,8 @@ const refuseAsTooComplex: GraphQLArmorRejectCallback = (context, error) =>
 /**
  * Every bound on a GraphQL document, from the cheapest check to the dearest: its token count
  * while it is parsed (graphql-js stops the parser past `maxTokens`), aliases and directives
- * while it is validated (GraphQL Armor), then depth, messages and full reads before it runs
+ * while it is validated (GraphQL Armor), a field repeated under several aliases (Scribe's),
+ * then depth, messages and full reads before it runs
  * (Scribe's own cost model). Its size in bytes is checked before any of this, by the HTTP layer.
  */
 export function queryProtection(
@@ -48,7 +50,7 @@ export function queryProtection(
   }).protect();
   return {
     parseOptions: { maxTokens: limits.maxTokens },
-    validationRules: armor.validationRules,
+    validationRules: [...armor.validationRules, repeatedFieldsRule],
     // Armor's typings name Apollo's CommonJS build; the plugins are the same objects.
     plugins: [
       ...(armor.plugins as unknown as ApolloServerPlugin[]),

@@ -1,7 +1,9 @@
+import { Logger } from '@nestjs/common';
 import { type NestExpressApplication } from '@nestjs/platform-express';
 import { json, type NextFunction, type Request, type Response } from 'express';
 import { ScribeConfig } from '../../config/scribe-config.js';
 import { AuthFailureLog } from '../auth/auth-failure-log.js';
+import { describeError } from '../errors/describe-error.js';
 import { Authenticator } from '../auth/authenticator.js';
 import { jsonBodyProblem, queryTooLarge, type BodyRefusal } from '../validation/json-body.js';
 import { refusalGate } from './refusal-gate.js';
@@ -68,29 +70,31 @@ export function configureHttp(app: NestExpressApplication): void {
       (error: unknown) => next(error),
     );
   });
-  app.use((error: unknown, _request: Request, response: Response, next: NextFunction) => {
+  const faults = new Logger('HTTP');
+  app.use((error: unknown, request: Request, response: Response, next: NextFunction) => {
     if (response.headersSent) return next(error);
     if (error instanceof RefusedBody) return refuse(response, error.refusal);
-    const status = (error as { status?: number }).status ?? 500;
-    const tooLarge = status === 413;
-    response.status(status >= 400 && status < 600 ? status : 500).json({
-      errors: [
-        {
-          message: tooLarge
-            ? `Request body exceeds MAX_BODY_BYTES (${config.maxBodyBytes} bytes)`
-            : status < 500
-              ? 'Malformed request body'
-              : 'Internal server error',
-          extensions: {
-            code: tooLarge
-              ? 'PAYLOAD_TOO_LARGE'
-              : status < 500
-                ? 'BAD_REQUEST'
-                : 'INTERNAL_SERVER_ERROR',
-          },
-        },
-      ],
-    });
+    const given = (error as { status?: number }).status;
+    const status = given !== undefined && given >= 400 && given < 600 ? given : 500;
+    // The one place a fault that escaped everything else is logged, once, with its stack.
+    if (status >= 500) {
+      faults.error(
+        `Unhandled error answering ${request.method} ${request.path}: ${describeError(error)}`,
+        error instanceof Error ? error.stack : undefined,
+      );
+    }
+    const [message, code] =
+      status === 413
+        ? [
+            `Request body exceeds MAX_BODY_BYTES (${config.maxBodyBytes} bytes)`,
+            'PAYLOAD_TOO_LARGE',
+          ]
+        : status === 415
+          ? ['JSON request bodies must be UTF-8 (RFC 8259)', 'UNSUPPORTED_MEDIA_TYPE']
+          : status < 500
+            ? ['Malformed request body', 'BAD_REQUEST']
+            : ['Internal server error', 'INTERNAL_SERVER_ERROR'];
+    response.status(status).json({ errors: [{ message, extensions: { code } }] });
   });
 }
 

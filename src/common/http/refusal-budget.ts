@@ -53,26 +53,43 @@ export class RefusalBudget {
 
 /**
  * The budget key of an address: IPv4 as is, IPv6 by its /64 network (one host is given a whole
- * /64, and would otherwise have 2^64 budgets). An IPv6 address that carries an IPv4 one in
- * dotted form (mapped, NAT64, compatible) counts as that IPv4 address. Anything that is not an
- * address (a forged X-Forwarded-For behind a misconfigured proxy) shares one key.
+ * /64, and would otherwise have 2^64 budgets). An IPv4 address carried in IPv6 (mapped,
+ * `::ffff:0:0/96`, or through NAT64, `64:ff9b::/96`), however written, counts as itself.
+ * Anything that is not an address (a forged X-Forwarded-For behind a misconfigured proxy)
+ * shares one key.
  */
 export function sourceKey(address: string): string {
   const family = isIP(address);
   if (family === 4) return address;
   if (family !== 6) return NOT_AN_ADDRESS;
-  const embedded = /:(\d+\.\d+\.\d+\.\d+)$/.exec(address);
-  if (embedded) return embedded[1];
-  const [head, tail = ''] = address.toLowerCase().split('::');
-  const front = head ? head.split(':') : [];
-  const back = tail ? tail.split(':') : [];
-  const groups = address.includes('::')
-    ? [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back]
-    : front;
+  const groups = ipv6Groups(address);
+  const prefix = groups
+    .slice(0, 6)
+    .map((group) => group.toString(16))
+    .join(':');
+  if (prefix === '0:0:0:0:0:ffff' || prefix === '64:ff9b:0:0:0:0') {
+    const [high, low] = [groups[6], groups[7]];
+    return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+  }
   return `${groups
     .slice(0, 4)
-    .map((group) => group.replace(/^0+(?=.)/, ''))
+    .map((group) => group.toString(16))
     .join(':')}::/64`;
 }
 
 const NOT_AN_ADDRESS = 'not-an-address';
+
+/** The eight 16-bit groups of a valid IPv6 address (a zone and a dotted tail allowed). */
+function ipv6Groups(address: string): number[] {
+  let text = address.toLowerCase().split('%')[0];
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number);
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::');
+  const front = head ? head.split(':') : [];
+  const back = tail ? tail.split(':') : [];
+  const middle = tail === undefined ? [] : Array<string>(8 - front.length - back.length).fill('0');
+  return [...front, ...middle, ...back].map((group) => Number.parseInt(group, 16));
+}

@@ -1,6 +1,8 @@
 import { jest } from '@jest/globals';
 import {
+  MAX_BODY_CONTAINERS,
   MAX_BODY_DEPTH,
+  MAX_BODY_KEYS,
   MAX_JSON_DEPTH,
   MAX_JSON_KEYS,
   jsonBodyProblem,
@@ -196,5 +198,43 @@ describe('jsonBodyProblem: what follows the top-level value', () => {
   it('still counts inside nested values that close', () => {
     const inner = `{"a":{"b":[1,{"c":2}]},${objectWithKeys(MAX_JSON_KEYS).slice(1)}`;
     expect(refusalOf(inner)?.message).toBe(TOO_MANY_KEYS);
+  });
+});
+
+describe('jsonBodyProblem: the body as a whole', () => {
+  const containers = (count: number) =>
+    `{"x":[${Array<string>(count - 2)
+      .fill('[]')
+      .join(',')}]}`;
+
+  it(`allows ${MAX_BODY_CONTAINERS} objects and arrays in all, not one more`, () => {
+    expect(problemOf(containers(MAX_BODY_CONTAINERS))).toBeUndefined();
+    expect(problemOf(containers(MAX_BODY_CONTAINERS + 1))).toBe(
+      `Request body holds more than ${MAX_BODY_CONTAINERS} objects and arrays`,
+    );
+    const empties = `[${Array<string>(MAX_BODY_CONTAINERS).fill('{}').join(',')}]`;
+    expect(problemOf(empties)).toBe(
+      `Request body holds more than ${MAX_BODY_CONTAINERS} objects and arrays`,
+    );
+  });
+
+  it(`allows ${MAX_BODY_KEYS} keys in all, not one more`, () => {
+    const perObject = 1000;
+    const withKeys = (total: number) => {
+      const objects: string[] = [];
+      for (let left = total; left > 0; left -= perObject) {
+        objects.push(objectWithKeys(Math.min(perObject, left)));
+      }
+      return `[${objects.join(',')}]`;
+    };
+    expect(problemOf(withKeys(MAX_BODY_KEYS))).toBeUndefined();
+    expect(problemOf(withKeys(MAX_BODY_KEYS + 1))).toBe(
+      `Request body holds more than ${MAX_BODY_KEYS} keys in all`,
+    );
+  });
+
+  it('has room for a full batch of messages with free-form JSON at its bounds', () => {
+    expect(MAX_BODY_KEYS).toBeGreaterThanOrEqual(1000 * (8 + 2 * MAX_JSON_KEYS));
+    expect(MAX_BODY_CONTAINERS).toBeGreaterThanOrEqual(1000 * 100);
   });
 });
