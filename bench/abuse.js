@@ -2,7 +2,7 @@
 // kind of hostile request after another, against their idle p99 in the same run, on one server.
 import { fork } from 'node:child_process';
 import { setPriority } from 'node:os';
-import { load, mib, pinTo, post, sampleRss, startServer } from './lib.js';
+import { fillSession, load, mib, pinTo, post, sampleRss, startServer } from './lib.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = 3;
@@ -10,7 +10,6 @@ const READ = {
   query: `{ session(id: "reader") { messageCount messages(first: 50) { edges { node { id content } } } } }`,
 };
 const APPEND = `mutation($input: AppendMessageInput!) { appendMessage(input: $input) { status } }`;
-const APPEND_MANY = `mutation($input: AppendMessagesInput!) { appendMessages(input: $input) { status } }`;
 
 const aliases = (count, session) =>
   `{ ${Array.from({ length: count }, (_, i) => `a${i}: session(id: "${session}") { messages(first: 1) { totalCount } }`).join(' ')} }`;
@@ -48,20 +47,8 @@ export async function underAbuse() {
   const server = await startServer({ ADMIN_TOKEN: 'bench' }, { cpu: 0 });
   pinTo(process.pid, 1);
   try {
-    const content = 'y'.repeat(500);
     for (const sessionId of ['reader', 'big', 'v']) {
-      await post(server.url, {
-        query: APPEND_MANY,
-        variables: {
-          input: {
-            sessionId,
-            messages: Array.from({ length: 1000 }, (_, i) => ({
-              role: 'USER',
-              content: `${i} ${content}`,
-            })),
-          },
-        },
-      });
+      await fillSession(server.url, sessionId, 1000, 500);
     }
     const window = { url: server.url, clients: 2, durationMs: SECONDS * 1000 };
     const reader = () => load({ ...window, makeBody: () => READ });
@@ -156,23 +143,7 @@ export async function heapAfterLargeReads() {
     const server = await startServer(env, { heapProbe: true });
     try {
       const ids = Array.from({ length: LARGE_SESSIONS }, (_, i) => `large-${i}`);
-      const content = 'z'.repeat(500);
-      for (const sessionId of ids) {
-        for (let start = 0; start < LARGE_MESSAGES; start += 1000) {
-          await post(server.url, {
-            query: APPEND_MANY,
-            variables: {
-              input: {
-                sessionId,
-                messages: Array.from({ length: 1000 }, (_, i) => ({
-                  role: 'USER',
-                  content: `${start + i} ${content}`,
-                })),
-              },
-            },
-          });
-        }
-      }
+      for (const sessionId of ids) await fillSession(server.url, sessionId, LARGE_MESSAGES, 500);
       const baseline = await server.liveHeap();
       const rss = sampleRss(server.pid);
       const round = () =>

@@ -3,26 +3,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { get, load, mib, post, sampleRss, startServer } from './lib.js';
+import { fillSession, get, load, mib, post, sampleRss, startServer } from './lib.js';
 
 const APPEND_MANY = `mutation($input: AppendMessagesInput!) { appendMessages(input: $input) { status } }`;
 const FULL_READ = `query($id: ID!) { session(id: $id) { revision messages(first: 1000) { totalCount edges { node { id content } } } } }`;
 const METADATA = `query($id: ID!) { session(id: $id) { id revision messageCount } }`;
-
-async function fillSession(url, sessionId, count) {
-  const content = 'x'.repeat(400);
-  for (let start = 0; start < count; start += 1000) {
-    const messages = Array.from({ length: Math.min(1000, count - start) }, (_, i) => ({
-      role: i % 2 ? 'ASSISTANT' : 'USER',
-      content: `${start + i}: ${content}`,
-    }));
-    const answer = await post(url, {
-      query: APPEND_MANY,
-      variables: { input: { sessionId, messages } },
-    });
-    if (answer.errors) throw new Error(JSON.stringify(answer.errors));
-  }
-}
 
 async function metric(url, name) {
   const { text } = await get(url, '/metrics');

@@ -191,3 +191,24 @@ export function sampleRss(pid) {
 }
 
 export const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+
+const APPEND_MANY = `mutation($input: AppendMessagesInput!) { appendMessages(input: $input) { status } }`;
+
+/**
+ * Appends `count` messages of about `contentChars` characters to a session, 1,000 to a
+ * request, numbered from 0 at the start of their content; fails on any error.
+ */
+export async function fillSession(url, sessionId, count, contentChars = 400) {
+  const content = 'x'.repeat(contentChars);
+  for (let start = 0; start < count; start += 1000) {
+    const messages = Array.from({ length: Math.min(1000, count - start) }, (_, i) => ({
+      role: i % 2 ? 'ASSISTANT' : 'USER',
+      content: `${start + i}: ${content}`,
+    }));
+    const answer = await post(url, {
+      query: APPEND_MANY,
+      variables: { input: { sessionId, messages } },
+    });
+    if (answer.errors) throw new Error(JSON.stringify(answer.errors));
+  }
+}
