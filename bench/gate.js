@@ -64,7 +64,12 @@ export async function coldFanOutInProcess() {
           loadFull: (id) => (loads++, sessions.loadFull(id)),
           loadMetadata: (id) => sessions.findMetadata(id),
         },
-        { concurrency: config.sessionResolveConcurrency, timeoutMs: 60_000, cacheSize: 100 },
+        {
+          concurrency: config.sessionResolveConcurrency,
+          timeoutMs: 60_000,
+          cacheSize: 100,
+          cacheMaxBytes: config.sessionCacheMaxBytes,
+        },
       );
       const gated = await measure('through the gate', () => gate.resolveFull('big'));
       const naive = await measure('naive (no gate)', () => sessions.loadFull('big'));
