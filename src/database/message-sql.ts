@@ -19,6 +19,20 @@ export interface SessionRows {
 // 32,766, PostgreSQL 65,535). Fewer, larger statements insert markedly faster (npm run bench).
 export const INSERT_CHUNK_ROWS = 2000;
 
+/**
+ * Begins a message write: a transaction, and a savepoint at its start to fall back to when the
+ * optimistic write finds rows stored already (see writeSessions). One round trip for both.
+ */
+export function beginWrite(dialect: Dialect): string {
+  return `${dialect === 'sqlite' ? 'BEGIN IMMEDIATE' : 'BEGIN'}; SAVEPOINT "optimistic"`;
+}
+
+/** Undoes what the write did since {@link beginWrite}, keeping the transaction. */
+export const ROLLBACK_TO_BEGIN: Statement = {
+  sql: 'ROLLBACK TO SAVEPOINT "optimistic"',
+  values: [],
+};
+
 /** Creates the sessions that do not exist yet, so that their messages can refer to them. */
 export function insertMissingSessions(
   dialect: Dialect,
@@ -99,7 +113,10 @@ export function findInserted(
   };
 }
 
-/** Adds each session's inserted messages to its counters; returns the new revisions. */
+/**
+ * Adds each session's inserted messages to its counters, creating the session if it is new;
+ * returns the new revisions.
+ */
 export function countMessages(
   dialect: Dialect,
   counts: { sessionId: string; inserted: number; createdAt: number }[],

@@ -1,7 +1,7 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import pg from 'pg';
 import { describeError } from '../common/errors/describe-error.js';
-import { beat, pruneHeartbeats } from './message-sql.js';
+import { beat, beginWrite, pruneHeartbeats } from './message-sql.js';
 import { MessageStore, type SessionWrite, type WrittenSession } from './message-store.js';
 import { StoredAtStamps, writeSessions } from './session-writes.js';
 
@@ -42,9 +42,10 @@ export class PostgresMessageStore
   // Housekeeping only: an instance must start (and journal) while the database is down.
   async onModuleInit(): Promise<void> {
     const statement = pruneHeartbeats('postgres', Date.now());
-    await this.transaction((client) => client.query(statement.sql, statement.values)).catch(
-      (error: unknown) =>
-        this.logger.warn(`Old heartbeat rows not pruned at start: ${describeError(error)}`),
+    await this.transaction('BEGIN', (client) =>
+      client.query(statement.sql, statement.values),
+    ).catch((error: unknown) =>
+      this.logger.warn(`Old heartbeat rows not pruned at start: ${describeError(error)}`),
     );
   }
 
@@ -53,7 +54,7 @@ export class PostgresMessageStore
   }
 
   write(writes: SessionWrite[]): Promise<WrittenSession[]> {
-    return this.transaction((client) =>
+    return this.transaction(beginWrite('postgres'), (client) =>
       writeSessions(
         {
           rows: async (statement) =>
@@ -69,13 +70,16 @@ export class PostgresMessageStore
   }
 
   async heartbeat(): Promise<void> {
-    await this.transaction(async (client) => {
+    await this.transaction('BEGIN', async (client) => {
       const statement = beat('postgres', this.settings.instanceId, Date.now());
       await client.query(statement.sql, statement.values);
     });
   }
 
-  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  private async transaction<T>(
+    begin: string,
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<T> {
     const client = await this.pool.connect();
     // A checked-out client is the caller's to watch: the pool stops listening to it, and an
     // 'error' event nobody hears (the socket reset by an outage) would end the process. The
@@ -85,7 +89,7 @@ export class PostgresMessageStore
     client.on('error', onError);
     let result: T;
     try {
-      await client.query('BEGIN');
+      await client.query(begin);
       result = await work(client);
       await client.query('COMMIT');
     } catch (error) {

@@ -3,14 +3,26 @@ import { type MessageRecord } from '../message/message-record.js';
 import { type Statement } from './message-sql.js';
 import { StoredAtStamps, writeSessions, type StatementRunner } from './session-writes.js';
 
+interface Row {
+  orderKey: string;
+  storedAt: number;
+  clientKey: string;
+}
+
 /**
  * A database as the write transaction sees it: rows by id; inserts skip ids (or client ids of
- * a session) stored already; the count statement answers revisions.
+ * a session) stored already; the count statement answers revisions; the rollback to the
+ * savepoint taken by `begin()` undoes both.
  */
 class FakeRunner implements StatementRunner {
-  readonly rowsById = new Map<string, { orderKey: string; storedAt: number; clientKey: string }>();
+  rowsById = new Map<string, Row>();
   readonly statements: string[] = [];
-  private readonly revisions = new Map<string, number>();
+  revisions = new Map<string, number>();
+  private savepoint: { rows: Map<string, Row>; revisions: Map<string, number> } | null = null;
+
+  begin(): void {
+    this.savepoint = { rows: new Map(this.rowsById), revisions: new Map(this.revisions) };
+  }
 
   store(record: MessageRecord, storedAt: number): void {
     this.rowsById.set(record.id, {
@@ -22,6 +34,12 @@ class FakeRunner implements StatementRunner {
 
   changes(statement: Statement): Promise<number> {
     this.statements.push(kindOf(statement));
+    if (statement.sql.startsWith('ROLLBACK TO')) {
+      if (!this.savepoint) throw new Error('no savepoint to roll back to');
+      this.rowsById = new Map(this.savepoint.rows);
+      this.revisions = new Map(this.savepoint.revisions);
+      return Promise.resolve(0);
+    }
     if (!statement.sql.startsWith('INSERT INTO "messages"')) return Promise.resolve(0);
     const storedAt = Number(/, (\d+)\)/.exec(statement.sql)?.[1]);
     let inserted = 0;
@@ -76,6 +94,7 @@ describe(writeSessions.name, () => {
 
   async function write(records: MessageRecord[], storedAt: number) {
     run.pendingRecords = records;
+    run.begin();
     const [result] = await writeSessions(
       run,
       'sqlite',
@@ -85,14 +104,33 @@ describe(writeSessions.name, () => {
     return result;
   }
 
-  it('takes every record as inserted when the change count says so, without asking which', async () => {
+  it('writes new records in two statements: the counters (creating the session), then the rows', async () => {
     const records = [acceptedRecord('s', 'a'), acceptedRecord('s', 'b')];
 
     expect(await write(records, 100)).toEqual({ inserted: records, skipped: [], revision: 2 });
-    expect(run.statements).toEqual([
-      'INSERT INTO "sessions"',
-      'INSERT INTO "messages"',
-      'INSERT INTO "sessions"',
+    expect(run.statements).toEqual(['INSERT INTO "sessions"', 'INSERT INTO "messages"']);
+    expect(run.revisions.get('s')).toBe(2);
+  });
+
+  it('counts each session once, by all its records, across the writes it shares a transaction with', async () => {
+    const first = [acceptedRecord('a', '1'), acceptedRecord('a', '2')];
+    const second = [acceptedRecord('b', '1')];
+    run.pendingRecords = [...first, ...second];
+    run.begin();
+
+    const results = await writeSessions(
+      run,
+      'sqlite',
+      [
+        { sessionId: 'b', records: second },
+        { sessionId: 'a', records: first },
+      ],
+      100,
+    );
+
+    expect(results).toEqual([
+      { inserted: second, skipped: [], revision: 1 },
+      { inserted: first, skipped: [], revision: 2 },
     ]);
   });
 
@@ -107,7 +145,17 @@ describe(writeSessions.name, () => {
     const result = await write([stored, raced, fresh], 101);
 
     expect(result).toEqual({ inserted: [fresh], skipped: [stored, raced], revision: 1 });
-    expect(run.statements).toContain('SELECT "id", "order_key"');
+    // The optimistic count is rolled back, and the counters move by what was inserted.
+    expect(run.statements).toEqual([
+      'INSERT INTO "sessions"',
+      'INSERT INTO "messages"',
+      'ROLLBACK TO SAVEPOINT',
+      'INSERT INTO "sessions"',
+      'INSERT INTO "messages"',
+      'SELECT "id", "order_key"',
+      'INSERT INTO "sessions"',
+    ]);
+    expect(run.revisions.get('s')).toBe(1);
   });
 
   it('answers a write whose every record was stored already with no revision, counting nothing', async () => {
@@ -115,12 +163,16 @@ describe(writeSessions.name, () => {
     run.store(stored, 100);
 
     expect(await write([stored], 101)).toEqual({ inserted: [], skipped: [stored], revision: null });
-    // No counter moves: the statement that adds to them never runs.
+    // No counter moves: the optimistic count is rolled back, and no other runs.
     expect(run.statements).toEqual([
+      'INSERT INTO "sessions"',
+      'INSERT INTO "messages"',
+      'ROLLBACK TO SAVEPOINT',
       'INSERT INTO "sessions"',
       'INSERT INTO "messages"',
       'SELECT "id", "order_key"',
     ]);
+    expect(run.revisions.has('s')).toBe(false);
   });
 });
 

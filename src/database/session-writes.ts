@@ -2,11 +2,13 @@ import { type MessageRecord } from '../message/message-record.js';
 import { type SessionWrite, type WrittenSession } from './message-store.js';
 import {
   INSERT_CHUNK_ROWS,
+  ROLLBACK_TO_BEGIN,
   countMessages,
   findInserted,
   insertMessages,
   insertMissingSessions,
   type Dialect,
+  type SessionRows,
   type Statement,
 } from './message-sql.js';
 
@@ -19,9 +21,14 @@ export interface StatementRunner {
 }
 
 /**
- * The body of a write transaction, whatever the driver: three kinds of statement however many
- * sessions share it (missing sessions created, messages inserted or skipped, counters and
- * revisions moved by what was inserted). Per-row ORM statements would cost more than the commit.
+ * The body of a write transaction begun with `beginWrite`, whatever the driver. Almost
+ * always every record is new, so the write first assumes it: one statement creates the
+ * sessions and moves their counters and revisions, then the messages are inserted. Each
+ * statement is a round trip that waits for the event loop, which is busy with requests while a
+ * write runs, so the fewer the better. Only when an insert skips a row stored already (a
+ * replay, a retry another instance stored first) is the work rolled back to the savepoint and
+ * done with the count taken after the inserts. Per-row ORM statements would cost more than the
+ * commit.
  */
 export async function writeSessions(
   run: StatementRunner,
@@ -33,6 +40,30 @@ export async function writeSessions(
   if (records.length === 0)
     return writes.map(() => ({ inserted: [], skipped: [], revision: null }));
   const sessions = sessionsOf(writes);
+  const revisions = await countInserted(run, dialect, sessions, storedAt);
+  for (let start = 0; start < records.length; start += INSERT_CHUNK_ROWS) {
+    const chunk = records.slice(start, start + INSERT_CHUNK_ROWS);
+    if ((await run.changes(insertMessages(dialect, chunk, storedAt))) !== chunk.length) {
+      await run.changes(ROLLBACK_TO_BEGIN);
+      return writeCounted(run, dialect, writes, sessions, storedAt);
+    }
+  }
+  return writes.map((write) => ({
+    inserted: write.records,
+    skipped: [],
+    revision: write.records.length > 0 ? (revisions.get(write.sessionId) ?? null) : null,
+  }));
+}
+
+/** The write when some records may be stored already: counters move by what was inserted. */
+async function writeCounted(
+  run: StatementRunner,
+  dialect: Dialect,
+  writes: SessionWrite[],
+  sessions: SessionRows[],
+  storedAt: number,
+): Promise<WrittenSession[]> {
+  const records = writes.flatMap((write) => write.records);
   await run.changes(insertMissingSessions(dialect, sessions, storedAt));
   const insertedIds = new Set<string>();
   for (let start = 0; start < records.length; start += INSERT_CHUNK_ROWS) {
@@ -45,19 +76,33 @@ export async function writeSessions(
     const inserted = results[index].inserted.length;
     if (inserted > 0) counts.set(write.sessionId, (counts.get(write.sessionId) ?? 0) + inserted);
   });
-  const revisions = new Map<string, number>();
-  if (counts.size > 0) {
-    const rows = sessions
+  const revisions = await countInserted(
+    run,
+    dialect,
+    sessions
       .filter((session) => counts.has(session.sessionId))
-      .map((session) => ({ ...session, inserted: counts.get(session.sessionId) ?? 0 }));
-    for (const row of await run.rows(countMessages(dialect, rows, storedAt))) {
-      revisions.set(String(row.id), Number(row.revision));
-    }
-  }
+      .map((session) => ({ ...session, inserted: counts.get(session.sessionId) ?? 0 })),
+    storedAt,
+  );
   return writes.map((write, index) => ({
     ...results[index],
     revision: results[index].inserted.length > 0 ? (revisions.get(write.sessionId) ?? null) : null,
   }));
+}
+
+/** Adds the inserted counts to the sessions (creating new ones); their revisions by id. */
+async function countInserted(
+  run: StatementRunner,
+  dialect: Dialect,
+  sessions: (SessionRows & { inserted: number })[],
+  storedAt: number,
+): Promise<Map<string, number>> {
+  const revisions = new Map<string, number>();
+  if (sessions.length === 0) return revisions;
+  for (const row of await run.rows(countMessages(dialect, sessions, storedAt))) {
+    revisions.set(String(row.id), Number(row.revision));
+  }
+  return revisions;
 }
 
 /**
@@ -83,21 +128,31 @@ async function insertChunk(
   return chunk.flatMap((record) => (written.get(record.id) === record.orderKey ? [record.id] : []));
 }
 
-/** One row per session (PostgreSQL refuses to upsert a row twice in one statement), in id order. */
-function sessionsOf(writes: SessionWrite[]): { sessionId: string; createdAt: number }[] {
-  const createdAt = new Map<string, number>();
+/**
+ * One row per session with records (PostgreSQL refuses to upsert a row twice in one statement),
+ * in id order, with its records' count and the oldest's acceptance time.
+ */
+function sessionsOf(writes: SessionWrite[]): (SessionRows & { inserted: number })[] {
+  const sessions = new Map<string, SessionRows & { inserted: number }>();
   for (const write of writes) {
     for (const record of write.records) {
-      const known = createdAt.get(write.sessionId);
-      if (known === undefined || record.acceptedAt < known) {
-        createdAt.set(write.sessionId, record.acceptedAt);
+      const known = sessions.get(write.sessionId);
+      if (!known) {
+        sessions.set(write.sessionId, {
+          sessionId: write.sessionId,
+          createdAt: record.acceptedAt,
+          inserted: 1,
+        });
+      } else {
+        known.createdAt = Math.min(known.createdAt, record.acceptedAt);
+        known.inserted += 1;
       }
     }
   }
   // Row locks taken in one global order, so two instances' transactions cannot deadlock.
-  return [...createdAt]
-    .sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))
-    .map(([sessionId, first]) => ({ sessionId, createdAt: first }));
+  return [...sessions.values()].sort((left, right) =>
+    left.sessionId < right.sessionId ? -1 : left.sessionId > right.sessionId ? 1 : 0,
+  );
 }
 
 function splitInserted(

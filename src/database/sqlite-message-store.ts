@@ -1,10 +1,10 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Mutex } from 'async-mutex';
-import { stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { describeError, errorCode } from '../common/errors/describe-error.js';
 import { type SqliteSynchronousMode } from '../config/environment.js';
 import { DatabaseFileChangedError } from './database-errors.js';
-import { beat, pruneHeartbeats } from './message-sql.js';
+import { beat, beginWrite, pruneHeartbeats } from './message-sql.js';
 import { MessageStore, type SessionWrite, type WrittenSession } from './message-store.js';
 import { StoredAtStamps, writeSessions } from './session-writes.js';
 import { SqliteConnection } from './sqlite-connection.js';
@@ -51,9 +51,10 @@ export class SqliteMessageStore
   // write lock, so a failure here is a warning.
   async onModuleInit(): Promise<void> {
     const statement = pruneHeartbeats('sqlite', Date.now());
-    await this.transaction((connection) => connection.all(statement.sql, statement.values)).catch(
-      (error: unknown) =>
-        this.logger.warn(`Old heartbeat rows not pruned at start: ${describeError(error)}`),
+    await this.transaction('BEGIN IMMEDIATE', (connection) =>
+      connection.all(statement.sql, statement.values),
+    ).catch((error: unknown) =>
+      this.logger.warn(`Old heartbeat rows not pruned at start: ${describeError(error)}`),
     );
   }
 
@@ -66,7 +67,7 @@ export class SqliteMessageStore
   }
 
   write(writes: SessionWrite[]): Promise<WrittenSession[]> {
-    return this.transaction((connection) =>
+    return this.transaction(beginWrite('sqlite'), (connection) =>
       writeSessions(
         {
           rows: (statement) => connection.all(statement.sql, statement.values),
@@ -80,7 +81,7 @@ export class SqliteMessageStore
   }
 
   async heartbeat(): Promise<void> {
-    await this.transaction(async (connection) => {
+    await this.transaction('BEGIN IMMEDIATE', async (connection) => {
       const statement = beat('sqlite', this.settings.instanceId, Date.now());
       await connection.all(statement.sql, statement.values);
     });
@@ -96,15 +97,21 @@ export class SqliteMessageStore
     });
   }
 
-  private transaction<T>(work: (connection: SqliteConnection) => Promise<T>): Promise<T> {
-    return this.turns.runExclusive(() => this.transactionNow(work));
+  private transaction<T>(
+    begin: string,
+    work: (connection: SqliteConnection) => Promise<T>,
+  ): Promise<T> {
+    return this.turns.runExclusive(() => this.transactionNow(begin, work));
   }
 
-  private async transactionNow<T>(work: (connection: SqliteConnection) => Promise<T>): Promise<T> {
+  private async transactionNow<T>(
+    begin: string,
+    work: (connection: SqliteConnection) => Promise<T>,
+  ): Promise<T> {
     const connection = await this.connect();
     let result: T;
     try {
-      await connection.exec('BEGIN IMMEDIATE');
+      await connection.exec(begin);
       result = await work(connection);
       await connection.exec('COMMIT');
     } catch (error) {
@@ -113,7 +120,7 @@ export class SqliteMessageStore
       await this.discard(connection);
       throw error;
     }
-    await this.checkIdentity();
+    this.checkIdentity();
     return result;
   }
 
@@ -126,7 +133,7 @@ export class SqliteMessageStore
       await connection.exec(
         `PRAGMA synchronous = ${this.settings.synchronous}; PRAGMA foreign_keys = ON; PRAGMA cache_size = -32768;`,
       );
-      await this.checkIdentity();
+      this.checkIdentity();
     } catch (error) {
       await connection.close().catch(() => undefined);
       throw error;
@@ -142,12 +149,16 @@ export class SqliteMessageStore
     });
   }
 
-  /** The first call remembers the file; later ones fail for good once it is another one. */
-  private async checkIdentity(): Promise<void> {
+  /**
+   * The first call remembers the file; later ones fail for good once it is another one. A
+   * synchronous stat of a file SQLite has just written costs microseconds; an asynchronous one
+   * would be one more wait for the busy event loop in every transaction.
+   */
+  private checkIdentity(): void {
     if (this.fileChanged) throw this.fileChanged;
     let current: FileIdentity;
     try {
-      current = await stat(this.settings.path);
+      current = statSync(this.settings.path);
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw error;
       throw this.noteFileChanged('deleted');
