@@ -8,12 +8,16 @@ import { join } from 'node:path';
 /**
  * Starts `node dist/main.js` on a free port with a temporary DATA_DIR; resolves when ready.
  * `nodeArgs` go to node itself (e.g. `--cpu-prof`, which NODE_OPTIONS refuses); `cpu` pins the
- * server to one CPU; `heapProbe` lets `liveHeap()` read its heap.
+ * server to one CPU; `heapProbe` lets `liveHeap()`, `markHeap()` and `heapAllocated()` read
+ * its heap; `script` starts another server that prints the same ready line (bench/bare-app.js).
  */
-export async function startServer(env = {}, { nodeArgs = [], cpu, heapProbe = false } = {}) {
+export async function startServer(
+  env = {},
+  { nodeArgs = [], cpu, heapProbe = false, script = 'dist/main.js' } = {},
+) {
   const probe = heapProbe ? ['--expose-gc', '--import', './bench/heap-probe.js'] : [];
   const dataDir = env.DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'scribe-bench-')));
-  const child = spawn(process.execPath, [...probe, ...nodeArgs, 'dist/main.js'], {
+  const child = spawn(process.execPath, [...probe, ...nodeArgs, script], {
     env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'log', NO_COLOR: '1', ...env },
     stdio: heapProbe ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
@@ -29,19 +33,22 @@ export async function startServer(env = {}, { nodeArgs = [], cpu, heapProbe = fa
     child.stderr.on('data', onData);
     child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
   });
+  const ask = async (question) => {
+    const answer = new Promise((resolve) => child.once('message', resolve));
+    child.send(question);
+    return answer;
+  };
   return {
     url,
     pid: child.pid,
     dataDir,
-    /**
-     * The server's live heap in bytes, after two full collections; the server must have been
-     * started with `heapProbe: true`.
-     */
-    async liveHeap() {
-      const answer = new Promise((resolve) => child.once('message', resolve));
-      child.send('heap');
-      return (await answer).heapUsed;
-    },
+    // These three need a server started with `heapProbe: true` (see bench/heap-probe.js).
+    /** The server's live heap in bytes, after two full collections. */
+    liveHeap: async () => (await ask('heap')).heapUsed,
+    /** Collects garbage and remembers the heap in use, for `heapAllocated()`. */
+    markHeap: () => ask('mark'),
+    /** `{ heapBytes, externalBytes, collections }` since `markHeap()`. */
+    heapAllocated: () => ask('allocated'),
     async stop({ keepData = false } = {}) {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
@@ -54,6 +61,30 @@ export async function startServer(env = {}, { nodeArgs = [], cpu, heapProbe = fa
 export function pinTo(pid, cpu) {
   execFileSync('taskset', ['-a', '-pc', String(cpu), String(pid)], { stdio: 'ignore' });
 }
+
+/**
+ * Runs `work({ serverCpu })` with this process (the load) pinned to one of its CPUs and
+ * `serverCpu` another, for the servers the caller starts (`cpu: serverCpu`); then gives this
+ * process back its CPUs. With one CPU, nothing is pinned (`serverCpu` undefined).
+ */
+export async function withPinnedLoad(work) {
+  const affinity = /list:\s*(\S+)/.exec(
+    execFileSync('taskset', ['-pc', String(process.pid)], { encoding: 'utf8' }),
+  )[1];
+  const cpus = affinity.split(',').flatMap((range) => {
+    const [first, last = first] = range.split('-').map(Number);
+    return Array.from({ length: last - first + 1 }, (_, i) => first + i);
+  });
+  if (cpus.length < 2) return work({ serverCpu: undefined });
+  pinTo(process.pid, cpus[1]);
+  try {
+    return await work({ serverCpu: cpus[0] });
+  } finally {
+    pinTo(process.pid, affinity);
+  }
+}
+
+export const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** Resident set size of a process in bytes, from /proc. */
 export async function rssOf(pid) {

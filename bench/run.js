@@ -9,75 +9,31 @@ import {
 } from './durability.js';
 import { heapAfterLargeReads, underAbuse } from './abuse.js';
 import { cheapReadsUnderLoad, coldFanOutInProcess, coldFanOutOverHttp } from './gate.js';
-import { fmt, load, startServer } from './lib.js';
-
-const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32);
-const DURATION_MS = Number(process.env.BENCH_SECONDS ?? 5) * 1000;
-
-const APPEND = `mutation($input: AppendMessageInput!) { appendMessage(input: $input) { status message { id } } }`;
-const TYPENAME = { query: '{ __typename }' };
-
-const appendBody = (client, i) => ({
-  query: APPEND,
-  variables: {
-    input: {
-      sessionId: `bench-${client}`,
-      role: 'USER',
-      content: `message ${i} of client ${client}`,
-    },
-  },
-});
-
-const ROUNDS = 3;
-
-/**
- * Append throughput against `{ __typename }` on the same server at CLIENTS concurrent clients,
- * in alternating rounds so that the machine's drift hits both alike; the median ratio is the
- * figure to compare.
- */
-async function healthyPath(label, env) {
-  const server = await startServer(env);
-  try {
-    // Warm both paths (JIT, the database file) before measuring.
-    await load({ url: server.url, clients: CLIENTS, durationMs: 1000, makeBody: () => TYPENAME });
-    await load({ url: server.url, clients: CLIENTS, durationMs: 1000, makeBody: appendBody });
-    const rounds = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const typename = await load({
-        url: server.url,
-        clients: CLIENTS,
-        durationMs: DURATION_MS / ROUNDS,
-        makeBody: () => TYPENAME,
-      });
-      const append = await load({
-        url: server.url,
-        clients: CLIENTS,
-        durationMs: DURATION_MS / ROUNDS,
-        makeBody: appendBody,
-        check: (answer) => answer.data?.appendMessage?.status === 'PERSISTED',
-      });
-      rounds.push({ typename, append, ratio: append.perSecond / typename.perSecond });
-    }
-    const median = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(ROUNDS / 2)];
-    console.log(`\n${label}, ${CLIENTS} concurrent clients, ${ROUNDS} alternating rounds:`);
-    for (const [index, round] of rounds.entries()) {
-      console.log(`  round ${index + 1}  { __typename } ${fmt(round.typename)}`);
-      console.log(`           appendMessage  ${fmt(round.append)}`);
-    }
-    console.log(
-      `  append / __typename per round: ${rounds.map((round) => round.ratio.toFixed(2)).join(', ')}; median ${median.ratio.toFixed(2)}`,
-    );
-  } finally {
-    await server.stop();
-  }
-}
+import { singleAppend } from './single-append.js';
+import { batchMemory, batchPostgres, batchSqlite } from './throughput.js';
 
 const sections = {
   healthy: async () => {
-    await healthyPath('SQLite, SQLITE_SYNCHRONOUS=FULL (default)', {});
-    await healthyPath('SQLite, SQLITE_SYNCHRONOUS=NORMAL', { SQLITE_SYNCHRONOUS: 'NORMAL' });
+    await singleAppend('SQLite, SQLITE_SYNCHRONOUS=FULL (default)', {});
+    await singleAppend('SQLite, SQLITE_SYNCHRONOUS=NORMAL', { SQLITE_SYNCHRONOUS: 'NORMAL' });
     if (process.env.BENCH_DATABASE_URL) {
-      await healthyPath('PostgreSQL', { DATABASE_URL: process.env.BENCH_DATABASE_URL });
+      await singleAppend('PostgreSQL', { DATABASE_URL: process.env.BENCH_DATABASE_URL });
+    }
+  },
+  throughput: async () => {
+    const figures = [
+      ...(await batchSqlite()),
+      ...(await batchPostgres()),
+      ...(await singleAppend('SQLite, SQLITE_SYNCHRONOUS=FULL (default)', {}, { bare: true })),
+      ...(await batchMemory()),
+    ];
+    console.log('\nThroughput, each figure (a median over its rounds) against its goal:');
+    for (const { name, value, atLeast, atMost } of figures) {
+      const met = atLeast !== undefined ? value >= atLeast : value <= atMost;
+      const goal = atLeast !== undefined ? `>= ${atLeast}` : `<= ${atMost}`;
+      console.log(
+        `  ${name.padEnd(48)} ${value.toFixed(Number.isInteger(value) ? 0 : 2).padStart(7)}   goal ${goal.padEnd(8)} ${met ? 'met' : 'NOT MET'}`,
+      );
     }
   },
   durability: async () => {
