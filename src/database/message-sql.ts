@@ -81,14 +81,24 @@ export function insertMessages(
   );
   const values: unknown[] = [];
   for (const record of records) for (const [, read] of bound) values.push(read(record));
-  let index = 0;
-  const mark = () => (dialect === 'postgres' ? `$${++index}` : '?');
-  const rowSql = () =>
-    `(${MESSAGE_COLUMNS.map((column) => (bound.includes(column) ? mark() : 'NULL')).join(', ')}, ${integerLiteral(storedAt)})`;
+  const stamp = integerLiteral(storedAt);
+  // The text of a row, with `mark(i)` for its i-th bound value. Every SQLite row reads the
+  // same, so a large batch builds it once rather than once a row.
+  const rowSql = (mark: (index: number) => string) => {
+    let index = 0;
+    const columns = MESSAGE_COLUMNS.map((column) =>
+      bound.includes(column) ? mark(index++) : 'NULL',
+    );
+    return `(${columns.join(', ')}, ${stamp})`;
+  };
+  const rows =
+    dialect === 'sqlite'
+      ? new Array<string>(records.length).fill(rowSql(() => '?'))
+      : records.map((_, row) => rowSql((index) => `$${row * bound.length + index + 1}`));
   return {
     sql:
       `INSERT INTO "messages" (${MESSAGE_COLUMNS.map(([name]) => `"${name}"`).join(', ')}, "stored_at") VALUES ` +
-      records.map(rowSql).join(', ') +
+      rows.join(', ') +
       ` ON CONFLICT DO NOTHING`,
     values,
   };

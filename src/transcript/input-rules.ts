@@ -111,6 +111,8 @@ function idLengthFits(value: string): boolean {
  * nested deeper than MAX_JSON_DEPTH. One pass, without recursion, stopping at the first excess.
  */
 export function jsonProblem(value: unknown): string | undefined {
+  // Most messages carry no JSON at all: nothing to walk, nothing to allocate.
+  if (typeof value !== 'object' || value === null) return undefined;
   let keys = 0;
   const stack: { node: unknown; depth: number }[] = [{ node: value, depth: 1 }];
   for (let next = stack.pop(); next; next = stack.pop()) {

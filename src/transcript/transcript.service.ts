@@ -163,7 +163,8 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
           : outcome.kind === 'buffered'
             ? AppendStatus.BUFFERED
             : AppendStatus.PERSISTED;
-      for (const answer of answers) if (fresh.includes(answer.record)) answer.status = status;
+      const accepted = new Set(fresh);
+      for (const answer of answers) if (accepted.has(answer.record)) answer.status = status;
       this.metrics.appendsTotal.inc(
         { status: status.toLowerCase() },
         fresh.filter((record) => !skipped.has(record.id)).length,
