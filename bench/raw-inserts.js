@@ -1,7 +1,6 @@
 // The limit under Scribe's writes, whatever the driver: message rows inserted into the schema
 // the server migrated in multi-row statements inside large transactions, with nothing of
 // Scribe's around them. raw-sqlite.js and raw-postgres.js give it a connection.
-import { randomUUID } from 'node:crypto';
 
 const COLUMNS =
   '"id", "session_id", "order_key", "role", "content", "client_message_id", "accepted_at", "stored_at"';
@@ -62,10 +61,12 @@ export async function insertRate(
 /**
  * Message records as `clients` chat clients send them in batches of `batch`: client after
  * client, `message ${i} of client ${c}` in session `${prefix}${c}`, with the order keys and
- * random ids Scribe gives messages without a client id. `take(count)` hands out the next ones.
+ * ids Scribe gives messages without a client id (its own functions, so that the driver inserts
+ * the rows Scribe would). `take(count)` hands out the next ones.
  */
 export async function chatRecords({ clients, batch, prefix }) {
   const { OrderKeyGenerator } = await import('../dist/message/order-key.js');
+  const { messageIdFor } = await import('../dist/message/message-id.js');
   const keys = new OrderKeyGenerator();
   let n = 0;
   const record = () => {
@@ -75,7 +76,7 @@ export async function chatRecords({ clients, batch, prefix }) {
     n += 1;
     const { key, ms } = keys.next();
     return {
-      id: randomUUID(),
+      id: messageIdFor(`${prefix}${client}`, null),
       sessionId: `${prefix}${client}`,
       orderKey: key,
       role: 'USER',

@@ -25,13 +25,23 @@ describe(messageIdFor.name, () => {
   });
 
   it.each([null, undefined])(
-    'gives a random (v4) id without a client id (%s)',
+    'gives a new time-ordered (v7) id without a client id (%s), each sorting after the last',
     (clientMessageId) => {
-      const first = messageIdFor('session-1', clientMessageId);
-      const second = messageIdFor('session-1', clientMessageId);
+      const ids = Array.from({ length: 1000 }, () => messageIdFor('session-1', clientMessageId));
 
-      expect(first).not.toBe(second);
-      expect(UUID.exec(first)?.[1]).toBe('4');
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids.every((id) => UUID.exec(id)?.[1] === '7')).toBe(true);
+      expect([...ids].sort()).toEqual(ids);
     },
   );
+
+  it('starts a time-ordered id with the milliseconds it was issued at', () => {
+    const before = Date.now();
+    const id = messageIdFor('session-1', null);
+    const after = Date.now();
+
+    const ms = parseInt(id.replaceAll('-', '').slice(0, 12), 16);
+    expect(ms).toBeGreaterThanOrEqual(before);
+    expect(ms).toBeLessThanOrEqual(after);
+  });
 });
