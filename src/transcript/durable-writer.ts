@@ -78,6 +78,15 @@ export class DurableWriter {
   }
 
   /**
+   * Writes what the session holds, oldest first, whatever the database's health says: the
+   * background retry's proof that messages fit again (see TranscriptRecovery). True once
+   * nothing is left; a failure is recorded as any write's.
+   */
+  writeBack(queue: PendingQueue): Promise<boolean> {
+    return this.flushWith(queue, 'probe');
+  }
+
+  /**
    * Journals the session's messages held in memory only, now that the disk may take them;
    * true when none is left in memory only.
    */

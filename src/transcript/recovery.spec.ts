@@ -242,6 +242,50 @@ describe(TranscriptRecovery.name, () => {
       expect(spool.adoptCalls).toBe(0);
     });
 
+    it('after a full disk takes no committed heartbeat for proof: the database stays failing while the oldest backlog does not fit', async () => {
+      store.fillDisk();
+      const [a] = records('s1', 'a');
+      await accept([a]);
+      await accept(records('s2', 'b'));
+      const writes = store.writeCalls.length;
+
+      sut.trigger();
+      await idle();
+
+      expect(store.heartbeats).toBe(1);
+      // One write-back tried, of the oldest backlog, and nothing more.
+      expect(store.writeCalls.slice(writes)).toEqual([[a.id]]);
+      expect(health.isFailing).toBe(true);
+      expect(health.databaseDiskFull).toBe(true);
+      expect(lines('log')).toEqual([]);
+      expect(store.rows).toEqual([]);
+    });
+
+    it('after a full disk counts the database writable once the write-back stores the oldest backlog, then writes back the rest', async () => {
+      store.fillDisk();
+      await accept(records('s1', 'a'));
+      await accept(records('s2', 'b'));
+      store.heal();
+
+      sut.trigger();
+      await idle();
+
+      expect(health.isFailing).toBe(false);
+      expect(store.contents()).toEqual(['a', 'b']);
+      expect(backlog.total).toBe(0);
+    });
+
+    it('after a full disk with nothing to write back, takes a committed heartbeat for proof', async () => {
+      health.probeFailed(store.fillDisk(), 'nothing pending');
+      store.heal();
+
+      sut.trigger();
+      await idle();
+
+      expect(health.isFailing).toBe(false);
+      expect(store.writeCalls).toEqual([]);
+    });
+
     it('probes outside any session lock: appends go on while the heartbeat waits', async () => {
       store.goDown();
       await accept(records('s1', 'a'));

@@ -145,6 +145,13 @@ export class TranscriptRecovery {
     return left;
   }
 
+  /** Writes back one session's backlog; true when it is stored, or when there is none. */
+  private async writeBackOne(): Promise<boolean> {
+    const sessionId = this.backlog.sessions()[0] ?? this.spool.sessionsWithDiskOnly()[0];
+    if (sessionId === undefined) return true;
+    return this.backlog.withSession(sessionId, (queue) => this.durable.writeBack(queue));
+  }
+
   /** The one probe, outside any session's lock: a probe may wait out a whole database timeout. */
   private async probe(): Promise<boolean> {
     if (!this.health.startProbe()) return false;
@@ -157,6 +164,10 @@ export class TranscriptRecovery {
         );
         return false;
       }
+      // After a full disk a heartbeat commits in the page or two that a failed write leaves
+      // free, and /health would say writes work again while no message fits: then the proof
+      // is the oldest backlog written back.
+      if (this.health.databaseDiskFull && !(await this.writeBackOne())) return false;
     } finally {
       this.health.finishProbe();
     }

@@ -37,6 +37,7 @@ export class FakeMessageStore extends MessageStore {
   readonly failingIds = new Set<string>();
   readonly refusingIds = new Set<string>();
   private outage: Error | null = null;
+  private diskFull: Error | null = null;
   private readonly revisions = new Map<string, number>();
   private readonly holds: Deferred[] = [];
   private waiters: { count: number; gate: Deferred }[] = [];
@@ -46,8 +47,18 @@ export class FakeMessageStore extends MessageStore {
     return this.outage;
   }
 
+  /**
+   * A full disk with a page or two free: writes fail with SQLITE_FULL, heartbeats still commit,
+   * until `heal()`.
+   */
+  fillDisk(): Error {
+    this.diskFull = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    return this.diskFull;
+  }
+
   heal(): void {
     this.outage = null;
+    this.diskFull = null;
   }
 
   /** The next call (write or heartbeat) waits until the gate is resolved. */
@@ -82,6 +93,7 @@ export class FakeMessageStore extends MessageStore {
     this.writeCalls.push(records.map((record) => record.id));
     await this.turn();
     if (this.outage) throw this.outage;
+    if (this.diskFull) throw this.diskFull;
     const failing = records.find((record) => this.failingIds.has(record.id));
     if (failing) throw new Error(`still broken for ${failing.content}`);
     const refused = records.find((record) => this.refusingIds.has(record.id));
