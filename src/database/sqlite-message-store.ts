@@ -1,181 +1,138 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { Mutex } from 'async-mutex';
-import { statSync } from 'node:fs';
-import { describeError, errorCode } from '../common/errors/describe-error.js';
-import { type SqliteSynchronousMode } from '../config/environment.js';
-import { DatabaseFileChangedError } from './database-errors.js';
-import { beat, beginWrite, pruneHeartbeats } from './message-sql.js';
+import { Worker } from 'node:worker_threads';
+import { describeError } from '../common/errors/describe-error.js';
 import { MessageStore, type SessionWrite, type WrittenSession } from './message-store.js';
-import { StoredAtStamps, writeSessions } from './session-writes.js';
-import { SqliteConnection } from './sqlite-connection.js';
+import { errorFrom, type WriterReply, type WriterRequest } from './sqlite-writer-protocol.js';
+import { type SqliteStoreSettings, type WrittenPositions } from './sqlite-writer.js';
 
-export interface SqliteStoreSettings {
-  path: string;
-  synchronous: SqliteSynchronousMode;
-  busyTimeoutMs: number;
-  instanceId: string;
-}
+export { type SqliteStoreSettings } from './sqlite-writer.js';
 
-interface FileIdentity {
-  dev: number;
-  ino: number;
-}
+type Operation = Exclude<WriterRequest['op'], 'write'>;
 
 /**
- * Writes through a SQLite connection of its own, not TypeORM's. TypeORM's bookkeeping after a
- * failed COMMIT (SQLITE_FULL, an I/O error) believes a transaction is still open and turns
- * every later one into a savepoint that never commits, so writes answered as stored vanish at
- * the next start. Here any failed transaction closes the connection (SQLite rolls back what it
- * held) and the next write opens a fresh one. After every commit the file at the configured
- * path must still be the one opened: a write into a deleted or replaced file is not stored.
+ * The SQLite message store: a SqliteWriter (which owns the write connection and its promises)
+ * in a worker thread of its own. A transaction is several statements, and with the connection
+ * on the main thread each one waited for an event loop busy parsing and answering requests:
+ * half of a write transaction's time went to that wait (npm run bench). In its own thread the
+ * transaction runs unbroken, and the main thread hands over a group in one message. A thread
+ * that dies fails what it was asked (the callers journal it) and the next call starts another.
  */
 export class SqliteMessageStore
   extends MessageStore
   implements OnModuleInit, OnApplicationShutdown
 {
   private readonly logger = new Logger(SqliteMessageStore.name);
-  private connection: SqliteConnection | null = null;
-  private readonly stamps = new StoredAtStamps();
-  // One transaction at a time on the one connection (the group-commit writer already calls one
-  // at a time; this keeps the store safe for any other caller).
-  private readonly turns = new Mutex();
-  private identity: FileIdentity | null = null;
-  // Once the file changed under this process, nothing written here counts until a restart.
-  private fileChanged: DatabaseFileChangedError | null = null;
+  private worker: Worker | null = null;
+  private readonly waiting = new Map<
+    number,
+    { resolve: (value: unknown) => void; reject: (error: Error) => void }
+  >();
+  private lastId = 0;
 
-  constructor(private readonly settings: SqliteStoreSettings) {
+  /** `startWorker` starts the writer's thread (tests start fakes). */
+  constructor(
+    private readonly settings: SqliteStoreSettings,
+    private readonly startWorker: (settings: SqliteStoreSettings) => Worker = (workerData) =>
+      new Worker(sqliteWriterScript(), { workerData }),
+  ) {
     super();
   }
 
   // Housekeeping only: an instance must start (and journal) while another process holds the
   // write lock, so a failure here is a warning.
   async onModuleInit(): Promise<void> {
-    const statement = pruneHeartbeats('sqlite', Date.now());
-    await this.transaction('BEGIN IMMEDIATE', (connection) =>
-      connection.all(statement.sql, statement.values),
-    ).catch((error: unknown) =>
+    await this.call('prune').catch((error: unknown) =>
       this.logger.warn(`Old heartbeat rows not pruned at start: ${describeError(error)}`),
     );
   }
 
   async onApplicationShutdown(): Promise<void> {
-    const connection = this.connection;
-    this.connection = null;
-    await connection?.close().catch((error: unknown) => {
+    const worker = this.worker;
+    if (!worker) return;
+    await this.call('close').catch((error: unknown) => {
       this.logger.warn(`Closing the SQLite write connection failed: ${describeError(error)}`);
     });
+    this.worker = null;
+    await worker.terminate();
   }
 
-  write(writes: SessionWrite[]): Promise<WrittenSession[]> {
-    return this.transaction(beginWrite('sqlite'), (connection) =>
-      writeSessions(
-        {
-          rows: (statement) => connection.all(statement.sql, statement.values),
-          changes: (statement) => connection.run(statement.sql, statement.values),
-        },
-        'sqlite',
-        writes,
-        this.stamps.next(),
-      ),
-    );
+  async write(writes: SessionWrite[]): Promise<WrittenSession[]> {
+    const positions = (await this.call('write', writes)) as WrittenPositions[];
+    return positions.map(({ skipped, revision }, index) => {
+      const { records } = writes[index];
+      if (skipped.length === 0) return { inserted: records, skipped: [], revision };
+      const skippedAt = new Set(skipped);
+      return {
+        inserted: records.filter((_, position) => !skippedAt.has(position)),
+        skipped: skipped.map((position) => records[position]),
+        revision,
+      };
+    });
   }
 
   async heartbeat(): Promise<void> {
-    await this.transaction('BEGIN IMMEDIATE', async (connection) => {
-      const statement = beat('sqlite', this.settings.instanceId, Date.now());
-      await connection.all(statement.sql, statement.values);
-    });
+    await this.call('heartbeat');
   }
 
   /** The settings of the write connection as SQLite reports them, for checks and admins. */
-  connectionSettings(): Promise<{ journalMode: string; synchronous: number }> {
-    return this.turns.runExclusive(async () => {
-      const connection = await this.connect();
-      const [mode] = await connection.all('PRAGMA journal_mode');
-      const [sync] = await connection.all('PRAGMA synchronous');
-      return { journalMode: String(mode.journal_mode), synchronous: Number(sync.synchronous) };
+  async connectionSettings(): Promise<{ journalMode: string; synchronous: number }> {
+    return (await this.call('settings')) as { journalMode: string; synchronous: number };
+  }
+
+  private call(op: Operation): Promise<unknown>;
+  private call(op: 'write', writes: SessionWrite[]): Promise<unknown>;
+  private call(op: WriterRequest['op'], writes?: SessionWrite[]): Promise<unknown> {
+    const worker = this.worker ?? this.start();
+    const id = ++this.lastId;
+    const request = (op === 'write' ? { id, op, writes } : { id, op }) as WriterRequest;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      worker.postMessage(request);
     });
   }
 
-  private transaction<T>(
-    begin: string,
-    work: (connection: SqliteConnection) => Promise<T>,
-  ): Promise<T> {
-    return this.turns.runExclusive(() => this.transactionNow(begin, work));
+  private start(): Worker {
+    const worker = this.startWorker(this.settings);
+    // Never what keeps the process alive: the server is, and shutdown ends the thread.
+    worker.unref();
+    worker.on('message', (reply: WriterReply) => this.answer(reply));
+    worker.on('error', (error) => this.lost(worker, error));
+    worker.on('exit', (code) => this.lost(worker, new Error(`exited with code ${code}`)));
+    this.worker = worker;
+    return worker;
   }
 
-  private async transactionNow<T>(
-    begin: string,
-    work: (connection: SqliteConnection) => Promise<T>,
-  ): Promise<T> {
-    const connection = await this.connect();
-    let result: T;
-    try {
-      await connection.exec(begin);
-      result = await work(connection);
-      await connection.exec('COMMIT');
-    } catch (error) {
-      // Whatever state the failure left (even a COMMIT that failed half way), closing ends it:
-      // SQLite rolls back an open transaction on close, and the next write starts afresh.
-      await this.discard(connection);
-      throw error;
+  private answer(reply: WriterReply): void {
+    if ('log' in reply) {
+      this.logger.error(reply.log);
+      return;
     }
-    this.checkIdentity();
-    return result;
+    const waiter = this.waiting.get(reply.id);
+    this.waiting.delete(reply.id);
+    if (reply.error) waiter?.reject(errorFrom(reply.error));
+    else waiter?.resolve(reply.value);
   }
 
-  private async connect(): Promise<SqliteConnection> {
-    if (this.fileChanged) throw this.fileChanged;
-    if (this.connection) return this.connection;
-    const connection = await SqliteConnection.open(this.settings.path, this.settings.busyTimeoutMs);
-    try {
-      // A larger page cache keeps the indexes' upper pages in memory across transactions.
-      await connection.exec(
-        `PRAGMA synchronous = ${this.settings.synchronous}; PRAGMA foreign_keys = ON; PRAGMA cache_size = -32768;`,
-      );
-      this.checkIdentity();
-    } catch (error) {
-      await connection.close().catch(() => undefined);
-      throw error;
-    }
-    this.connection = connection;
-    return connection;
+  /** The thread died: what it was asked fails as an outage, and the next call starts anew. */
+  private lost(worker: Worker, cause: Error): void {
+    if (this.worker !== worker) return;
+    this.worker = null;
+    const error = Object.assign(
+      new Error(`the SQLite writer thread failed: ${describeError(cause)}`),
+      { code: 'SCRIBE_SQLITE_WRITER_LOST' },
+    );
+    this.logger.error(error.message);
+    for (const waiter of this.waiting.values()) waiter.reject(error);
+    this.waiting.clear();
   }
+}
 
-  private async discard(connection: SqliteConnection): Promise<void> {
-    if (this.connection === connection) this.connection = null;
-    await connection.close().catch((error: unknown) => {
-      this.logger.warn(`Closing a failed SQLite write connection failed: ${describeError(error)}`);
-    });
-  }
-
-  /**
-   * The first call remembers the file; later ones fail for good once it is another one. A
-   * synchronous stat of a file SQLite has just written costs microseconds; an asynchronous one
-   * would be one more wait for the busy event loop in every transaction.
-   */
-  private checkIdentity(): void {
-    if (this.fileChanged) throw this.fileChanged;
-    let current: FileIdentity;
-    try {
-      current = statSync(this.settings.path);
-    } catch (error) {
-      if (errorCode(error) !== 'ENOENT') throw error;
-      throw this.noteFileChanged('deleted');
-    }
-    if (!this.identity) {
-      this.identity = { dev: current.dev, ino: current.ino };
-    } else if (current.dev !== this.identity.dev || current.ino !== this.identity.ino) {
-      throw this.noteFileChanged('replaced');
-    }
-  }
-
-  private noteFileChanged(what: 'deleted' | 'replaced'): DatabaseFileChangedError {
-    this.fileChanged = new DatabaseFileChangedError(this.settings.path, what);
-    this.logger.error(this.fileChanged.message);
-    const connection = this.connection;
-    this.connection = null;
-    void connection?.close().catch(() => undefined);
-    return this.fileChanged;
-  }
+/**
+ * The worker's script, beside this file once built. A test runner that runs the sources (.ts)
+ * uses the build in dist/, which `npm test` makes first.
+ */
+export function sqliteWriterScript(): URL {
+  return import.meta.url.endsWith('.ts')
+    ? new URL('../../dist/database/sqlite-writer.worker.js', import.meta.url)
+    : new URL('./sqlite-writer.worker.js', import.meta.url);
 }

@@ -1,0 +1,145 @@
+import { ConsoleLogger, Logger } from '@nestjs/common';
+import { Worker } from 'node:worker_threads';
+import { CapturingLogger } from '../common/testing/capturing-logger.js';
+import { acceptedRecord } from '../message/testing/message-record.fixture.js';
+import { classifyDatabaseError } from './database-errors.js';
+import { SqliteMessageStore } from './sqlite-message-store.js';
+
+// A writer thread that answers as told by its workerData, instead of SQLite.
+const FAKE_WRITER = `
+const { parentPort, workerData } = require('node:worker_threads');
+parentPort.on('message', (request) => {
+  if (request.op === workerData.exitOn) process.exit(3);
+  if (workerData.failWith) return parentPort.postMessage({ id: request.id, error: workerData.failWith });
+  if (request.op === 'prune') parentPort.postMessage({ log: 'the writer says so' });
+  if (request.op === 'close') parentPort.postMessage({ log: 'closed' });
+  const value =
+    request.op === 'write'
+      ? request.writes.map((write, index) => ({ skipped: workerData.skipped[index] ?? [], revision: index + 1 }))
+      : request.op === 'settings' ? { ops: workerData.ops } : undefined;
+  workerData.ops.push(request.op);
+  parentPort.postMessage({ id: request.id, value });
+});
+`;
+
+const SETTINGS = {
+  path: '/nowhere',
+  synchronous: 'FULL' as const,
+  busyTimeoutMs: 1,
+  instanceId: 'i',
+};
+
+describe(SqliteMessageStore.name, () => {
+  let logs: CapturingLogger;
+  let started: Worker[];
+  let sut: SqliteMessageStore | undefined;
+
+  beforeEach(() => {
+    logs = new CapturingLogger();
+    Logger.overrideLogger(logs);
+    started = [];
+  });
+
+  afterEach(async () => {
+    await sut?.onApplicationShutdown();
+    await Promise.all(started.map((worker) => worker.terminate()));
+    Logger.overrideLogger(new ConsoleLogger());
+  });
+
+  function storeWith(behaviour: { skipped?: number[][]; failWith?: object; exitOn?: string }) {
+    sut = new SqliteMessageStore(SETTINGS, () => {
+      const worker = new Worker(FAKE_WRITER, {
+        eval: true,
+        workerData: { skipped: [], ops: [], ...behaviour },
+      });
+      started.push(worker);
+      return worker;
+    });
+    return sut;
+  }
+
+  it('hands a group over in one message and answers each write with its records, by position', async () => {
+    const a = [acceptedRecord('a', '1'), acceptedRecord('a', '2'), acceptedRecord('a', '3')];
+    const b = [acceptedRecord('b', '1')];
+    const store = storeWith({ skipped: [[0, 2], []] });
+
+    const results = await store.write([
+      { sessionId: 'a', records: a },
+      { sessionId: 'b', records: b },
+    ]);
+
+    expect(results).toEqual([
+      { inserted: [a[1]], skipped: [a[0], a[2]], revision: 1 },
+      { inserted: b, skipped: [], revision: 2 },
+    ]);
+    // The answers hold the caller's own records, not copies.
+    expect(results[1].inserted[0]).toBe(b[0]);
+    expect(results[0].skipped[1]).toBe(a[2]);
+    expect(started).toHaveLength(1);
+  });
+
+  it("rejects with the writer's error as the driver gave it, so that it is classified the same", async () => {
+    const store = storeWith({
+      failWith: {
+        name: 'Error',
+        message: 'SQLITE_CONSTRAINT: UNIQUE',
+        code: 'SQLITE_CONSTRAINT',
+        errno: 19,
+      },
+    });
+
+    const error: unknown = await store.heartbeat().catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(Error);
+    expect(error).toMatchObject({
+      message: 'SQLITE_CONSTRAINT: UNIQUE',
+      code: 'SQLITE_CONSTRAINT',
+      errno: 19,
+    });
+    expect(classifyDatabaseError(error)).toBe('refused');
+  });
+
+  it('fails what a dying thread was asked as an outage, logs it, and starts another for the next call', async () => {
+    const store = storeWith({ exitOn: 'write' });
+
+    const error: unknown = await store
+      .write([{ sessionId: 's', records: [acceptedRecord('s', 'x')] }])
+      .catch((caught: unknown) => caught);
+
+    expect(error).toMatchObject({ code: 'SCRIBE_SQLITE_WRITER_LOST' });
+    expect(classifyDatabaseError(error)).toBe('unavailable');
+    expect(logs.messages('error')).toEqual(['the SQLite writer thread failed: exited with code 3']);
+    await store.heartbeat();
+    expect(started).toHaveLength(2);
+  });
+
+  it("logs the writer's lines at ERROR, and only warns when pruning at start fails", async () => {
+    storeWith({});
+    await sut?.onModuleInit();
+    expect(logs.messages('error')).toEqual(['the writer says so']);
+
+    storeWith({ failWith: { name: 'Error', message: 'locked', code: 'SQLITE_BUSY' } });
+    await sut?.onModuleInit();
+    expect(logs.messages('warn')).toEqual([
+      'Old heartbeat rows not pruned at start: SQLITE_BUSY: locked',
+    ]);
+  });
+
+  it('closes the connection before it ends the thread at shutdown, and starts none to do so', async () => {
+    const store = storeWith({});
+    await store.onApplicationShutdown();
+    expect(started).toHaveLength(0);
+
+    await store.heartbeat();
+    const [worker] = started;
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    await store.onApplicationShutdown();
+
+    expect(await exited).toBe(1);
+    // The thread heard the close before it ended, and its end is no failure to report.
+    expect(logs.messages('error')).toEqual(['closed']);
+    // A call after shutdown starts afresh rather than talk to the ended thread.
+    expect(await store.connectionSettings()).toEqual({ ops: ['settings'] });
+    expect(started).toHaveLength(2);
+  });
+});

@@ -1,0 +1,68 @@
+import { acceptedRecord } from '../message/testing/message-record.fixture.js';
+import { errorData, errorFrom } from './sqlite-writer-protocol.js';
+import { positionsOf } from './sqlite-writer.js';
+
+describe(positionsOf.name, () => {
+  const [a, b, c] = [acceptedRecord('s', 'a'), acceptedRecord('s', 'b'), acceptedRecord('s', 'c')];
+
+  it('names no position when every record was inserted, and keeps the revision', () => {
+    expect(positionsOf([a, b], { inserted: [a, b], skipped: [], revision: 7 })).toEqual({
+      skipped: [],
+      revision: 7,
+    });
+  });
+
+  it('names the positions of the records stored already', () => {
+    expect(positionsOf([a, b, c], { inserted: [b], skipped: [a, c], revision: 1 })).toEqual({
+      skipped: [0, 2],
+      revision: 1,
+    });
+  });
+
+  it('counts the first copy of a record listed twice as inserted and the second as skipped', () => {
+    expect(positionsOf([a, b, a], { inserted: [a, b], skipped: [a], revision: 2 })).toEqual({
+      skipped: [2],
+      revision: 2,
+    });
+  });
+
+  it('names every position when nothing was inserted', () => {
+    expect(positionsOf([a, a], { inserted: [], skipped: [a, a], revision: null })).toEqual({
+      skipped: [0, 1],
+      revision: null,
+    });
+  });
+});
+
+describe('errors across the writer thread', () => {
+  it('keeps the name, message, code and errno of a driver error', () => {
+    const driver = Object.assign(new Error('SQLITE_FULL: database or disk is full'), {
+      code: 'SQLITE_FULL',
+      errno: 13,
+    });
+    driver.name = 'SqliteError';
+
+    const again = errorFrom(structuredClone(errorData(driver)));
+
+    expect(again).toBeInstanceOf(Error);
+    expect(again).toMatchObject({
+      name: 'SqliteError',
+      message: 'SQLITE_FULL: database or disk is full',
+      code: 'SQLITE_FULL',
+      errno: 13,
+    });
+  });
+
+  it('adds no code or errno an error did not have, nor ones of the wrong type', () => {
+    const odd = Object.assign(new Error('odd'), { code: 5, errno: '5' });
+
+    expect(errorData(odd)).toEqual({ name: 'Error', message: 'odd' });
+    const plain = errorFrom(errorData(new Error('plain')));
+    expect(plain).not.toHaveProperty('code');
+    expect(plain).not.toHaveProperty('errno');
+  });
+
+  it('describes a thrown value that is not an Error by its text', () => {
+    expect(errorData('gone')).toEqual({ name: 'Error', message: 'gone' });
+  });
+});
