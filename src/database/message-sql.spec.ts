@@ -15,6 +15,9 @@ describe(insertMessages.name, () => {
     toolCalls: [{ id: 1 }],
   });
 
+  // The bound values of `plain`: the columns a message without tool fields has.
+  const plainValues = [plain.id, 's', plain.orderKey, plain.role, 'plain', plain.acceptedAt];
+
   it('binds only the columns some row has a value in, writing NULL and the stamp as literals', () => {
     const statement = insertMessages('sqlite', [plain, plain], 1234);
 
@@ -22,20 +25,7 @@ describe(insertMessages.name, () => {
       '?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, 1234',
       '?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, 1234',
     ]);
-    expect(statement.values).toEqual([
-      plain.id,
-      's',
-      plain.orderKey,
-      plain.role,
-      'plain',
-      plain.acceptedAt,
-      plain.id,
-      's',
-      plain.orderKey,
-      plain.role,
-      'plain',
-      plain.acceptedAt,
-    ]);
+    expect(statement.values).toEqual([...plainValues, ...plainValues]);
   });
 
   it('binds a column for every row once any row has it, and JSON as text', () => {
@@ -43,11 +33,7 @@ describe(insertMessages.name, () => {
 
     expect(rowsOf(statement.sql)[0]).toBe('?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, 1');
     expect(statement.values.slice(0, 9)).toEqual([
-      plain.id,
-      's',
-      plain.orderKey,
-      plain.role,
-      'plain',
+      ...plainValues.slice(0, 5),
       null,
       null,
       null,
