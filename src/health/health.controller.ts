@@ -46,8 +46,13 @@ export class HealthController {
     response.status(httpStatus).json({ status, info, error, details });
   }
 
-  /** A real commit on the write connection, in turn with the writes. */
+  /**
+   * A real commit on the write connection, in turn with the writes; none while the database's
+   * disk is known to be full (a heartbeat would commit where no message fits).
+   */
   private async heartbeat(): Promise<void> {
+    const diskFull = this.transcripts.databaseDiskFull;
+    if (diskFull !== undefined) throw new Error(`the database's disk is full: ${diskFull}`);
     const beat = await this.writer.heartbeat();
     if (beat.kind === 'unavailable') throw beat.error;
   }

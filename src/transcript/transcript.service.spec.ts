@@ -514,6 +514,24 @@ describe(TranscriptService.name, () => {
     });
   });
 
+  describe('databaseDiskFull', () => {
+    const full = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+
+    it('is undefined while the database takes writes, or fails for another reason', () => {
+      expect(sut.databaseDiskFull).toBeUndefined();
+      health.failed('s', new Error('connection refused'), 1);
+      expect(sut.databaseDiskFull).toBeUndefined();
+    });
+
+    it('says why once a write failed for a full disk, until a write commits again', () => {
+      health.failed('s', full, 1);
+      expect(sut.databaseDiskFull).toBe('SQLITE_FULL: database or disk is full');
+
+      health.succeeded('s');
+      expect(sut.databaseDiskFull).toBeUndefined();
+    });
+  });
+
   describe('pendingStatus', () => {
     it('reports a healthy, empty write path', () => {
       expect(sut.pendingStatus()).toEqual({

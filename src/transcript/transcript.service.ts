@@ -97,6 +97,19 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     return this.accepting;
   }
 
+  /**
+   * Why the database cannot take messages though a heartbeat may commit: its last write failed
+   * for a full disk and none has committed since. A heartbeat needs a page or two, which a
+   * failed write leaves free; only a write of the backlog proves that messages fit again (the
+   * background retry's probe). Undefined otherwise.
+   */
+  get databaseDiskFull(): string | undefined {
+    const { databaseWritable, lastDatabaseError } = this.health.status();
+    return !databaseWritable && this.health.databaseDiskFull
+      ? (lastDatabaseError ?? 'disk full')
+      : undefined;
+  }
+
   pendingStatus(): PendingStatus {
     const { consecutiveFailures, ...health } = this.health.status();
     const sessionIds = new Set([
