@@ -1,5 +1,14 @@
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
-import { insertMessages } from './message-sql.js';
+import {
+  ROLLBACK_TO_BEGIN,
+  beat,
+  beginWrite,
+  countMessages,
+  findInserted,
+  insertMessages,
+  insertMissingSessions,
+  pruneHeartbeats,
+} from './message-sql.js';
 
 /** The VALUES rows of an insert, as written. */
 function rowsOf(sql: string): string[] {
@@ -64,5 +73,75 @@ describe(insertMessages.name, () => {
 
   it('refuses a stamp that is not a safe integer rather than write it into SQL', () => {
     expect(() => insertMessages('sqlite', [plain], 1.5)).toThrow(RangeError);
+  });
+});
+
+describe('the statements around a message insert', () => {
+  const sessions = [
+    { sessionId: 'a', createdAt: 10 },
+    { sessionId: 'b', createdAt: 20 },
+  ];
+
+  it('begins a write with a savepoint to fall back to, in one round trip', () => {
+    expect(beginWrite('sqlite')).toBe('BEGIN IMMEDIATE; SAVEPOINT "optimistic"');
+    expect(beginWrite('postgres')).toBe('BEGIN; SAVEPOINT "optimistic"');
+    expect(ROLLBACK_TO_BEGIN).toEqual({ sql: 'ROLLBACK TO SAVEPOINT "optimistic"', values: [] });
+  });
+
+  it('names every column of a message row, the stamp last', () => {
+    expect(insertMessages('sqlite', [acceptedRecord('s', 'x')], 1).sql).toMatch(
+      /^INSERT INTO "messages" \("id", "session_id", "order_key", "role", "content", "client_message_id", "tool_name", "tool_call_id", "tool_calls", "metadata", "accepted_at", "stored_at"\) VALUES \(.*\) ON CONFLICT DO NOTHING$/,
+    );
+  });
+
+  it.each([
+    ['sqlite', '(?, ?, ?, 0, 0), (?, ?, ?, 0, 0)'],
+    ['postgres', '($1, $2, $3, 0, 0), ($4, $5, $6, 0, 0)'],
+  ] as const)('creates missing sessions on %s, leaving existing ones alone', (dialect, rows) => {
+    expect(insertMissingSessions(dialect, sessions, 99)).toEqual({
+      sql: `INSERT INTO "sessions" ("id", "created_at", "updated_at", "message_count", "revision") VALUES ${rows} ON CONFLICT ("id") DO NOTHING`,
+      values: ['a', 10, 99, 'b', 20, 99],
+    });
+  });
+
+  it.each([
+    ['sqlite', '(?, ?, ?, ?, ?), (?, ?, ?, ?, ?)'],
+    ['postgres', '($1, $2, $3, $4, $5), ($6, $7, $8, $9, $10)'],
+  ] as const)('adds counts and revisions on %s, answering the new revisions', (dialect, rows) => {
+    const counts = sessions.map((session, index) => ({ ...session, inserted: index + 2 }));
+
+    expect(countMessages(dialect, counts, 99)).toEqual({
+      sql:
+        `INSERT INTO "sessions" ("id", "created_at", "updated_at", "message_count", "revision") VALUES ${rows}` +
+        ` ON CONFLICT ("id") DO UPDATE SET "message_count" = "sessions"."message_count" + excluded."message_count",` +
+        ` "revision" = "sessions"."revision" + excluded."revision", "updated_at" = excluded."updated_at" RETURNING "id", "revision"`,
+      values: ['a', 10, 99, 2, 2, 'b', 20, 99, 3, 3],
+    });
+  });
+
+  it.each([
+    ['sqlite', '?', '?, ?'],
+    ['postgres', '$1', '$2, $3'],
+  ] as const)('asks on %s which of the ids this transaction wrote', (dialect, stamp, ids) => {
+    const records = [acceptedRecord('s', 'a'), acceptedRecord('s', 'b')];
+
+    expect(findInserted(dialect, records, 7)).toEqual({
+      sql: `SELECT "id", "order_key" FROM "messages" WHERE "stored_at" = ${stamp} AND "id" IN (${ids})`,
+      values: [7, records[0].id, records[1].id],
+    });
+  });
+
+  it.each([
+    ['sqlite', '(?, ?)', '?'],
+    ['postgres', '($1, $2)', '$1'],
+  ] as const)('beats and prunes heartbeats on %s, keeping a week of them', (dialect, row, mark) => {
+    expect(beat(dialect, 'instance', 5)).toEqual({
+      sql: `INSERT INTO "scribe_heartbeat" ("instance_id", "beat_at") VALUES ${row} ON CONFLICT ("instance_id") DO UPDATE SET "beat_at" = excluded."beat_at"`,
+      values: ['instance', 5],
+    });
+    expect(pruneHeartbeats(dialect, 1_000_000_000)).toEqual({
+      sql: `DELETE FROM "scribe_heartbeat" WHERE "beat_at" < ${mark}`,
+      values: [1_000_000_000 - 7 * 24 * 60 * 60 * 1000],
+    });
   });
 });

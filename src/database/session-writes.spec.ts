@@ -1,6 +1,6 @@
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { type MessageRecord } from '../message/message-record.js';
-import { type Statement } from './message-sql.js';
+import { INSERT_CHUNK_ROWS, type Statement } from './message-sql.js';
 import { StoredAtStamps, writeSessions, type StatementRunner } from './session-writes.js';
 
 interface Row {
@@ -18,10 +18,15 @@ class FakeRunner implements StatementRunner {
   rowsById = new Map<string, Row>();
   readonly statements: string[] = [];
   revisions = new Map<string, number>();
+  /** Each count statement's rows: session, creation time and count, in statement order. */
+  readonly counted: { id: string; createdAt: number; inserted: number }[][] = [];
   private savepoint: { rows: Map<string, Row>; revisions: Map<string, number> } | null = null;
+  // Which of the pending records the next insert statement holds.
+  private offset = 0;
 
   begin(): void {
     this.savepoint = { rows: new Map(this.rowsById), revisions: new Map(this.revisions) };
+    this.offset = 0;
   }
 
   store(record: MessageRecord, storedAt: number): void {
@@ -38,12 +43,16 @@ class FakeRunner implements StatementRunner {
       if (!this.savepoint) throw new Error('no savepoint to roll back to');
       this.rowsById = new Map(this.savepoint.rows);
       this.revisions = new Map(this.savepoint.revisions);
+      this.offset = 0;
       return Promise.resolve(0);
     }
     if (!statement.sql.startsWith('INSERT INTO "messages"')) return Promise.resolve(0);
     const storedAt = Number(/, (\d+)\)/.exec(statement.sql)?.[1]);
+    const rows = statement.sql.split('), (').length;
+    const records = this.pendingRecords.slice(this.offset, this.offset + rows);
+    this.offset += rows;
     let inserted = 0;
-    for (const record of this.pendingRecords) {
+    for (const record of records) {
       const clientKey = `${record.sessionId}/${record.clientMessageId}`;
       const clash = [...this.rowsById.values()].some(
         (row) => record.clientMessageId !== null && row.clientKey === clientKey,
@@ -67,7 +76,11 @@ class FakeRunner implements StatementRunner {
       );
     }
     const ids = statement.values.filter((_, index) => index % 5 === 0) as string[];
+    const createdAt = statement.values.filter((_, index) => index % 5 === 1) as number[];
     const inserted = statement.values.filter((_, index) => index % 5 === 3) as number[];
+    this.counted.push(
+      ids.map((id, index) => ({ id, createdAt: createdAt[index], inserted: inserted[index] })),
+    );
     return Promise.resolve(
       ids.map((id, index) => {
         const revision = (this.revisions.get(id) ?? 0) + inserted[index];
@@ -145,6 +158,77 @@ describe(writeSessions.name, () => {
       { inserted: second, skipped: [], revision: 1 },
       { inserted: first, skipped: [], revision: 2 },
     ]);
+  });
+
+  it('runs nothing for writes without records', async () => {
+    run.begin();
+    expect(await writeSessions(run, 'sqlite', [{ sessionId: 's', records: [] }], 1)).toEqual([
+      { inserted: [], skipped: [], revision: null },
+    ]);
+    expect(run.statements).toEqual([]);
+  });
+
+  it('counts sessions in id order, each created at its oldest record, and gives a write without records no revision', async () => {
+    const late = acceptedRecord('b', 'late');
+    const early = { ...acceptedRecord('b', 'early'), acceptedAt: late.acceptedAt - 5 };
+    const a = acceptedRecord('a', 'a');
+    run.pendingRecords = [late, early, a];
+    run.begin();
+
+    const results = await writeSessions(
+      run,
+      'sqlite',
+      [
+        { sessionId: 'b', records: [late, early] },
+        { sessionId: 'c', records: [] },
+        { sessionId: 'a', records: [a] },
+      ],
+      100,
+    );
+
+    expect(run.counted).toEqual([
+      [
+        { id: 'a', createdAt: a.acceptedAt, inserted: 1 },
+        { id: 'b', createdAt: early.acceptedAt, inserted: 2 },
+      ],
+    ]);
+    expect(results.map((result) => result.revision)).toEqual([2, null, 1]);
+  });
+
+  it('inserts in statements of INSERT_CHUNK_ROWS rows, and no empty one after a full chunk', async () => {
+    const records = Array.from({ length: INSERT_CHUNK_ROWS + 1 }, (_, n) =>
+      acceptedRecord('s', `m${n}`),
+    );
+
+    expect(await write(records, 100)).toEqual({
+      inserted: records,
+      skipped: [],
+      revision: records.length,
+    });
+    expect(run.statements.filter((kind) => kind === 'INSERT INTO "messages"')).toHaveLength(2);
+
+    run.statements.length = 0;
+    const more = records.slice(1).map((record) => acceptedRecord('s', record.content));
+    await write(more, 101);
+    expect(run.statements.filter((kind) => kind === 'INSERT INTO "messages"')).toHaveLength(1);
+  });
+
+  it('when rows were stored already, asks which only of the chunks that skipped some, and counts every chunk', async () => {
+    const records = Array.from({ length: INSERT_CHUNK_ROWS + 1 }, (_, n) =>
+      acceptedRecord('s', `m${n}`),
+    );
+    const stored = records[INSERT_CHUNK_ROWS];
+    run.store(stored, 50);
+
+    const result = await write(records, 100);
+
+    expect(result).toEqual({
+      inserted: records.slice(0, INSERT_CHUNK_ROWS),
+      skipped: [stored],
+      revision: INSERT_CHUNK_ROWS,
+    });
+    expect(run.statements.filter((kind) => kind === 'SELECT "id", "order_key"')).toHaveLength(1);
+    expect(run.statements.filter((kind) => kind === 'INSERT INTO "messages"')).toHaveLength(4);
   });
 
   it('asks which were inserted when some were stored already, and tells them apart by order key and stamp', async () => {

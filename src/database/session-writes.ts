@@ -37,8 +37,6 @@ export async function writeSessions(
   storedAt: number,
 ): Promise<WrittenSession[]> {
   const records = writes.flatMap((write) => write.records);
-  if (records.length === 0)
-    return writes.map(() => ({ inserted: [], skipped: [], revision: null }));
   const sessions = sessionsOf(writes);
   const revisions = await countInserted(run, dialect, sessions, storedAt);
   for (let start = 0; start < records.length; start += INSERT_CHUNK_ROWS) {

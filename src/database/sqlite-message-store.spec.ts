@@ -3,13 +3,14 @@ import { Worker } from 'node:worker_threads';
 import { CapturingLogger } from '../common/testing/capturing-logger.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { classifyDatabaseError } from './database-errors.js';
-import { SqliteMessageStore } from './sqlite-message-store.js';
+import { SqliteMessageStore, sqliteWriterScript } from './sqlite-message-store.js';
 
 // A writer thread that answers as told by its workerData, instead of SQLite.
 const FAKE_WRITER = `
 const { parentPort, workerData } = require('node:worker_threads');
 parentPort.on('message', (request) => {
   if (request.op === workerData.exitOn) process.exit(3);
+  if (request.op === workerData.throwOn) throw new Error('broken writer');
   if (workerData.failWith) return parentPort.postMessage({ id: request.id, error: workerData.failWith });
   if (request.op === 'prune') parentPort.postMessage({ log: 'the writer says so' });
   if (request.op === 'close') parentPort.postMessage({ log: 'closed' });
@@ -46,7 +47,12 @@ describe(SqliteMessageStore.name, () => {
     Logger.overrideLogger(new ConsoleLogger());
   });
 
-  function storeWith(behaviour: { skipped?: number[][]; failWith?: object; exitOn?: string }) {
+  function storeWith(behaviour: {
+    skipped?: number[][];
+    failWith?: object;
+    exitOn?: string;
+    throwOn?: string;
+  }) {
     sut = new SqliteMessageStore(SETTINGS, () => {
       const worker = new Worker(FAKE_WRITER, {
         eval: true,
@@ -111,6 +117,38 @@ describe(SqliteMessageStore.name, () => {
     expect(logs.messages('error')).toEqual(['the SQLite writer thread failed: exited with code 3']);
     await store.heartbeat();
     expect(started).toHaveLength(2);
+  });
+
+  it('fails what the thread was asked when it throws, with its error', async () => {
+    const store = storeWith({ throwOn: 'heartbeat' });
+
+    const error: unknown = await store.heartbeat().catch((caught: unknown) => caught);
+
+    // (Under Jest the thread's Error comes from another realm, and is described as its text.)
+    expect(error).toMatchObject({
+      code: 'SCRIBE_SQLITE_WRITER_LOST',
+      message: expect.stringMatching(/^the SQLite writer thread failed: (Error: )?broken writer$/),
+    });
+    expect(logs.messages('error')).toEqual([(error as Error).message]);
+  });
+
+  it('warns, and still ends the thread, when closing the connection fails at shutdown', async () => {
+    const store = storeWith({
+      failWith: { name: 'Error', message: 'I/O error', code: 'SQLITE_IOERR' },
+    });
+    await store.heartbeat().catch(() => undefined);
+    const exited = new Promise((resolve) => started[0].once('exit', resolve));
+
+    await store.onApplicationShutdown();
+
+    expect(logs.messages('warn')).toEqual([
+      'Closing the SQLite write connection failed: SQLITE_IOERR: I/O error',
+    ]);
+    expect(await exited).toBe(1);
+  });
+
+  it('runs the built worker script (under a test runner, the one in dist/)', () => {
+    expect(sqliteWriterScript().href).toMatch(/\/dist\/database\/sqlite-writer\.worker\.js$/);
   });
 
   it("logs the writer's lines at ERROR, and only warns when pruning at start fails", async () => {

@@ -60,7 +60,6 @@ export class SqliteMessageStore
     const positions = (await this.call('write', writes)) as WrittenPositions[];
     return positions.map(({ skipped, revision }, index) => {
       const { records } = writes[index];
-      if (skipped.length === 0) return { inserted: records, skipped: [], revision };
       const skippedAt = new Set(skipped);
       return {
         inserted: records.filter((_, position) => !skippedAt.has(position)),
