@@ -43,7 +43,7 @@ export async function writeSessions(
     const chunk = records.slice(start, start + INSERT_CHUNK_ROWS);
     if ((await run.changes(insertMessages(dialect, chunk, storedAt))) !== chunk.length) {
       await run.changes(ROLLBACK_TO_BEGIN);
-      return writeCounted(run, dialect, writes, sessions, storedAt);
+      return writeCounted(run, dialect, writes, records, sessions, storedAt);
     }
   }
   return writes.map((write) => ({
@@ -58,10 +58,10 @@ async function writeCounted(
   run: StatementRunner,
   dialect: Dialect,
   writes: SessionWrite[],
+  records: MessageRecord[],
   sessions: SessionRows[],
   storedAt: number,
 ): Promise<WrittenSession[]> {
-  const records = writes.flatMap((write) => write.records);
   await run.changes(insertMissingSessions(dialect, sessions, storedAt));
   const insertedIds = new Set<string>();
   for (let start = 0; start < records.length; start += INSERT_CHUNK_ROWS) {

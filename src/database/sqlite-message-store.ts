@@ -2,12 +2,10 @@ import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/c
 import { Worker } from 'node:worker_threads';
 import { describeError } from '../common/errors/describe-error.js';
 import { MessageStore, type SessionWrite, type WrittenSession } from './message-store.js';
-import { errorFrom, type WriterReply, type WriterRequest } from './sqlite-writer-protocol.js';
+import { errorFrom, type WriterCall, type WriterReply } from './sqlite-writer-protocol.js';
 import { type SqliteStoreSettings, type WrittenPositions } from './sqlite-writer.js';
 
 export { type SqliteStoreSettings } from './sqlite-writer.js';
-
-type Operation = Exclude<WriterRequest['op'], 'write'>;
 
 /**
  * The SQLite message store: a SqliteWriter (which owns the write connection and its promises)
@@ -41,7 +39,7 @@ export class SqliteMessageStore
   // Housekeeping only: an instance must start (and journal) while another process holds the
   // write lock, so a failure here is a warning.
   async onModuleInit(): Promise<void> {
-    await this.call('prune').catch((error: unknown) =>
+    await this.call({ op: 'prune' }).catch((error: unknown) =>
       this.logger.warn(`Old heartbeat rows not pruned at start: ${describeError(error)}`),
     );
   }
@@ -49,7 +47,7 @@ export class SqliteMessageStore
   async onApplicationShutdown(): Promise<void> {
     const worker = this.worker;
     if (!worker) return;
-    await this.call('close').catch((error: unknown) => {
+    await this.call({ op: 'close' }).catch((error: unknown) => {
       this.logger.warn(`Closing the SQLite write connection failed: ${describeError(error)}`);
     });
     this.worker = null;
@@ -57,7 +55,7 @@ export class SqliteMessageStore
   }
 
   async write(writes: SessionWrite[]): Promise<WrittenSession[]> {
-    const positions = (await this.call('write', writes)) as WrittenPositions[];
+    const positions = (await this.call({ op: 'write', writes })) as WrittenPositions[];
     return positions.map(({ skipped, revision }, index) => {
       const { records } = writes[index];
       const skippedAt = new Set(skipped);
@@ -70,23 +68,20 @@ export class SqliteMessageStore
   }
 
   async heartbeat(): Promise<void> {
-    await this.call('heartbeat');
+    await this.call({ op: 'heartbeat' });
   }
 
   /** The settings of the write connection as SQLite reports them, for checks and admins. */
   async connectionSettings(): Promise<{ journalMode: string; synchronous: number }> {
-    return (await this.call('settings')) as { journalMode: string; synchronous: number };
+    return (await this.call({ op: 'settings' })) as { journalMode: string; synchronous: number };
   }
 
-  private call(op: Operation): Promise<unknown>;
-  private call(op: 'write', writes: SessionWrite[]): Promise<unknown>;
-  private call(op: WriterRequest['op'], writes?: SessionWrite[]): Promise<unknown> {
+  private call(call: WriterCall): Promise<unknown> {
     const worker = this.worker ?? this.start();
     const id = ++this.lastId;
-    const request = (op === 'write' ? { id, op, writes } : { id, op }) as WriterRequest;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
-      worker.postMessage(request);
+      worker.postMessage({ id, ...call });
     });
   }
 

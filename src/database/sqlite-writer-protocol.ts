@@ -1,9 +1,11 @@
 import { type SessionWrite } from './message-store.js';
 
 /** What the store asks of its writer thread. */
-export type WriterRequest = { id: number } & (
-  { op: 'write'; writes: SessionWrite[] } | { op: 'heartbeat' | 'prune' | 'settings' | 'close' }
-);
+export type WriterCall =
+  { op: 'write'; writes: SessionWrite[] } | { op: 'heartbeat' | 'prune' | 'settings' | 'close' };
+
+/** A call with the id its answer comes back under. */
+export type WriterRequest = { id: number } & WriterCall;
 
 /** An error as it crosses the thread boundary: structured cloning keeps no `code`. */
 export interface ErrorData {
