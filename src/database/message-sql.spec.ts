@@ -1,10 +1,13 @@
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import {
+  INSERT_CHUNK_ROWS,
   ROLLBACK_TO_BEGIN,
+  SQLITE_CHUNK_ROWS,
   beat,
   beginWrite,
   countMessages,
   findInserted,
+  insertChunks,
   insertMessages,
   insertMissingSessions,
   pruneHeartbeats,
@@ -15,6 +18,34 @@ function rowsOf(sql: string): string[] {
   const values = sql.slice(sql.indexOf(' VALUES ') + 8, sql.lastIndexOf(' ON CONFLICT'));
   return values.slice(1, -1).split('), (');
 }
+
+describe(insertChunks.name, () => {
+  const records = (count: number) =>
+    Array.from({ length: count }, (_, n) => acceptedRecord('s', `m${n}`));
+  const lengths = (chunks: unknown[][]) => chunks.map((chunk) => chunk.length);
+
+  it('cuts SQLite chunks to powers of two up to SQLITE_CHUNK_ROWS, so few statement texts recur', () => {
+    expect(SQLITE_CHUNK_ROWS).toBe(256);
+    expect(lengths(insertChunks('sqlite', records(800)))).toEqual([256, 256, 256, 32]);
+    expect(lengths(insertChunks('sqlite', records(7)))).toEqual([4, 2, 1]);
+    expect(lengths(insertChunks('sqlite', records(256)))).toEqual([256]);
+    expect(lengths(insertChunks('sqlite', records(1)))).toEqual([1]);
+  });
+
+  it('cuts PostgreSQL chunks at INSERT_CHUNK_ROWS, as few round trips as fit', () => {
+    expect(INSERT_CHUNK_ROWS).toBe(2000);
+    expect(lengths(insertChunks('postgres', records(4001)))).toEqual([2000, 2000, 1]);
+    expect(lengths(insertChunks('postgres', records(7)))).toEqual([7]);
+  });
+
+  it('keeps every record once, in order, and makes no chunk of nothing', () => {
+    const all = records(300);
+    expect(insertChunks('sqlite', all).flat()).toEqual(all);
+    expect(insertChunks('postgres', all).flat()).toEqual(all);
+    expect(insertChunks('sqlite', [])).toEqual([]);
+    expect(insertChunks('postgres', [])).toEqual([]);
+  });
+});
 
 describe(insertMessages.name, () => {
   const plain = acceptedRecord('s', 'plain');
@@ -27,28 +58,37 @@ describe(insertMessages.name, () => {
   // The bound values of `plain`: the columns a message without tool fields has.
   const plainValues = [plain.id, 's', plain.orderKey, plain.role, 'plain', plain.acceptedAt];
 
-  it('binds only the columns some row has a value in, writing NULL and the stamp as literals', () => {
+  it('binds only the columns some row has a value in, writing NULL as a literal; binds the SQLite stamp', () => {
     const statement = insertMessages('sqlite', [plain, plain], 1234);
 
     expect(rowsOf(statement.sql)).toEqual([
-      '?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, 1234',
-      '?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, 1234',
+      '?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, ?',
+      '?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, ?',
     ]);
-    expect(statement.values).toEqual([...plainValues, ...plainValues]);
+    expect(statement.values).toEqual([...plainValues, 1234, ...plainValues, 1234]);
+  });
+
+  it('gives two SQLite inserts of as many rows with the same columns the same text, whatever the stamp', () => {
+    const other = acceptedRecord('t', 'other');
+    expect(insertMessages('sqlite', [plain], 1).sql).toBe(insertMessages('sqlite', [other], 2).sql);
+    expect(insertMessages('postgres', [plain], 1).sql).not.toBe(
+      insertMessages('postgres', [other], 2).sql,
+    );
   });
 
   it('binds a column for every row once any row has it, and JSON as text', () => {
     const statement = insertMessages('sqlite', [plain, tool], 1);
 
-    expect(rowsOf(statement.sql)[0]).toBe('?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, 1');
-    expect(statement.values.slice(0, 9)).toEqual([
+    expect(rowsOf(statement.sql)[0]).toBe('?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?');
+    expect(statement.values.slice(0, 10)).toEqual([
       ...plainValues.slice(0, 5),
       null,
       null,
       null,
       plain.acceptedAt,
+      1,
     ]);
-    expect(statement.values.slice(9)).toEqual([
+    expect(statement.values.slice(10)).toEqual([
       tool.id,
       's',
       tool.orderKey,
@@ -58,6 +98,7 @@ describe(insertMessages.name, () => {
       'search',
       '[{"id":1}]',
       tool.acceptedAt,
+      1,
     ]);
   });
 
@@ -71,8 +112,10 @@ describe(insertMessages.name, () => {
     expect(statement.values).toHaveLength(18);
   });
 
-  it('refuses a stamp that is not a safe integer rather than write it into SQL', () => {
+  it('refuses a stamp that is not a safe integer rather than write or bind it', () => {
     expect(() => insertMessages('sqlite', [plain], 1.5)).toThrow(RangeError);
+    expect(() => insertMessages('postgres', [plain], 1.5)).toThrow(RangeError);
+    expect(() => insertMessages('postgres', [plain], 2 ** 53)).toThrow(RangeError);
   });
 });
 

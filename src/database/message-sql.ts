@@ -16,8 +16,31 @@ export interface SessionRows {
 }
 
 // 12 bound values a row: 24,000 per statement stays under either database's limit (SQLite
-// 32,766, PostgreSQL 65,535). Fewer, larger statements insert markedly faster (npm run bench).
+// 32,766, PostgreSQL 65,535). On PostgreSQL each statement is a round trip, so fewer, larger
+// statements insert markedly faster (npm run bench).
 export const INSERT_CHUNK_ROWS = 2000;
+// On SQLite a statement is a call into the library on the writer's thread, and preparing one
+// costs about as much as running it: the store keeps them prepared by their text, which
+// differs by row count, so SQLite chunks come in the few sizes that are powers of two.
+export const SQLITE_CHUNK_ROWS = 256;
+
+/** The records in the chunks they are inserted in, in order, none empty. */
+export function insertChunks(dialect: Dialect, records: MessageRecord[]): MessageRecord[][] {
+  const chunks: MessageRecord[][] = [];
+  for (let start = 0; start < records.length;) {
+    const length = chunkLength(dialect, records.length - start);
+    chunks.push(records.slice(start, start + length));
+    start += length;
+  }
+  return chunks;
+}
+
+function chunkLength(dialect: Dialect, left: number): number {
+  if (dialect === 'postgres') return Math.min(left, INSERT_CHUNK_ROWS);
+  let length = SQLITE_CHUNK_ROWS;
+  while (length > left) length /= 2;
+  return length;
+}
 
 /**
  * Begins a message write: a transaction, and a savepoint at its start to fall back to when the
@@ -67,9 +90,11 @@ const MESSAGE_COLUMNS: readonly [string, (record: MessageRecord) => unknown][] =
 
 /**
  * Inserts the messages; a row whose id, client id or order key is stored already is skipped
- * (a replay, or a retry stored by another instance). A column that is NULL in every row, and
- * `stored_at`, are written as literals, not bound: binding is most of the driver's cost per
- * row, and most messages carry no tool fields.
+ * (a replay, or a retry stored by another instance). A column that is NULL in every row is
+ * written as a literal, not bound: most messages carry no tool fields. On PostgreSQL the
+ * stamp is a literal too, as binding is most of the `pg` driver's cost per row. On SQLite it
+ * is bound, so that a statement's text depends only on its row count and columns and the store
+ * can keep it prepared (binding costs next to nothing on its driver).
  */
 export function insertMessages(
   dialect: Dialect,
@@ -79,9 +104,14 @@ export function insertMessages(
   const bound = MESSAGE_COLUMNS.filter(([, read]) =>
     records.some((record) => read(record) !== null),
   );
+  const bindStamp = dialect === 'sqlite';
+  const checkedStamp = integerValue(storedAt);
   const values: unknown[] = [];
-  for (const record of records) for (const [, read] of bound) values.push(read(record));
-  const stamp = integerLiteral(storedAt);
+  for (const record of records) {
+    for (const [, read] of bound) values.push(read(record));
+    if (bindStamp) values.push(checkedStamp);
+  }
+  const stamp = bindStamp ? '?' : String(checkedStamp);
   // The text of a row, with `mark(i)` for its i-th bound value. Every SQLite row reads the
   // same, so a large batch builds it once rather than once a row.
   const rowSql = (mark: (index: number) => string) => {
@@ -104,10 +134,10 @@ export function insertMessages(
   };
 }
 
-/** A number safe to write into SQL as it is. */
-function integerLiteral(value: number): string {
+/** A number safe to write into SQL as it is, or to bind as an exact integer. */
+function integerValue(value: number): number {
   if (!Number.isSafeInteger(value)) throw new RangeError(`not a safe integer: ${value}`);
-  return String(value);
+  return value;
 }
 
 /** Rows of these ids written by the transaction stamped `storedAt`, with their order keys. */

@@ -1,6 +1,6 @@
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { type MessageRecord } from '../message/message-record.js';
-import { INSERT_CHUNK_ROWS, type Statement } from './message-sql.js';
+import { SQLITE_CHUNK_ROWS, type Statement } from './message-sql.js';
 import { StoredAtStamps, writeSessions, type StatementRunner } from './session-writes.js';
 
 interface Row {
@@ -47,7 +47,8 @@ class FakeRunner implements StatementRunner {
       return Promise.resolve(0);
     }
     if (!statement.sql.startsWith('INSERT INTO "messages"')) return Promise.resolve(0);
-    const storedAt = Number(/, (\d+)\)/.exec(statement.sql)?.[1]);
+    // SQLite binds the stamp last in every row.
+    const storedAt = statement.values.at(-1) as number;
     const rows = statement.sql.split('), (').length;
     const records = this.pendingRecords.slice(this.offset, this.offset + rows);
     this.offset += rows;
@@ -195,8 +196,8 @@ describe(writeSessions.name, () => {
     expect(results.map((result) => result.revision)).toEqual([2, null, 1]);
   });
 
-  it('inserts in statements of INSERT_CHUNK_ROWS rows, and no empty one after a full chunk', async () => {
-    const records = Array.from({ length: INSERT_CHUNK_ROWS + 1 }, (_, n) =>
+  it('inserts in statements of SQLITE_CHUNK_ROWS rows, and no empty one after a full chunk', async () => {
+    const records = Array.from({ length: SQLITE_CHUNK_ROWS + 1 }, (_, n) =>
       acceptedRecord('s', `m${n}`),
     );
 
@@ -214,18 +215,18 @@ describe(writeSessions.name, () => {
   });
 
   it('when rows were stored already, asks which only of the chunks that skipped some, and counts every chunk', async () => {
-    const records = Array.from({ length: INSERT_CHUNK_ROWS + 1 }, (_, n) =>
+    const records = Array.from({ length: SQLITE_CHUNK_ROWS + 1 }, (_, n) =>
       acceptedRecord('s', `m${n}`),
     );
-    const stored = records[INSERT_CHUNK_ROWS];
+    const stored = records[SQLITE_CHUNK_ROWS];
     run.store(stored, 50);
 
     const result = await write(records, 100);
 
     expect(result).toEqual({
-      inserted: records.slice(0, INSERT_CHUNK_ROWS),
+      inserted: records.slice(0, SQLITE_CHUNK_ROWS),
       skipped: [stored],
-      revision: INSERT_CHUNK_ROWS,
+      revision: SQLITE_CHUNK_ROWS,
     });
     expect(run.statements.filter((kind) => kind === 'SELECT "id", "order_key"')).toHaveLength(1);
     expect(run.statements.filter((kind) => kind === 'INSERT INTO "messages"')).toHaveLength(4);
@@ -237,14 +238,15 @@ describe(writeSessions.name, () => {
     // Another instance stored this client id first, with an id and order key of its own.
     const raced = acceptedRecord('s', 'raced', { clientMessageId: 'c-1' });
     run.store({ ...raced, id: 'other-id', orderKey: 'other-key' }, 101);
-    const fresh = acceptedRecord('s', 'fresh');
+    const fresh = [acceptedRecord('s', 'fresh'), acceptedRecord('s', 'fresh too')];
 
-    const result = await write([stored, raced, fresh], 101);
+    // Four records: one SQLite chunk.
+    const result = await write([stored, raced, ...fresh], 101);
 
-    expect(result).toEqual({ inserted: [fresh], skipped: [stored, raced], revision: 1 });
+    expect(result).toEqual({ inserted: fresh, skipped: [stored, raced], revision: 2 });
     // The optimistic count is rolled back, and the counters move by what was inserted.
     expect(run.statements).toEqual([...FOUND_STORED, 'INSERT INTO "sessions"']);
-    expect(run.revisions.get('s')).toBe(1);
+    expect(run.revisions.get('s')).toBe(2);
   });
 
   it('answers a write whose every record was stored already with no revision, counting nothing', async () => {

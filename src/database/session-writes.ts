@@ -1,10 +1,10 @@
 import { type MessageRecord } from '../message/message-record.js';
 import { type SessionWrite, type WrittenSession } from './message-store.js';
 import {
-  INSERT_CHUNK_ROWS,
   ROLLBACK_TO_BEGIN,
   countMessages,
   findInserted,
+  insertChunks,
   insertMessages,
   insertMissingSessions,
   type Dialect,
@@ -39,8 +39,7 @@ export async function writeSessions(
   const records = writes.flatMap((write) => write.records);
   const sessions = sessionsOf(writes);
   const revisions = await countInserted(run, dialect, sessions, storedAt);
-  for (let start = 0; start < records.length; start += INSERT_CHUNK_ROWS) {
-    const chunk = records.slice(start, start + INSERT_CHUNK_ROWS);
+  for (const chunk of insertChunks(dialect, records)) {
     if ((await run.changes(insertMessages(dialect, chunk, storedAt))) !== chunk.length) {
       await run.changes(ROLLBACK_TO_BEGIN);
       return writeCounted(run, dialect, writes, records, sessions, storedAt);
@@ -64,8 +63,7 @@ async function writeCounted(
 ): Promise<WrittenSession[]> {
   await run.changes(insertMissingSessions(dialect, sessions, storedAt));
   const insertedIds = new Set<string>();
-  for (let start = 0; start < records.length; start += INSERT_CHUNK_ROWS) {
-    const chunk = records.slice(start, start + INSERT_CHUNK_ROWS);
+  for (const chunk of insertChunks(dialect, records)) {
     for (const id of await insertChunk(run, dialect, chunk, storedAt)) insertedIds.add(id);
   }
   const results = writes.map((write) => splitInserted(write.records, insertedIds));
