@@ -16,7 +16,7 @@ parentPort.on('message', (request) => {
   if (request.op === 'close') parentPort.postMessage({ log: 'closed' });
   const value =
     request.op === 'write'
-      ? request.writes.map((write, index) => ({ skipped: workerData.skipped[index] ?? [], revision: index + 1 }))
+      ? request.writes.sessionIds.map((sessionId, index) => ({ skipped: workerData.skipped[index] ?? [], revision: index + 1 }))
       : request.op === 'settings' ? { ops: workerData.ops } : undefined;
   workerData.ops.push(request.op);
   parentPort.postMessage({ id: request.id, value });

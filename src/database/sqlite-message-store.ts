@@ -2,7 +2,12 @@ import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/c
 import { Worker } from 'node:worker_threads';
 import { describeError } from '../common/errors/describe-error.js';
 import { MessageStore, type SessionWrite, type WrittenSession } from './message-store.js';
-import { errorFrom, type WriterCall, type WriterReply } from './sqlite-writer-protocol.js';
+import {
+  errorFrom,
+  packWrites,
+  type WriterCall,
+  type WriterReply,
+} from './sqlite-writer-protocol.js';
 import { type SqliteStoreSettings, type WrittenPositions } from './sqlite-writer.js';
 
 export { type SqliteStoreSettings } from './sqlite-writer.js';
@@ -55,7 +60,10 @@ export class SqliteMessageStore
   }
 
   async write(writes: SessionWrite[]): Promise<WrittenSession[]> {
-    const positions = (await this.call({ op: 'write', writes })) as WrittenPositions[];
+    const positions = (await this.call({
+      op: 'write',
+      writes: packWrites(writes),
+    })) as WrittenPositions[];
     return positions.map(({ skipped, revision }, index) => {
       const { records } = writes[index];
       const skippedAt = new Set(skipped);

@@ -1,8 +1,9 @@
+import { type MessageRecord } from '../message/message-record.js';
 import { type SessionWrite } from './message-store.js';
 
 /** What the store asks of its writer thread. */
 export type WriterCall =
-  { op: 'write'; writes: SessionWrite[] } | { op: 'heartbeat' | 'prune' | 'settings' | 'close' };
+  { op: 'write'; writes: PackedWrites } | { op: 'heartbeat' | 'prune' | 'settings' | 'close' };
 
 /** A call with the id its answer comes back under. */
 export type WriterRequest = { id: number } & WriterCall;
@@ -39,4 +40,61 @@ export function errorFrom(data: ErrorData): Error {
   if (data.code !== undefined) Object.assign(error, { code: data.code });
   if (data.errno !== undefined) Object.assign(error, { errno: data.errno });
   return error;
+}
+
+// The fields of a record, in the order a packed write lists them.
+const RECORD_FIELDS = [
+  'id',
+  'sessionId',
+  'orderKey',
+  'role',
+  'content',
+  'clientMessageId',
+  'toolName',
+  'toolCallId',
+  'toolCalls',
+  'metadata',
+  'acceptedAt',
+] as const satisfies readonly (keyof MessageRecord)[];
+
+// Fails to compile when MessageRecord gains a field the list above does not carry.
+type EveryFieldListed<Unlisted extends never> = Unlisted;
+export type PackedRecordFields = EveryFieldListed<
+  Exclude<keyof MessageRecord, (typeof RECORD_FIELDS)[number]>
+>;
+
+/**
+ * Writes as they cross to the writer thread: each session's record count, and the records'
+ * fields one after the other. Structured cloning copies an array of values at a third of the
+ * cost of as many objects, on both threads, and a batch is hundreds of records.
+ */
+export interface PackedWrites {
+  sessionIds: string[];
+  counts: number[];
+  fields: unknown[];
+}
+
+export function packWrites(writes: SessionWrite[]): PackedWrites {
+  const fields: unknown[] = [];
+  for (const write of writes) {
+    for (const record of write.records) for (const name of RECORD_FIELDS) fields.push(record[name]);
+  }
+  return {
+    sessionIds: writes.map((write) => write.sessionId),
+    counts: writes.map((write) => write.records.length),
+    fields,
+  };
+}
+
+export function unpackWrites({ sessionIds, counts, fields }: PackedWrites): SessionWrite[] {
+  let at = 0;
+  return sessionIds.map((sessionId, index) => {
+    const records: MessageRecord[] = [];
+    for (let n = 0; n < counts[index]; n++) {
+      const record: Record<string, unknown> = {};
+      for (const name of RECORD_FIELDS) record[name] = fields[at++];
+      records.push(record as unknown as MessageRecord);
+    }
+    return { sessionId, records };
+  });
 }

@@ -1,5 +1,5 @@
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
-import { errorData, errorFrom } from './sqlite-writer-protocol.js';
+import { errorData, errorFrom, packWrites, unpackWrites } from './sqlite-writer-protocol.js';
 import { positionsOf } from './sqlite-writer.js';
 
 describe(positionsOf.name, () => {
@@ -64,5 +64,42 @@ describe('errors across the writer thread', () => {
 
   it('describes a thrown value that is not an Error by its text', () => {
     expect(errorData('gone')).toEqual({ name: 'Error', message: 'gone' });
+  });
+});
+
+describe('writes across the writer thread', () => {
+  const full = acceptedRecord('a', 'every field', {
+    clientMessageId: 'c-1',
+    toolName: 'search',
+    toolCallId: 't-1',
+    toolCalls: [{ id: 1, args: { q: 'x' } }],
+    metadata: { lang: 'en', tags: ['a'] },
+  });
+  const plain = acceptedRecord('a', 'plain');
+  const other = acceptedRecord('b', 'other session');
+
+  it('arrive as they were sent: every field of every record, each session with its own', () => {
+    const writes = [
+      { sessionId: 'a', records: [full, plain] },
+      { sessionId: 'empty', records: [] },
+      { sessionId: 'b', records: [other] },
+    ];
+
+    expect(unpackWrites(structuredClone(packWrites(writes)))).toStrictEqual(writes);
+  });
+
+  it('cross as one flat list of values, not as objects', () => {
+    const packed = packWrites([{ sessionId: 'a', records: [full, plain] }]);
+
+    expect(packed.sessionIds).toEqual(['a']);
+    expect(packed.counts).toEqual([2]);
+    expect(packed.fields).toHaveLength(2 * Object.keys(full).length);
+    expect(packed.fields.slice(0, 5)).toEqual([
+      full.id,
+      'a',
+      full.orderKey,
+      full.role,
+      'every field',
+    ]);
   });
 });

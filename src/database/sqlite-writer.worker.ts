@@ -1,7 +1,12 @@
 // The SQLite store's worker thread: one SqliteWriter, driven by messages from the store (see
 // SqliteMessageStore and sqlite-writer-protocol.ts).
 import { parentPort, workerData } from 'node:worker_threads';
-import { errorData, type WriterReply, type WriterRequest } from './sqlite-writer-protocol.js';
+import {
+  errorData,
+  unpackWrites,
+  type WriterReply,
+  type WriterRequest,
+} from './sqlite-writer-protocol.js';
 import { SqliteWriter, type SqliteStoreSettings } from './sqlite-writer.js';
 
 const port = parentPort;
@@ -22,7 +27,7 @@ port.on('message', (request: WriterRequest) => {
 function perform(request: WriterRequest): Promise<unknown> {
   switch (request.op) {
     case 'write':
-      return writer.write(request.writes);
+      return writer.write(unpackWrites(request.writes));
     case 'heartbeat':
       return writer.heartbeat();
     case 'prune':
