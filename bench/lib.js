@@ -18,7 +18,16 @@ export async function startServer(
   const probe = heapProbe ? ['--expose-gc', '--import', './bench/heap-probe.js'] : [];
   const dataDir = env.DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'scribe-bench-')));
   const child = spawn(process.execPath, [...probe, ...nodeArgs, script], {
-    env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'log', NO_COLOR: '1', ...env },
+    env: {
+      ...process.env,
+      // As `npm start` runs it (see package.json).
+      NODE_ENV: process.env.NODE_ENV ?? 'production',
+      PORT: '0',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'log',
+      NO_COLOR: '1',
+      ...env,
+    },
     stdio: heapProbe ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
   if (cpu !== undefined) pinTo(child.pid, cpu);
