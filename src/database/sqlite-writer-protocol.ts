@@ -64,35 +64,33 @@ export type PackedRecordFields = EveryFieldListed<
 >;
 
 /**
- * Writes as they cross to the writer thread: each session's record count, and the records'
- * fields one after the other. Structured cloning copies an array of values at a third of the
- * cost of as many objects, on both threads, and a batch is hundreds of records.
+ * Writes as they cross to the writer thread: each session's record count, and for each field
+ * of a record the values of all records, in order. Structured cloning copies arrays of values
+ * at a third of the cost of as many objects, on both threads, and a batch is hundreds of
+ * records. Each array is made whole by `map` (dense, sized once), which clones fastest.
  */
 export interface PackedWrites {
   sessionIds: string[];
   counts: number[];
-  fields: unknown[];
+  columns: unknown[][];
 }
 
 export function packWrites(writes: SessionWrite[]): PackedWrites {
-  const fields: unknown[] = [];
-  for (const write of writes) {
-    for (const record of write.records) for (const name of RECORD_FIELDS) fields.push(record[name]);
-  }
+  const records = writes.length === 1 ? writes[0].records : writes.flatMap((w) => w.records);
   return {
     sessionIds: writes.map((write) => write.sessionId),
     counts: writes.map((write) => write.records.length),
-    fields,
+    columns: RECORD_FIELDS.map((name) => records.map((record) => record[name])),
   };
 }
 
-export function unpackWrites({ sessionIds, counts, fields }: PackedWrites): SessionWrite[] {
+export function unpackWrites({ sessionIds, counts, columns }: PackedWrites): SessionWrite[] {
   let at = 0;
   return sessionIds.map((sessionId, index) => {
     const records: MessageRecord[] = [];
-    for (let n = 0; n < counts[index]; n++) {
+    for (let n = 0; n < counts[index]; n++, at++) {
       const record: Record<string, unknown> = {};
-      for (const name of RECORD_FIELDS) record[name] = fields[at++];
+      RECORD_FIELDS.forEach((name, column) => (record[name] = columns[column][at]));
       records.push(record as unknown as MessageRecord);
     }
     return { sessionId, records };

@@ -88,18 +88,16 @@ describe('writes across the writer thread', () => {
     expect(unpackWrites(structuredClone(packWrites(writes)))).toStrictEqual(writes);
   });
 
-  it('cross as one flat list of values, not as objects', () => {
-    const packed = packWrites([{ sessionId: 'a', records: [full, plain] }]);
-
-    expect(packed.sessionIds).toEqual(['a']);
-    expect(packed.counts).toEqual([2]);
-    expect(packed.fields).toHaveLength(2 * Object.keys(full).length);
-    expect(packed.fields.slice(0, 5)).toEqual([
-      full.id,
-      'a',
-      full.orderKey,
-      full.role,
-      'every field',
+  it('cross as one list of values for each field, not as objects', () => {
+    const packed = packWrites([
+      { sessionId: 'a', records: [full, plain] },
+      { sessionId: 'b', records: [other] },
     ]);
+
+    expect(packed.sessionIds).toEqual(['a', 'b']);
+    expect(packed.counts).toEqual([2, 1]);
+    expect(packed.columns).toHaveLength(Object.keys(full).length);
+    expect(packed.columns[0]).toEqual([full.id, plain.id, other.id]);
+    expect(packed.columns[4]).toEqual(['every field', 'plain', 'other session']);
   });
 });
