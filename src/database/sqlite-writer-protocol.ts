@@ -76,7 +76,7 @@ export interface PackedWrites {
 }
 
 export function packWrites(writes: SessionWrite[]): PackedWrites {
-  const records = writes.length === 1 ? writes[0].records : writes.flatMap((w) => w.records);
+  const records = writes.flatMap((write) => write.records);
   return {
     sessionIds: writes.map((write) => write.sessionId),
     counts: writes.map((write) => write.records.length),
