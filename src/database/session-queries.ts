@@ -8,7 +8,8 @@ import {
   type FullSession,
   type SessionRecord,
 } from '../message/session-record.js';
-import { itemsWithin, type BoundedPage } from '../common/pagination/byte-bounded-page.js';
+import { itemsWithin } from '../common/pagination/byte-bounded-page.js';
+import { type Page, type PageRequest } from '../common/pagination/page-request.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { messageRecordFromEntity, sessionRecordFromEntity } from './record-mappers.js';
@@ -87,6 +88,20 @@ export class SessionQueries {
     return (await query.getMany()).map(sessionRecordFromEntity);
   }
 
+  /** Whether any session stands at or before `position` in the list (newest first). */
+  async anySessionAtOrBefore(position: SessionListPosition): Promise<boolean> {
+    const found = await this.sessions
+      .createQueryBuilder('session')
+      .select('1', 'one')
+      .where(
+        '(session.updated_at > :updatedAt OR (session.updated_at = :updatedAt AND session.id >= :id))',
+        position,
+      )
+      .limit(1)
+      .getRawMany();
+    return found.length > 0;
+  }
+
   countSessions(): Promise<number> {
     return this.sessions.count();
   }
@@ -103,17 +118,19 @@ export class SessionQueries {
   }
 
   /**
-   * A page of a transcript after the order key `after`: up to `first` messages, fewer once they
-   * reach `maxBytes` as recordBytes estimates them (see itemsWithin). The sizes are read first,
-   * without the rows, so that a page of large messages is never fetched whole: what a page
-   * holds in memory is bounded by `maxBytes` and one message.
+   * The page of a transcript `request` asks for (see PageRequest): up to its count of messages,
+   * fewer once they reach `maxBytes` as recordBytes estimates them (see itemsWithin); a
+   * backward page keeps the newest that fit. The sizes are read first, without the rows, so
+   * that a page of large messages is never fetched whole: what a page holds in memory is
+   * bounded by `maxBytes` and one message.
    */
   async pageOfMessages(
     sessionId: string,
-    first: number,
-    after: string | undefined,
+    request: PageRequest<string>,
     maxBytes: number,
-  ): Promise<BoundedPage<MessageRecord>> {
+  ): Promise<Page<MessageRecord>> {
+    const backward = request.direction === 'backward';
+    const order = backward ? 'DESC' : 'ASC';
     const sizes = this.messages
       .createQueryBuilder('message')
       .select('message.order_key', 'key')
@@ -122,27 +139,61 @@ export class SessionQueries {
         'bytes',
       )
       .where('message.session_id = :sessionId', { sessionId })
-      .orderBy('message.order_key', 'ASC')
-      .limit(first + 1);
-    if (after !== undefined) sizes.andWhere('message.order_key > :after', { after });
-    const rows = await sizes.getRawMany<{ key: string; bytes: number | string }>();
+      .orderBy('message.order_key', order)
+      .limit(request.count + 1);
+    if (request.after !== undefined) {
+      sizes.andWhere('message.order_key > :after', { after: request.after });
+    }
+    if (request.before !== undefined) {
+      sizes.andWhere('message.order_key < :before', { before: request.before });
+    }
+    const [rows, beyondCursor] = await Promise.all([
+      sizes.getRawMany<{ key: string; bytes: number | string }>(),
+      this.anyBeyondCursor(sessionId, request),
+    ]);
     const count = itemsWithin(
-      rows.slice(0, first).map((row) => Number(row.bytes)),
-      first,
+      rows.slice(0, request.count).map((row) => Number(row.bytes)),
+      request.count,
       maxBytes,
     );
-    if (count === 0) return { items: [], more: false };
+    const more = rows.length > count;
+    const flags = backward
+      ? { hasNextPage: beyondCursor, hasPreviousPage: more }
+      : { hasNextPage: more, hasPreviousPage: beyondCursor };
+    if (count === 0) return { items: [], ...flags };
     // A message journaled earlier may be stored between the two reads, inside the range: the
-    // limit keeps the page to the count that was sized.
+    // limit keeps the page to the count that was sized, from the end it was sized from.
+    const [from, to] = backward
+      ? [rows[count - 1].key, rows[0].key]
+      : [rows[0].key, rows[count - 1].key];
     const entities = await this.messages
       .createQueryBuilder('message')
       .where('message.session_id = :sessionId', { sessionId })
-      .andWhere('message.order_key >= :from', { from: rows[0].key })
-      .andWhere('message.order_key <= :to', { to: rows[count - 1].key })
-      .orderBy('message.order_key', 'ASC')
+      .andWhere('message.order_key >= :from', { from })
+      .andWhere('message.order_key <= :to', { to })
+      .orderBy('message.order_key', order)
       .limit(count)
       .getMany();
-    return { items: entities.map(messageRecordFromEntity), more: rows.length > count };
+    if (backward) entities.reverse();
+    return { items: entities.map(messageRecordFromEntity), ...flags };
+  }
+
+  /**
+   * Whether anything lies on the far side of the cursor a page starts from: at or before
+   * `after` paging forward, at or after `before` paging backward; false with no such cursor.
+   */
+  private async anyBeyondCursor(sessionId: string, request: PageRequest<string>): Promise<boolean> {
+    const forward = request.direction === 'forward';
+    const cursor = forward ? request.after : request.before;
+    if (cursor === undefined) return false;
+    const found = await this.messages
+      .createQueryBuilder('message')
+      .select('1', 'one')
+      .where('message.session_id = :sessionId', { sessionId })
+      .andWhere(`message.order_key ${forward ? '<=' : '>='} :cursor`, { cursor })
+      .limit(1)
+      .getRawMany();
+    return found.length > 0;
   }
 
   /** Stored messages of a session with any of these client ids. */

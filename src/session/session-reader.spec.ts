@@ -74,26 +74,42 @@ describe(SessionReader.name, () => {
     // fourth one is taken at 61 kB < 64 KiB, a fifth is not.
     const transcript = Array.from({ length: 8 }, () => acceptedRecord('s', 'x'.repeat(10_000)));
 
+    const forward = (count: number, after?: string) => ({
+      direction: 'forward' as const,
+      count,
+      ...(after !== undefined ? { after } : {}),
+    });
+
     it('pages a transcript in memory up to MAX_PAGE_BYTES, then says more follow', () => {
-      const page = pageReader().transcriptPage(transcript, 1000);
+      const page = pageReader().transcriptPage(transcript, forward(1000));
       expect(page.items).toEqual(transcript.slice(0, 4));
-      expect(page.more).toBe(true);
+      expect(page.hasNextPage).toBe(true);
+      expect(page.hasPreviousPage).toBe(false);
     });
 
     it('pages from just after the cursor, to the end', () => {
       const reader = pageReader();
-      expect(reader.transcriptPage(transcript, 2, transcript[2].orderKey)).toEqual({
+      expect(reader.transcriptPage(transcript, forward(2, transcript[2].orderKey))).toEqual({
         items: transcript.slice(3, 5),
-        more: true,
+        hasNextPage: true,
+        hasPreviousPage: true,
       });
-      expect(reader.transcriptPage(transcript, 1000, transcript[5].orderKey)).toEqual({
+      expect(reader.transcriptPage(transcript, forward(1000, transcript[5].orderKey))).toEqual({
         items: transcript.slice(6),
-        more: false,
+        hasNextPage: false,
+        hasPreviousPage: true,
       });
-      expect(reader.transcriptPage(transcript, 10, transcript[7].orderKey)).toEqual({
+      expect(reader.transcriptPage(transcript, forward(10, transcript[7].orderKey))).toEqual({
         items: [],
-        more: false,
+        hasNextPage: false,
+        hasPreviousPage: true,
       });
+    });
+
+    it('pages back from the end, keeping the newest that fit in MAX_PAGE_BYTES', () => {
+      expect(
+        pageReader().transcriptPage(transcript, { direction: 'backward', count: 1000 }),
+      ).toEqual({ items: transcript.slice(4), hasNextPage: false, hasPreviousPage: true });
     });
 
     it('reads a page from the database with the MAX_PAGE_BYTES bound', async () => {
@@ -101,11 +117,11 @@ describe(SessionReader.name, () => {
       const reader = pageReader({
         pageOfMessages: (...args: unknown[]) => {
           calls.push(args);
-          return Promise.resolve({ items: [], more: false });
+          return Promise.resolve({ items: [], hasNextPage: false, hasPreviousPage: false });
         },
       });
-      await reader.messagePage('s', 7, 'k');
-      expect(calls).toEqual([['s', 7, 'k', MAX_PAGE_BYTES]]);
+      await reader.messagePage('s', forward(7, 'k'));
+      expect(calls).toEqual([['s', forward(7, 'k'), MAX_PAGE_BYTES]]);
     });
   });
 });

@@ -6,7 +6,7 @@ import { SessionQueries, type SessionListPosition } from '../database/session-qu
 import { type MessageRecord } from '../message/message-record.js';
 import { MessagesStored, WriteFailed } from '../message/message-events.js';
 import { recordBytes, type FullSession, type SessionRecord } from '../message/session-record.js';
-import { boundedPage, type BoundedPage } from '../common/pagination/byte-bounded-page.js';
+import { pageOfList, type Page, type PageRequest } from '../common/pagination/page-request.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { SessionResolveGate, type SessionResolveGateStatus } from './session-resolve-gate.js';
 
@@ -72,32 +72,32 @@ export class SessionReader {
     return this.queries.listSessions(first, after);
   }
 
+  /** Whether any session stands at or before `position` in the list. */
+  anySessionAtOrBefore(position: SessionListPosition): Promise<boolean> {
+    return this.queries.anySessionAtOrBefore(position);
+  }
+
   count(): Promise<number> {
     return this.queries.countSessions();
   }
 
   /** A page of a session straight from the database, bounded by MAX_PAGE_BYTES. */
-  messagePage(
-    sessionId: string,
-    first: number,
-    after?: string,
-  ): Promise<BoundedPage<MessageRecord>> {
-    return this.queries.pageOfMessages(sessionId, first, after, this.maxPageBytes);
+  messagePage(sessionId: string, request: PageRequest<string>): Promise<Page<MessageRecord>> {
+    return this.queries.pageOfMessages(sessionId, request, this.maxPageBytes);
   }
 
   /** A page of a transcript already in memory, bounded as a page from the database is. */
   transcriptPage(
     transcript: readonly MessageRecord[],
-    first: number,
-    after?: string,
-  ): BoundedPage<MessageRecord> {
-    let start = 0;
-    if (after !== undefined) {
-      start = transcript.findIndex((message) => message.orderKey > after);
-      if (start < 0) start = transcript.length;
-    }
-    const rows = transcript.slice(start, start + first + 1);
-    return boundedPage(rows, first, this.maxPageBytes, recordBytes);
+    request: PageRequest<string>,
+  ): Page<MessageRecord> {
+    return pageOfList(
+      transcript,
+      request,
+      (message) => message.orderKey,
+      this.maxPageBytes,
+      recordBytes,
+    );
   }
 
   /** Write-through from the write path: keeps a cached copy current after a write. */

@@ -31,10 +31,13 @@ export function decodeSessionCursor(cursor: string): SessionListPosition {
   return { updatedAt: Number(match[1]), id: match[2] };
 }
 
-/** The order key a message cursor stands for; BAD_USER_INPUT for anything else. */
-export function decodeMessageCursor(cursor: string): string {
-  const key = decodeCursor(cursor);
+/** The order key a message cursor stands for; BAD_USER_INPUT (naming `argument`) for anything else. */
+export function decodeMessageCursor(
+  cursor: string,
+  argument: 'after' | 'before' = 'after',
+): string {
+  const key = decodeCursor(cursor, argument);
   if (!parseOrderKey(key))
-    throw ScribeException.invalidInput('after', 'is not a cursor of this list');
+    throw ScribeException.invalidInput(argument, 'is not a cursor of this list');
   return key;
 }

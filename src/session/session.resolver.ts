@@ -11,7 +11,7 @@ import {
   type SelectionNode,
 } from 'graphql';
 import { pageConnection, toConnection, type Connection } from '../common/pagination/connection.js';
-import { PageArgs } from '../common/pagination/page.args.js';
+import { PageArgs, TwoWayPageArgs, pageRequestOf } from '../common/pagination/page.args.js';
 import { toMessageModel } from '../common/graphql/message.mapper.js';
 import { Message } from '../common/graphql/models/message.model.js';
 import { type MessageRecord } from '../message/message-record.js';
@@ -63,11 +63,20 @@ export class SessionResolver {
   })
   @RequireScope('read')
   async sessions(@Args() page: PageArgs): Promise<Connection<Session>> {
-    const [rows, totalCount] = await Promise.all([
-      this.reader.list(page.first, page.after ? decodeSessionCursor(page.after) : undefined),
+    const after = page.after ? decodeSessionCursor(page.after) : undefined;
+    const [rows, totalCount, hasPreviousPage] = await Promise.all([
+      this.reader.list(page.first, after),
       this.reader.count(),
+      after ? this.reader.anySessionAtOrBefore(after) : false,
     ]);
-    return toConnection(rows, page.first, totalCount, sessionListKey, toSessionModel);
+    return toConnection(
+      rows,
+      page.first,
+      hasPreviousPage,
+      totalCount,
+      sessionListKey,
+      toSessionModel,
+    );
   }
 
   @Query(() => GateStatus, {
@@ -80,17 +89,18 @@ export class SessionResolver {
   }
 
   @ResolveField(() => MessageConnection, {
-    description: 'The transcript, in the order its appends were accepted.',
+    description:
+      'The transcript, in the order its appends were accepted: `first` messages after `after` (from the oldest), or `last` messages before `before` (the newest when `before` is absent), in that order either way.',
   })
   async messages(
     @Parent() session: ResolvedSession,
-    @Args() page: PageArgs,
+    @Args() args: TwoWayPageArgs,
   ): Promise<Connection<Message>> {
-    const after = page.after ? decodeMessageCursor(page.after) : undefined;
-    const rows = session.transcript
-      ? this.reader.transcriptPage(session.transcript, page.first, after)
-      : await this.reader.messagePage(session.id, page.first, after);
-    return pageConnection(rows, session.messageCount, (row) => row.orderKey, toMessageModel);
+    const request = pageRequestOf(args, decodeMessageCursor);
+    const page = session.transcript
+      ? this.reader.transcriptPage(session.transcript, request)
+      : await this.reader.messagePage(session.id, request);
+    return pageConnection(page, session.messageCount, (row) => row.orderKey, toMessageModel);
   }
 }
 

@@ -81,7 +81,7 @@ export function refusal(
 }
 
 /**
- * Whether variables can change what the document reads: a `first` that takes one, or an
+ * Whether variables can change what the document reads: a `first` or `last` that takes one, or an
  * `@include`/`@skip` whose condition does. Only those move the cost; an append's input does not.
  */
 function costVaries(document: DocumentNode): boolean {
@@ -89,7 +89,7 @@ function costVaries(document: DocumentNode): boolean {
   visit(document, {
     Argument(node) {
       if (node.value.kind !== Kind.VARIABLE) return;
-      if (node.name.value === 'first' || node.name.value === 'if') varies = true;
+      if (['first', 'last', 'if'].includes(node.name.value)) varies = true;
     },
   });
   return varies;

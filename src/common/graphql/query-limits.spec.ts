@@ -123,7 +123,7 @@ const schema = buildSchema(`
   type Session {
     id: ID!
     title: String
-    messages(first: Int, after: String): MessageConnection!
+    messages(first: Int, after: String, last: Int, before: String): MessageConnection!
   }
   type SessionConnection {
     edges: [SessionEdge!]!
@@ -168,6 +168,14 @@ describe(messagesReadEstimator.name, () => {
     }`;
 
     expect(cost(text)).toBe(10);
+  });
+
+  it('costs messages(last: n) n, and a list paged from its end by its last', () => {
+    expect(cost('{ session(id: "s") { messages(last: 10) { totalCount } } }')).toBe(10);
+    expect(cost('{ session(id: "s") { messages(first: 3, last: 10) { totalCount } } }')).toBe(3);
+    expect(
+      cost('query($n: Int) { session(id: "s") { messages(last: $n) { totalCount } } }', { n: 40 }),
+    ).toBe(40);
   });
 
   it('costs messages without first at the default page size, 100', () => {
@@ -321,6 +329,18 @@ describe(queryLimitsPlugin.name, () => {
 
     expect(await verdictFor(plugin, text, document, { x: false })).toBeUndefined();
     expect(await verdictFor(plugin, text, document, { x: true })).toMatch(
+      /could read 1000000 messages/,
+    );
+  });
+
+  it("costs a `last` that takes a variable for each request's own", async () => {
+    const plugin = queryLimitsPlugin(1000);
+    const text =
+      'query($n: Int) { sessions(first: 1000) { edges { node { messages(last: $n) { totalCount } } } } }';
+    const document = parse(text);
+
+    expect(await verdictFor(plugin, text, document, { n: 1 })).toBeUndefined();
+    expect(await verdictFor(plugin, text, document, { n: 1000 })).toMatch(
       /could read 1000000 messages/,
     );
   });

@@ -11,27 +11,40 @@ import { DEFAULT_PAGE_SIZE } from '../pagination/page.args.js';
 export const MAX_QUERY_DEPTH = 12;
 export const MAX_MESSAGES_PER_QUERY = 100_000;
 
+/** The page size a paged field asks for (`first` or `last`), or undefined for a field that is not paged. */
+function pageSize(
+  field: Parameters<ComplexityEstimator>[0]['field'],
+  args: Record<string, unknown>,
+): number | undefined {
+  const paged = field.args.some(
+    (argument) => argument.name === 'first' || argument.name === 'last',
+  );
+  if (!paged) return undefined;
+  for (const name of ['first', 'last']) {
+    if (typeof args[name] === 'number') return args[name];
+  }
+  return DEFAULT_PAGE_SIZE;
+}
+
 /**
- * Cost = how many messages a query could read: `messages(first: n)` reads up to n, and a list
- * with `first` multiplies what each of its items could read.
+ * Cost = how many messages a query could read: `messages(first: n)` (or `last: n`) reads up to
+ * n, and a list with `first` multiplies what each of its items could read.
  */
 export const messagesReadEstimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
-  const takesFirst = field.args.some((argument) => argument.name === 'first');
-  if (!takesFirst) return childComplexity;
-  const first = typeof args.first === 'number' ? args.first : DEFAULT_PAGE_SIZE;
-  return field.name === 'messages' ? first : first * childComplexity;
+  const size = pageSize(field, args);
+  if (size === undefined) return childComplexity;
+  return field.name === 'messages' ? size : size * childComplexity;
 };
 
 /**
  * Full reads = how many session transcripts a query could load whole: each selection of a
- * session's `messages` is one (whatever its `first`: the gate loads the transcript), and a
- * paged list multiplies what each of its items reads by its `first`.
+ * session's `messages` is one (whatever its page size: the gate loads the transcript), and a
+ * paged list multiplies what each of its items reads by its page size.
  */
 export const fullReadsEstimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
   if (field.name === 'messages') return 1;
-  const takesFirst = field.args.some((argument) => argument.name === 'first');
-  if (!takesFirst) return childComplexity;
-  return (typeof args.first === 'number' ? args.first : DEFAULT_PAGE_SIZE) * childComplexity;
+  const size = pageSize(field, args);
+  return size === undefined ? childComplexity : size * childComplexity;
 };
 
 const INTROSPECTION_ROOTS = new Set(['__schema', '__type']);

@@ -1,8 +1,8 @@
 import { type Type } from '@nestjs/common';
 import { Field, Int, ObjectType } from '@nestjs/graphql';
-import { type BoundedPage } from './byte-bounded-page.js';
 import { encodeCursor } from './cursor.js';
 import { PageInfo } from './page-info.model.js';
+import { type Page } from './page-request.js';
 
 export interface Edge<T> {
   cursor: string;
@@ -24,7 +24,10 @@ export function ConnectionType<T>(nodeType: Type<T>, name: string): Type<Connect
     description: `One ${name.toLowerCase()} in a page, with its cursor.`,
   })
   class EdgeType {
-    @Field({ description: 'Opaque cursor of this item; pass it as `after` to continue after it.' })
+    @Field({
+      description:
+        'Opaque cursor of this item; pass it as `after` to continue after it, or as `before` to page back from it.',
+    })
     cursor: string;
 
     @Field(() => nodeType, { description: `The ${name.toLowerCase()}.` })
@@ -47,26 +50,27 @@ export function ConnectionType<T>(nodeType: Type<T>, name: string): Type<Connect
 
 /**
  * Turns `first + 1` rows fetched after a cursor into a page: the extra row only says whether
- * another page follows.
+ * another page follows. `hasPreviousPage` is the caller's: whether anything precedes the cursor.
  */
 export function toConnection<Row, Node>(
   rows: Row[],
   first: number,
+  hasPreviousPage: boolean,
   totalCount: number,
   keyOf: (row: Row) => string,
   toNode: (row: Row) => Node,
 ): Connection<Node> {
   return pageConnection(
-    { items: rows.slice(0, first), more: rows.length > first },
+    { items: rows.slice(0, first), hasNextPage: rows.length > first, hasPreviousPage },
     totalCount,
     keyOf,
     toNode,
   );
 }
 
-/** The connection of a page whose items, and whether more follow, are already known. */
+/** The connection of a page whose items, and what lies either side of it, are known. */
 export function pageConnection<Row, Node>(
-  page: BoundedPage<Row>,
+  page: Page<Row>,
   totalCount: number,
   keyOf: (row: Row) => string,
   toNode: (row: Row) => Node,
@@ -75,7 +79,9 @@ export function pageConnection<Row, Node>(
   return {
     edges,
     pageInfo: {
-      hasNextPage: page.more,
+      hasNextPage: page.hasNextPage,
+      hasPreviousPage: page.hasPreviousPage,
+      startCursor: edges.length > 0 ? edges[0].cursor : null,
       endCursor: edges.length > 0 ? edges[edges.length - 1].cursor : null,
     },
     totalCount,
