@@ -203,20 +203,23 @@ describe.each(databaseKinds())('GraphQL API on %s', (database) => {
   it('pages through sessions, most recently updated first', async () => {
     for (const id of ['list-a', 'list-b', 'list-c']) await append(id, 'x');
     const first = await sut.gql(
-      `{ sessions(first: 2) { totalCount pageInfo { hasNextPage endCursor } edges { node { id } } } }`,
+      `{ sessions(first: 2) { totalCount pageInfo { hasNextPage hasPreviousPage startCursor endCursor } edges { cursor node { id } } } }`,
     );
+    expect(first.data.sessions.pageInfo.hasPreviousPage).toBe(false);
+    expect(first.data.sessions.pageInfo.startCursor).toBe(first.data.sessions.edges[0].cursor);
     expect(first.data.sessions.edges.map((edge: any) => edge.node.id)).toEqual([
       'list-c',
       'list-b',
     ]);
     expect(first.data.sessions.pageInfo.hasNextPage).toBe(true);
     const second = await sut.gql(
-      `query($after: String) { sessions(first: 1, after: $after) { edges { node { id } } } }`,
+      `query($after: String) { sessions(first: 1, after: $after) { pageInfo { hasPreviousPage } edges { node { id } } } }`,
       {
         after: first.data.sessions.pageInfo.endCursor,
       },
     );
     expect(second.data.sessions.edges.map((edge: any) => edge.node.id)).toEqual(['list-a']);
+    expect(second.data.sessions.pageInfo.hasPreviousPage).toBe(true);
   });
 
   it('stores a batch atomically and in order, in one round trip', async () => {
