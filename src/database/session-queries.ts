@@ -36,6 +36,12 @@ export interface SessionListPosition {
   id: string;
 }
 
+/** Which sessions a list holds: updated at or after `updatedSince` (epoch ms), titles holding `titleContains`. */
+export interface SessionFilter {
+  updatedSince?: number;
+  titleContains?: string;
+}
+
 /** Reads of sessions and transcripts straight from the database. */
 @Injectable()
 export class SessionQueries {
@@ -73,14 +79,17 @@ export class SessionQueries {
   }
 
   /** Most recently updated first; `first + 1` rows so the caller can tell if more follow. */
-  async listSessions(first: number, after?: SessionListPosition): Promise<SessionRecord[]> {
-    const query = this.sessions
-      .createQueryBuilder('session')
+  async listSessions(
+    first: number,
+    after?: SessionListPosition,
+    filter: SessionFilter = {},
+  ): Promise<SessionRecord[]> {
+    const query = this.filtered(filter)
       .orderBy('session.updated_at', 'DESC')
       .addOrderBy('session.id', 'DESC')
       .limit(first + 1);
     if (after) {
-      query.where(
+      query.andWhere(
         '(session.updated_at < :updatedAt OR (session.updated_at = :updatedAt AND session.id < :id))',
         after,
       );
@@ -88,12 +97,14 @@ export class SessionQueries {
     return (await query.getMany()).map(sessionRecordFromEntity);
   }
 
-  /** Whether any session stands at or before `position` in the list (newest first). */
-  async anySessionAtOrBefore(position: SessionListPosition): Promise<boolean> {
-    const found = await this.sessions
-      .createQueryBuilder('session')
+  /** Whether any session the filter keeps stands at or before `position` in the list. */
+  async anySessionAtOrBefore(
+    position: SessionListPosition,
+    filter: SessionFilter = {},
+  ): Promise<boolean> {
+    const found = await this.filtered(filter)
       .select('1', 'one')
-      .where(
+      .andWhere(
         '(session.updated_at > :updatedAt OR (session.updated_at = :updatedAt AND session.id >= :id))',
         position,
       )
@@ -102,8 +113,24 @@ export class SessionQueries {
     return found.length > 0;
   }
 
-  countSessions(): Promise<number> {
-    return this.sessions.count();
+  countSessions(filter: SessionFilter = {}): Promise<number> {
+    return this.filtered(filter).getCount();
+  }
+
+  /** Sessions the filter keeps; a title is matched as it is (case counts) on both databases. */
+  private filtered(filter: SessionFilter) {
+    const query = this.sessions.createQueryBuilder('session').where('1 = 1');
+    if (filter.updatedSince !== undefined) {
+      query.andWhere('session.updated_at >= :since', { since: filter.updatedSince });
+    }
+    if (filter.titleContains !== undefined) {
+      const postgres = this.sessions.manager.connection.options.type === 'postgres';
+      query.andWhere(
+        postgres ? 'strpos(session.title, :title) > 0' : 'instr(session.title, :title) > 0',
+        { title: filter.titleContains },
+      );
+    }
+    return query;
   }
 
   /** A page of a transcript in accepted order after the order key `after`, `first + 1` rows. */

@@ -2,7 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { Mutex } from 'async-mutex';
 import { OnEvent } from '@nestjs/event-emitter';
 import { ScribeConfig } from '../config/scribe-config.js';
-import { SessionQueries, type SessionListPosition } from '../database/session-queries.js';
+import {
+  SessionQueries,
+  type SessionFilter,
+  type SessionListPosition,
+} from '../database/session-queries.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { MessagesStored, WriteFailed } from '../message/message-events.js';
 import { recordBytes, type FullSession, type SessionRecord } from '../message/session-record.js';
@@ -68,17 +72,21 @@ export class SessionReader {
     return turn.runExclusive(() => this.gate.resolveFull(id, signal));
   }
 
-  list(first: number, after?: SessionListPosition): Promise<SessionRecord[]> {
-    return this.queries.listSessions(first, after);
+  list(
+    first: number,
+    after?: SessionListPosition,
+    filter?: SessionFilter,
+  ): Promise<SessionRecord[]> {
+    return this.queries.listSessions(first, after, filter);
   }
 
-  /** Whether any session stands at or before `position` in the list. */
-  anySessionAtOrBefore(position: SessionListPosition): Promise<boolean> {
-    return this.queries.anySessionAtOrBefore(position);
+  /** Whether any session the filter keeps stands at or before `position` in the list. */
+  anySessionAtOrBefore(position: SessionListPosition, filter?: SessionFilter): Promise<boolean> {
+    return this.queries.anySessionAtOrBefore(position, filter);
   }
 
-  count(): Promise<number> {
-    return this.queries.countSessions();
+  count(filter?: SessionFilter): Promise<number> {
+    return this.queries.countSessions(filter);
   }
 
   /** A page of a session straight from the database, bounded by MAX_PAGE_BYTES. */

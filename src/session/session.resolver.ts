@@ -11,11 +11,12 @@ import {
   type SelectionNode,
 } from 'graphql';
 import { pageConnection, toConnection, type Connection } from '../common/pagination/connection.js';
-import { PageArgs, TwoWayPageArgs, pageRequestOf } from '../common/pagination/page.args.js';
+import { TwoWayPageArgs, pageRequestOf } from '../common/pagination/page.args.js';
 import { toMessageModel } from '../common/graphql/message.mapper.js';
 import { Message } from '../common/graphql/models/message.model.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { SessionArgs } from './dto/session.args.js';
+import { SessionsArgs, sessionFilterOf } from './dto/sessions.args.js';
 import { GateStatus } from './models/gate-status.model.js';
 import { MessageConnection } from './models/message-connection.model.js';
 import { Session, SessionConnection } from './models/session.model.js';
@@ -59,15 +60,17 @@ export class SessionResolver {
   }
 
   @Query(() => SessionConnection, {
-    description: 'Sessions, most recently updated first.',
+    description:
+      'Sessions, most recently updated first; with `filter`, only those that match (`totalCount` counts those).',
   })
   @RequireScope('read')
-  async sessions(@Args() page: PageArgs): Promise<Connection<Session>> {
+  async sessions(@Args() page: SessionsArgs): Promise<Connection<Session>> {
+    const filter = sessionFilterOf(page.filter);
     const after = page.after ? decodeSessionCursor(page.after) : undefined;
     const [rows, totalCount, hasPreviousPage] = await Promise.all([
-      this.reader.list(page.first, after),
-      this.reader.count(),
-      after ? this.reader.anySessionAtOrBefore(after) : false,
+      this.reader.list(page.first, after, filter),
+      this.reader.count(filter),
+      after ? this.reader.anySessionAtOrBefore(after, filter) : false,
     ]);
     return toConnection(
       rows,

@@ -8,7 +8,6 @@ import {
   checkAppendTarget,
   checkNewMessages,
   jsonProblem,
-  textProblem,
 } from './input-rules.js';
 
 const LIMIT = 40;
@@ -178,20 +177,6 @@ describe(checkNewMessages.name, () => {
     ]);
 
     expect(refusal?.field).toBe('input.messages.0.content');
-  });
-});
-
-describe(textProblem.name, () => {
-  it.each([null, undefined, '', 'plain text', 'emoji \u{1F600}'])('has none with %p', (value) => {
-    expect(textProblem(value)).toBeUndefined();
-  });
-
-  it('names NUL first when a value holds both NUL and a lone surrogate', () => {
-    expect(textProblem('\uD800\u0000')).toBe(NUL);
-  });
-
-  it('names a lone surrogate', () => {
-    expect(textProblem('\uDFFF')).toBe(LONE_SURROGATE);
   });
 });
 

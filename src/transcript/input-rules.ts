@@ -1,3 +1,4 @@
+import { textProblem } from '../common/validation/storable-text.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { MAX_JSON_DEPTH, MAX_JSON_KEYS } from '../common/validation/json-body.js';
 import { SESSION_ID_PATTERN, SESSION_ID_RULE } from '../common/validation/session-id.js';
@@ -87,16 +88,6 @@ export function checkNewMessages(
     }
     seenClientIds.set(clientId, index);
   });
-}
-
-/** Why a text value cannot be stored as sent, or undefined when it can. */
-export function textProblem(value: string | null | undefined): string | undefined {
-  if (value === null || value === undefined) return undefined;
-  if (value.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
-  if (!value.isWellFormed()) {
-    return 'must be valid Unicode: it holds a lone UTF-16 surrogate (U+D800 to U+DFFF)';
-  }
-  return undefined;
 }
 
 function idLengthFits(value: string): boolean {
