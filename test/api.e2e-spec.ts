@@ -261,6 +261,38 @@ describe.each(databaseKinds())('GraphQL API on %s', (database) => {
     expect(await contents('retry')).toEqual(['once', 'twice']);
   });
 
+  it('answers a client id sent again with other content IDEMPOTENCY_CONFLICT, and stores nothing of that append', async () => {
+    const metadata = { b: 1, a: { d: [1, 2], c: 'x' } };
+    const first = await append('conflict', 'original', { clientMessageId: 'key-1', metadata });
+    // The stored JSON may come back with its keys in another order: still the same message.
+    const exact = await append('conflict', 'original', {
+      clientMessageId: 'key-1',
+      metadata: { a: { c: 'x', d: [1, 2] }, b: 1 },
+    });
+    expect(exact.message.id).toBe(first.message.id);
+
+    for (const change of [
+      { content: 'edited' },
+      { role: 'ASSISTANT' },
+      { metadata: { b: 2, a: { d: [1, 2], c: 'x' } } },
+      { toolName: 'search' },
+    ]) {
+      const response = await sut.gql(APPEND_MANY, {
+        input: {
+          sessionId: 'conflict',
+          messages: [
+            { role: 'USER', content: 'would be new' },
+            { role: 'USER', content: 'original', clientMessageId: 'key-1', metadata, ...change },
+          ],
+        },
+      });
+      expect(response.data?.appendMessages ?? null).toBeNull();
+      expect(response.errors?.[0]?.extensions?.code).toBe('IDEMPOTENCY_CONFLICT');
+      expect(response.errors?.[0]?.message).toMatch(/^input\.messages\.1: clientMessageId "key-1"/);
+    }
+    expect(await contents('conflict')).toEqual(['original']);
+  });
+
   describe('bad input gets BAD_USER_INPUT and changes nothing', () => {
     async function expectRejected(
       query: string,

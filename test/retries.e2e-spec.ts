@@ -12,7 +12,8 @@ import { type ServerProcess } from './support/server-process.js';
 // A client that did not get (or did not trust) an answer sends the append again with the same
 // clientMessageId. Whatever state the first acceptance is in (stored, held in memory, on disk
 // only, held in memory only, during an outage or after it), the retry must get the first
-// answer's id and createdAt, and the message must be stored once, in the first one's place.
+// answer's id and createdAt, and the message must be stored once, in the first one's place;
+// the same client id sent with other content is refused IDEMPOTENCY_CONFLICT in each state.
 const TEST_TIMEOUT_MS = 30_000;
 const ADMIN = { authorization: 'Bearer t' };
 
@@ -70,11 +71,25 @@ async function readPlaces(target: ServerProcess, sessionId: string) {
 }
 
 /**
- * The retry got the first acceptance's answer: its id and createdAt (its place), and its
- * content, not the retry's. Pins TranscriptService.earlierAnswers for the state it covers.
+ * The retry got the first acceptance's answer: its id and createdAt (its place). Pins
+ * TranscriptService.earlierAnswers for the state it covers.
  */
 function expectFirstAnswer(retry: Placed, first: Placed, status: AppendStatus): void {
   expect(retry).toEqual({ ...first, status });
+}
+
+/** The client id sent again with other content: refused, whatever state its message is in. */
+async function expectConflict(
+  target: ServerProcess,
+  sessionId: string,
+  content: string,
+  clientMessageId: string,
+): Promise<void> {
+  const response = await target.gql(APPEND_PLACE, {
+    input: { sessionId, role: 'USER', content, clientMessageId },
+  });
+  expect(response.errors?.[0]?.extensions?.code).toBe('IDEMPOTENCY_CONFLICT');
+  expect(response.data?.appendMessage ?? null).toBeNull();
 }
 
 /** Stored once each, in `expected` order, each with the id and createdAt its answer gave. */
@@ -99,7 +114,8 @@ describe('a retry with the same clientMessageId gets the first answer and stores
     const second = await appendPlaced(target, SESSION, 'second');
 
     // Found in the database by its client id.
-    const retry = await appendPlaced(target, SESSION, 'first, sent again', 'c-1');
+    await expectConflict(target, SESSION, 'first, edited', 'c-1');
+    const retry = await appendPlaced(target, SESSION, 'first', 'c-1');
     expectFirstAnswer(retry, first, 'PERSISTED');
     const third = await appendPlaced(target, SESSION, 'third');
     await expectStored(target, SESSION, [first, second, third]);
@@ -114,7 +130,8 @@ describe('a retry with the same clientMessageId gets the first answer and stores
     const second = await appendPlaced(target, SESSION, 'second');
 
     // Found in the session's pending queue.
-    const retry = await appendPlaced(target, SESSION, 'first, sent again', 'c-1');
+    await expectConflict(target, SESSION, 'first, edited', 'c-1');
+    const retry = await appendPlaced(target, SESSION, 'first', 'c-1');
     expectFirstAnswer(retry, first, 'QUEUED');
     const third = await appendPlaced(target, SESSION, 'third');
     // Journaled once: the retry added no line of its own.
@@ -145,7 +162,8 @@ describe('a retry with the same clientMessageId gets the first answer and stores
       expect(pending.data.pendingStatus.totalPending).toBe(cap);
 
       // Found in the journal on disk.
-      const retry = await appendPlaced(target, SESSION, 'first, sent again', 'c-1');
+      await expectConflict(target, SESSION, 'first, edited', 'c-1');
+      const retry = await appendPlaced(target, SESSION, 'first', 'c-1');
       expectFirstAnswer(retry, first, 'QUEUED');
       const fourth = await appendPlaced(target, SESSION, 'fourth');
       const journal = await readJournal(spoolDir);
@@ -169,7 +187,8 @@ describe('a retry with the same clientMessageId gets the first answer and stores
       const second = await appendPlaced(target, SESSION, 'second');
 
       // Found in memory; the disk still refuses it, so it is still BUFFERED.
-      const retry = await appendPlaced(target, SESSION, 'first, sent again', 'c-1');
+      await expectConflict(target, SESSION, 'first, edited', 'c-1');
+      const retry = await appendPlaced(target, SESSION, 'first', 'c-1');
       expectFirstAnswer(retry, first, 'BUFFERED');
       const third = await appendPlaced(target, SESSION, 'third');
 
@@ -189,7 +208,8 @@ describe('a retry with the same clientMessageId gets the first answer and stores
       const holder = await lockDatabase(dataDir);
 
       // Found by a read, which the lock does not stop: nothing is written or journaled.
-      const retry = await appendPlaced(target, SESSION, 'first, sent again', 'c-1');
+      await expectConflict(target, SESSION, 'first, edited', 'c-1');
+      const retry = await appendPlaced(target, SESSION, 'first', 'c-1');
       expectFirstAnswer(retry, first, 'PERSISTED');
       const third = await appendPlaced(target, SESSION, 'third');
       expect(third.status).toBe('QUEUED');
@@ -214,7 +234,8 @@ describe('a retry with the same clientMessageId gets the first answer and stores
       // Written back by the background retry, with the places accepted during the outage.
       await eventually(() => expectStored(target, SESSION, [first, second]), 10_000);
 
-      const retry = await appendPlaced(target, SESSION, 'first, sent again', 'c-1');
+      await expectConflict(target, SESSION, 'first, edited', 'c-1');
+      const retry = await appendPlaced(target, SESSION, 'first', 'c-1');
       expectFirstAnswer(retry, first, 'PERSISTED');
       const third = await appendPlaced(target, SESSION, 'third');
       expect(third.status).toBe('PERSISTED');
@@ -277,7 +298,8 @@ describe('two instances sharing one SQLite DATA_DIR', () => {
       // From now on both instances answer a retry with the stored message.
       const winner = { status: 'PERSISTED' as const, id: raced[0].id, content: 'raced' };
       for (const target of [left, right]) {
-        const retry = await appendPlaced(target, SESSION, 'raced, sent again', 'c-race');
+        await expectConflict(target, SESSION, 'raced, edited', 'c-race');
+        const retry = await appendPlaced(target, SESSION, 'raced', 'c-race');
         expect(retry).toEqual({ ...winner, createdAt: raced[0].createdAt });
       }
       expect((await readPlaces(left, SESSION)).messageCount).toBe(4);

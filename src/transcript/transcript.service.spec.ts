@@ -251,10 +251,47 @@ describe(TranscriptService.name, () => {
       });
       store.storedElsewhere(storedBefore);
 
-      const retry = await append('s1', message('sent again', 'c-1'));
+      const retry = await append('s1', message('from before', 'c-1'));
 
       expect(retry).toEqual({ records: [storedBefore], status: AppendStatus.PERSISTED });
       expect(store.writeCalls).toEqual([]);
+    });
+
+    it('refuses a client id sent again with other content, IDEMPOTENCY_CONFLICT, storing nothing of the batch', async () => {
+      const storedBefore = acceptedRecord('s1', 'from before', {
+        id: messageIdFor('s1', 'c-1'),
+        clientMessageId: 'c-1',
+      });
+      store.storedElsewhere(storedBefore);
+
+      const refusal: unknown = await sut
+        .append('s1', [message('new one'), message('changed', 'c-1')])
+        .catch((error: unknown) => error);
+
+      expect(refusal).toBeInstanceOf(ScribeException);
+      expect(refusal).toMatchObject({
+        code: ScribeErrorCode.IdempotencyConflict,
+        field: 'messages.1.clientMessageId',
+      });
+      expect((refusal as Error).message).toMatch(/accepted before with another content/);
+      expect(store.writeCalls).toEqual([]);
+      expect(backlog.total).toBe(0);
+    });
+
+    it('refuses a conflicting retry of a message still held in memory, and keeps that message', async () => {
+      store.goDown();
+      const first = await append('s1', message('a', 'c-1'));
+
+      const refusal: unknown = await append('s1', {
+        ...message('a', 'c-1'),
+        metadata: { other: true },
+      }).catch((error: unknown) => error);
+
+      expect(refusal).toMatchObject({ code: ScribeErrorCode.IdempotencyConflict });
+      expect(spool.owedRecords()).toEqual(first.records);
+      store.heal();
+      await append('s1', message('b'));
+      expect(store.contents()).toEqual(['a', 'b']);
     });
 
     it('answers a message held in memory and journaled with its first answer: QUEUED, stored once', async () => {

@@ -17,6 +17,7 @@ import { SpoolService } from '../spool/spool.service.js';
 import { AppendStatus, weakestStatus } from './append-status.js';
 import { DatabaseHealth, type DatabaseHealthStatus } from './database-health.js';
 import { DurableWriter } from './durable-writer.js';
+import { conflictingField } from './idempotency.js';
 import { checkAppendTarget, checkNewMessages } from './input-rules.js';
 import { TranscriptRecovery } from './recovery.js';
 import { RetryLookup, type Answer } from './retry-lookup.js';
@@ -83,7 +84,9 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     }
     checkAppendTarget(sessionId, inputs.length, 'input.messages');
     checkNewMessages(inputs, this.config.maxMessageBytes, fieldOf);
-    const task = this.backlog.withSession(sessionId, (queue) => this.appendLocked(queue, inputs));
+    const task = this.backlog.withSession(sessionId, (queue) =>
+      this.appendLocked(queue, inputs, fieldOf),
+    );
     this.inFlight.add(task);
     try {
       return await task;
@@ -143,8 +146,26 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     await this.recovery.shutdown();
   }
 
-  private async appendLocked(queue: PendingQueue, inputs: NewMessage[]): Promise<AppendResult> {
+  private async appendLocked(
+    queue: PendingQueue,
+    inputs: NewMessage[],
+    fieldOf: (index: number) => string,
+  ): Promise<AppendResult> {
     const earlier = await this.retries.earlierAnswers(queue, inputs);
+    // A client id names one message: sent again with other content, it is a client's bug (or
+    // a reused key), and answering the old message would hide it. Refused before anything is
+    // accepted, so the whole append changes nothing.
+    inputs.forEach((input, index) => {
+      const found = input.clientMessageId ? earlier.get(input.clientMessageId) : undefined;
+      const field = found && conflictingField(input, found.record);
+      if (field) {
+        throw new ScribeException(
+          ScribeErrorCode.IdempotencyConflict,
+          `${fieldOf(index)}: clientMessageId ${JSON.stringify(input.clientMessageId)} was accepted before with another ${field}; nothing was stored. Send a new clientMessageId for a new message.`,
+          `${fieldOf(index)}.clientMessageId`,
+        );
+      }
+    });
     const answers: Answer[] = [];
     const fresh: MessageRecord[] = [];
     for (const input of inputs) {

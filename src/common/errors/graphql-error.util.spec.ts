@@ -43,6 +43,7 @@ describe(graphqlCodeFor.name, () => {
     [ScribeErrorCode.SessionResolveTimeout]: 'SESSION_RESOLVE_TIMEOUT',
     [ScribeErrorCode.ShuttingDown]: 'SERVICE_UNAVAILABLE',
     [ScribeErrorCode.MessageRefused]: 'MESSAGE_REFUSED',
+    [ScribeErrorCode.IdempotencyConflict]: 'IDEMPOTENCY_CONFLICT',
   };
 
   it.each(Object.values(ScribeErrorCode))('maps %s to a code', (code) => {

@@ -22,6 +22,8 @@ export function graphqlCodeFor(code: ScribeErrorCode): string {
       return 'SERVICE_UNAVAILABLE';
     case ScribeErrorCode.MessageRefused:
       return 'MESSAGE_REFUSED';
+    case ScribeErrorCode.IdempotencyConflict:
+      return 'IDEMPOTENCY_CONFLICT';
     default: {
       const unhandled: never = code;
       throw new Error(`unmapped error code ${String(unhandled)}`);

@@ -7,4 +7,5 @@ export enum ScribeErrorCode {
   SessionResolveTimeout = 'SESSION_RESOLVE_TIMEOUT',
   ShuttingDown = 'SHUTTING_DOWN',
   MessageRefused = 'MESSAGE_REFUSED',
+  IdempotencyConflict = 'IDEMPOTENCY_CONFLICT',
 }

@@ -1,0 +1,66 @@
+import { MessageRole } from '../message/message-role.js';
+import { acceptedRecord } from '../message/testing/message-record.fixture.js';
+import { conflictingField } from './idempotency.js';
+
+describe(conflictingField.name, () => {
+  const accepted = acceptedRecord('s', 'hello', {
+    clientMessageId: 'c-1',
+    toolName: 'search',
+    toolCallId: 't-1',
+    toolCalls: [{ id: 1, args: { q: 'x', n: [1, 2] } }],
+    metadata: { a: 1, b: { c: null } },
+  });
+  const retry = {
+    role: accepted.role,
+    content: 'hello',
+    clientMessageId: 'c-1',
+    toolName: 'search',
+    toolCallId: 't-1',
+    toolCalls: [{ id: 1, args: { q: 'x', n: [1, 2] } }],
+    metadata: { a: 1, b: { c: null } },
+  };
+
+  it('finds none in an exact retry, JSON keys in another order included', () => {
+    expect(conflictingField(retry, accepted)).toBeUndefined();
+    expect(
+      conflictingField({ ...retry, metadata: { b: { c: null }, a: 1 } }, accepted),
+    ).toBeUndefined();
+  });
+
+  it('treats an absent field as null', () => {
+    const plain = acceptedRecord('s', 'plain', { clientMessageId: 'c-2' });
+    expect(conflictingField({ role: plain.role, content: 'plain' }, plain)).toBeUndefined();
+    expect(
+      conflictingField({ role: plain.role, content: 'plain', metadata: null }, plain),
+    ).toBeUndefined();
+  });
+
+  it.each([
+    ['role', { role: MessageRole.SYSTEM }],
+    ['content', { content: 'hello!' }],
+    ['toolName', { toolName: null }],
+    ['toolCallId', { toolCallId: 't-2' }],
+    ['toolCalls', { toolCalls: [{ id: 1, args: { q: 'x', n: [2, 1] } }] }],
+    ['metadata', { metadata: { a: 1, b: { c: 0 } } }],
+    ['metadata', { metadata: { a: 1, b: { c: null }, d: 1 } }],
+    ['metadata', { metadata: { a: 1 } }],
+    ['metadata', { metadata: [1] }],
+    ['metadata', { metadata: '{"a":1}' }],
+  ])('names %s when it differs', (field, change) => {
+    expect(conflictingField({ ...retry, ...change }, accepted)).toBe(field);
+  });
+
+  it('tells an array from an object with the same keys, and a key from a missing one', () => {
+    const arrayLike = acceptedRecord('s', 'x', { metadata: { 0: 'a' } });
+    expect(
+      conflictingField({ role: arrayLike.role, content: 'x', metadata: ['a'] }, arrayLike),
+    ).toBe('metadata');
+    const withUndefined = acceptedRecord('s', 'x', { metadata: { a: 1, b: 2 } });
+    expect(
+      conflictingField(
+        { role: withUndefined.role, content: 'x', metadata: { a: 1, c: 2 } },
+        withUndefined,
+      ),
+    ).toBe('metadata');
+  });
+});

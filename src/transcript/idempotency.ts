@@ -1,0 +1,33 @@
+import { type MessageRecord, type NewMessage } from '../message/message-record.js';
+
+// What a message says, as the client sent it: a retry must say the same.
+const COMPARED = ['role', 'content', 'toolName', 'toolCallId', 'toolCalls', 'metadata'] as const;
+
+/**
+ * The first field in which `input` differs from `accepted`, the message its client id was
+ * first accepted as; undefined when it is an exact retry. Absent and null are the same, and
+ * JSON is compared by value (a database may give object keys back in another order).
+ */
+export function conflictingField(
+  input: NewMessage,
+  accepted: MessageRecord,
+): (typeof COMPARED)[number] | undefined {
+  return COMPARED.find((field) => !sameValue(input[field] ?? null, accepted[field] ?? null));
+}
+
+function sameValue(left: unknown, right: unknown): boolean {
+  if (left === right) return true;
+  if (typeof left !== 'object' || typeof right !== 'object' || left === null || right === null) {
+    return false;
+  }
+  if (Array.isArray(left) !== Array.isArray(right)) return false;
+  const leftKeys = Object.keys(left);
+  const rightKeys = Object.keys(right);
+  if (leftKeys.length !== rightKeys.length) return false;
+  const rightRecord = right as Record<string, unknown>;
+  return leftKeys.every(
+    (key) =>
+      Object.hasOwn(rightRecord, key) &&
+      sameValue((left as Record<string, unknown>)[key], rightRecord[key]),
+  );
+}
