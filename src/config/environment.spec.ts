@@ -30,6 +30,7 @@ const DEFAULTS = {
   MAX_FULL_READS_PER_REQUEST: 10,
   MAX_REFUSALS_PER_MINUTE: 60,
   TRUST_PROXY: undefined,
+  CORS_ORIGINS: undefined,
   ADMIN_TOKEN: undefined,
   API_TOKENS: undefined,
   JWT_SECRET: undefined,
@@ -357,6 +358,36 @@ describe(ScribeConfig.name, () => {
 
     it('throws InvalidEnvironmentError for a bad variable', () => {
       expect(() => ScribeConfig.fromVariables({ PORT: 'eighty' })).toThrow(InvalidEnvironmentError);
+    });
+  });
+
+  describe('CORS_ORIGINS', () => {
+    it('lists no origin when unset or blank', () => {
+      expect(ScribeConfig.fromVariables({}).corsOrigins).toEqual([]);
+      expect(ScribeConfig.fromVariables({ CORS_ORIGINS: ' ' }).corsOrigins).toEqual([]);
+    });
+
+    it('takes a comma list of origins, spaces trimmed', () => {
+      expect(
+        ScribeConfig.fromVariables({
+          CORS_ORIGINS: 'https://chat.example.com, http://localhost:5173',
+        }).corsOrigins,
+      ).toEqual(['https://chat.example.com', 'http://localhost:5173']);
+    });
+
+    it.each([
+      '*',
+      'chat.example.com',
+      'https://chat.example.com/',
+      'https://chat.example.com/app',
+      'https://CHAT.example.com',
+      'ftp://files.example.com',
+      'https://a.example.com,,https://b.example.com',
+      'https://user@chat.example.com',
+    ])('refuses %p, in one line naming the variable', (value) => {
+      expect(refusal({ CORS_ORIGINS: value }).message).toMatch(
+        /^CORS_ORIGINS must list origins such as https:\/\/chat\.example\.com /,
+      );
     });
   });
 

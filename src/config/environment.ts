@@ -149,6 +149,11 @@ export class Environment {
   @IsString()
   TRUST_PROXY?: string;
 
+  /** Origins browsers may call Scribe from, comma-separated (`https://chat.example.com`). */
+  @IsOptional()
+  @IsString()
+  CORS_ORIGINS?: string;
+
   @IsOptional()
   @IsString()
   ADMIN_TOKEN?: string;
@@ -263,7 +268,31 @@ export function validateEnvironment(raw: Record<string, unknown>): Environment {
   ) {
     throw new InvalidEnvironmentError(TRUST_PROXY_RULE);
   }
+  corsOriginsOf(environment.CORS_ORIGINS);
   return environment;
+}
+
+/**
+ * The origins CORS_ORIGINS lists: each `scheme://host[:port]` exactly as a browser sends it in
+ * `Origin` (no path, no trailing slash, no wildcard); throws InvalidEnvironmentError otherwise.
+ */
+export function corsOriginsOf(value: string | undefined): string[] {
+  if (!value?.trim()) return [];
+  return value.split(',').map((entry) => {
+    const origin = entry.trim();
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
+      throw new InvalidEnvironmentError(
+        `CORS_ORIGINS must list origins such as https://chat.example.com (scheme, host and port only, comma-separated); got ${JSON.stringify(origin)}`,
+      );
+    }
+    return origin;
+  });
 }
 
 const TRUST_PROXY_RULE =

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { accessSettings, type AccessSettings } from './access-settings.js';
 import {
   Environment,
+  corsOriginsOf,
   validateEnvironment,
   type LogLevelName,
   type SqliteSynchronousMode,
@@ -40,6 +41,8 @@ export class ScribeConfig {
   readonly maxRefusalsPerMinute: number;
   /** Express's `trust proxy` setting: false, a number of proxies, or which addresses. */
   readonly trustProxy: false | number | string;
+  /** Origins browsers may call from (CORS); empty: none. */
+  readonly corsOrigins: string[];
   readonly access: AccessSettings;
   readonly logLevel: LogLevelName;
   readonly development: boolean;
@@ -87,6 +90,7 @@ export class ScribeConfig {
       : /^\d+$/.test(trustProxy)
         ? Number(trustProxy)
         : trustProxy;
+    this.corsOrigins = corsOriginsOf(get('CORS_ORIGINS'));
     this.access = accessSettings({
       apiTokens: get('API_TOKENS') || undefined,
       adminToken: get('ADMIN_TOKEN') || undefined,

@@ -18,6 +18,24 @@ import { sourceOf } from './source-address.js';
 export function configureHttp(app: NestExpressApplication): void {
   const config = app.get(ScribeConfig);
   app.set('trust proxy', config.trustProxy);
+  // Browsers on the listed origins may call /graphql (a preflight is answered here, before
+  // anything else); any other origin gets no CORS headers, so a browser keeps the answer from
+  // its page. Bearer tokens travel in a header, so no cookies are ever allowed.
+  const corsOrigins = new Set(config.corsOrigins);
+  if (corsOrigins.size > 0) {
+    app.enableCors({
+      origin: [...corsOrigins],
+      methods: ['GET', 'POST'],
+      allowedHeaders: [
+        'authorization',
+        'content-type',
+        'apollo-require-preflight',
+        'x-apollo-operation-name',
+      ],
+      credentials: false,
+      maxAge: 600,
+    });
+  }
   // On every path: a probe of paths that do not exist is refused (404) as much as a bad query.
   app.use(refusalGate(config.maxRefusalsPerMinute));
   const maxQueryBytes = config.queryLimits.maxBytes;
@@ -61,10 +79,19 @@ export function configureHttp(app: NestExpressApplication): void {
   app.use('/graphql', (request: Request, response: Response, next: NextFunction) => {
     authenticator.forRequest(request).then(
       (outcome) => {
-        if (outcome.kind === 'principal') return next();
-        refusals.refused(sourceOf(request), `UNAUTHENTICATED: ${outcome.reason}`);
+        // A page on another origin never calls anonymously, whatever anonymous callers may do
+        // here: a local instance open to anonymous callers must not be open to any web page
+        // a browser on the same machine happens to show.
+        const reason =
+          outcome.kind === 'refused'
+            ? outcome.reason
+            : outcome.principal.anonymous && corsOrigins.has(request.headers.origin ?? '')
+              ? 'Calls from another origin need Authorization: Bearer <token>'
+              : undefined;
+        if (reason === undefined) return next();
+        refusals.refused(sourceOf(request), `UNAUTHENTICATED: ${reason}`);
         response.status(401).json({
-          errors: [{ message: outcome.reason, extensions: { code: 'UNAUTHENTICATED' } }],
+          errors: [{ message: reason, extensions: { code: 'UNAUTHENTICATED' } }],
         });
       },
       (error: unknown) => next(error),
