@@ -37,7 +37,7 @@ import { TranscriptModule } from './transcript/transcript.module.js';
           path: '/graphql',
           autoSchemaFile: true,
           sortSchema: true,
-          introspection: true,
+          introspection: config.introspection,
           graphiql: config.development,
           includeStacktraceInErrorResponses: config.development,
           formatError: (formatted, error) =>

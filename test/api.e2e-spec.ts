@@ -27,7 +27,11 @@ describe.each(databaseKinds())('GraphQL API on %s', (database) => {
   let sut: TestApp;
 
   beforeAll(async () => {
-    sut = await createTestApp(database, { MAX_MESSAGE_BYTES: '1024', MAX_BODY_BYTES: '70000' });
+    sut = await createTestApp(database, {
+      MAX_MESSAGE_BYTES: '1024',
+      MAX_BODY_BYTES: '70000',
+      GRAPHQL_INTROSPECTION: 'true',
+    });
   });
 
   afterAll(async () => {

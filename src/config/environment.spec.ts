@@ -39,6 +39,7 @@ const DEFAULTS = {
   JWT_AUDIENCE: undefined,
   ALLOW_ANONYMOUS: 'false',
   LOG_LEVEL: 'log',
+  GRAPHQL_INTROSPECTION: undefined,
   NODE_ENV: undefined,
   SCRIBE_FAILPOINT: undefined,
 };
@@ -358,6 +359,28 @@ describe(ScribeConfig.name, () => {
 
     it('throws InvalidEnvironmentError for a bad variable', () => {
       expect(() => ScribeConfig.fromVariables({ PORT: 'eighty' })).toThrow(InvalidEnvironmentError);
+    });
+  });
+
+  describe('GRAPHQL_INTROSPECTION', () => {
+    it('follows NODE_ENV when unset: on in development only', () => {
+      expect(ScribeConfig.fromVariables({}).introspection).toBe(false);
+      expect(ScribeConfig.fromVariables({ NODE_ENV: 'production' }).introspection).toBe(false);
+      expect(ScribeConfig.fromVariables({ NODE_ENV: 'development' }).introspection).toBe(true);
+    });
+
+    it('overrides NODE_ENV either way when set', () => {
+      expect(ScribeConfig.fromVariables({ GRAPHQL_INTROSPECTION: 'true' }).introspection).toBe(
+        true,
+      );
+      expect(
+        ScribeConfig.fromVariables({ GRAPHQL_INTROSPECTION: 'false', NODE_ENV: 'development' })
+          .introspection,
+      ).toBe(false);
+    });
+
+    it('refuses anything but true and false', () => {
+      expect(refusal({ GRAPHQL_INTROSPECTION: 'yes' }).message).toMatch(/^GRAPHQL_INTROSPECTION/);
     });
   });
 

@@ -188,6 +188,11 @@ export class Environment {
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: LogLevelName = 'log';
 
+  /** Whether `__schema` and `__type` are answered; unset: only with NODE_ENV=development. */
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  GRAPHQL_INTROSPECTION?: 'true' | 'false';
+
   @IsOptional()
   @IsString()
   NODE_ENV?: string;

@@ -46,6 +46,8 @@ export class ScribeConfig {
   readonly access: AccessSettings;
   readonly logLevel: LogLevelName;
   readonly development: boolean;
+  /** Whether the schema can be introspected (GRAPHQL_INTROSPECTION, else development only). */
+  readonly introspection: boolean;
   /** Test-only (crash suite): where this process kills itself. */
   readonly failpoint: string | undefined;
 
@@ -103,6 +105,8 @@ export class ScribeConfig {
     });
     this.logLevel = get('LOG_LEVEL');
     this.development = get('NODE_ENV') === 'development';
+    const introspection = get('GRAPHQL_INTROSPECTION');
+    this.introspection = introspection === undefined ? this.development : introspection === 'true';
     this.failpoint = get('SCRIBE_FAILPOINT') || undefined;
   }
 }
