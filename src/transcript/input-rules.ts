@@ -1,6 +1,5 @@
-import { textProblem } from '../common/validation/storable-text.js';
+import { jsonProblem, textProblem } from '../common/validation/storable-values.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
-import { MAX_JSON_DEPTH, MAX_JSON_KEYS } from '../common/validation/json-body.js';
 import { SESSION_ID_PATTERN, SESSION_ID_RULE } from '../common/validation/session-id.js';
 import { type NewMessage } from '../message/message-record.js';
 
@@ -95,36 +94,6 @@ function idLengthFits(value: string): boolean {
   // units it cannot fit, and is not spread.
   if (value.length === 0 || value.length > 2 * MAX_ID_CHARACTERS) return false;
   return [...value].length <= MAX_ID_CHARACTERS;
-}
-
-/**
- * Why free-form JSON is refused, or undefined: more than MAX_JSON_KEYS object keys in all, or
- * nested deeper than MAX_JSON_DEPTH. One pass, without recursion, stopping at the first excess.
- */
-export function jsonProblem(value: unknown): string | undefined {
-  // Most messages carry no JSON at all: nothing to walk, nothing to allocate.
-  if (typeof value !== 'object' || value === null) return undefined;
-  let keys = 0;
-  const stack: { node: unknown; depth: number }[] = [{ node: value, depth: 1 }];
-  for (let next = stack.pop(); next; next = stack.pop()) {
-    const { node, depth } = next;
-    if (typeof node !== 'object' || node === null) continue;
-    if (depth > MAX_JSON_DEPTH) {
-      return `is nested more than ${MAX_JSON_DEPTH} levels deep`;
-    }
-    if (Array.isArray(node)) {
-      for (const item of node as unknown[]) stack.push({ node: item, depth: depth + 1 });
-      continue;
-    }
-    // Object.keys, not for…in: several times faster on objects with very many keys.
-    const names = Object.keys(node);
-    keys += names.length;
-    if (keys > MAX_JSON_KEYS) return `has more than ${MAX_JSON_KEYS} keys in all`;
-    for (const name of names) {
-      stack.push({ node: (node as Record<string, unknown>)[name], depth: depth + 1 });
-    }
-  }
-  return undefined;
 }
 
 function jsonBytes(value: unknown): number {

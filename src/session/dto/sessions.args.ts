@@ -3,7 +3,7 @@ import { IsObject, IsOptional } from 'class-validator';
 import { GraphQLDateTime } from 'graphql-scalars';
 import { PageArgs } from '../../common/pagination/page.args.js';
 import { ScribeException } from '../../common/errors/scribe.exception.js';
-import { textProblem } from '../../common/validation/storable-text.js';
+import { textProblem } from '../../common/validation/storable-values.js';
 import { type SessionFilter as SessionQueryFilter } from '../../database/session-queries.js';
 
 export const MAX_TITLE_FILTER_CHARACTERS = 200;

@@ -1,0 +1,62 @@
+import { MAX_JSON_DEPTH, MAX_JSON_KEYS } from './json-body.js';
+import { jsonProblem, textProblem } from './storable-values.js';
+
+const NUL = 'must not contain the NUL character (U+0000)';
+const LONE_SURROGATE = 'must be valid Unicode: it holds a lone UTF-16 surrogate (U+D800 to U+DFFF)';
+
+describe(textProblem.name, () => {
+  it.each([null, undefined, '', 'plain text', 'emoji \u{1F600}'])('has none with %p', (value) => {
+    expect(textProblem(value)).toBeUndefined();
+  });
+
+  it('names NUL first when a value holds both NUL and a lone surrogate', () => {
+    expect(textProblem('\uD800\u0000')).toBe(NUL);
+  });
+
+  it('names a lone surrogate', () => {
+    expect(textProblem('\uDFFF')).toBe(LONE_SURROGATE);
+  });
+});
+
+describe(jsonProblem.name, () => {
+  const nested = (depth: number): unknown => {
+    let value: unknown = 'leaf';
+    for (let level = 0; level < depth; level++) value = level % 2 ? [value] : { k: value };
+    return value;
+  };
+  const withKeys = (count: number) =>
+    Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, i]));
+
+  it.each([null, undefined, 0, 'text', true, [], {}])('has none with %p', (value) => {
+    expect(jsonProblem(value)).toBeUndefined();
+  });
+
+  it(`allows ${MAX_JSON_DEPTH} levels of objects and arrays, not one more`, () => {
+    expect(jsonProblem(nested(MAX_JSON_DEPTH))).toBeUndefined();
+    expect(jsonProblem(nested(MAX_JSON_DEPTH + 1))).toBe(
+      `is nested more than ${MAX_JSON_DEPTH} levels deep`,
+    );
+  });
+
+  it(`allows ${MAX_JSON_KEYS} keys in all, however spread, not one more`, () => {
+    expect(jsonProblem(withKeys(MAX_JSON_KEYS))).toBeUndefined();
+    expect(jsonProblem(withKeys(MAX_JSON_KEYS + 1))).toBe(
+      `has more than ${MAX_JSON_KEYS} keys in all`,
+    );
+    const spread = [withKeys(MAX_JSON_KEYS / 2), { inner: withKeys(MAX_JSON_KEYS / 2 - 1) }];
+    expect(jsonProblem(spread)).toBeUndefined();
+    expect(jsonProblem([...spread, { one: 1 }])).toBe(`has more than ${MAX_JSON_KEYS} keys in all`);
+  });
+
+  it('stops at the first excess instead of walking the rest', () => {
+    let reads = 0;
+    const huge = new Proxy(withKeys(60_000), {
+      get(target, key) {
+        reads += 1;
+        return Reflect.get(target, key);
+      },
+    });
+    expect(jsonProblem(huge)).toBe(`has more than ${MAX_JSON_KEYS} keys in all`);
+    expect(reads).toBeLessThanOrEqual(MAX_JSON_KEYS);
+  });
+});

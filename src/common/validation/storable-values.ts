@@ -1,0 +1,45 @@
+import { MAX_JSON_DEPTH, MAX_JSON_KEYS } from './json-body.js';
+
+/**
+ * Why a text value cannot be stored as sent, or undefined when it can: NUL (PostgreSQL cannot
+ * store U+0000 in text) and lone UTF-16 surrogates (both drivers would store U+FFFD, so two
+ * different values could collide, and an answer would echo what was not stored).
+ */
+export function textProblem(value: string | null | undefined): string | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (value.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
+  if (!value.isWellFormed()) {
+    return 'must be valid Unicode: it holds a lone UTF-16 surrogate (U+D800 to U+DFFF)';
+  }
+  return undefined;
+}
+
+/**
+ * Why free-form JSON is refused, or undefined: more than MAX_JSON_KEYS object keys in all, or
+ * nested deeper than MAX_JSON_DEPTH. One pass, without recursion, stopping at the first excess.
+ */
+export function jsonProblem(value: unknown): string | undefined {
+  // Most messages carry no JSON at all: nothing to walk, nothing to allocate.
+  if (typeof value !== 'object' || value === null) return undefined;
+  let keys = 0;
+  const stack: { node: unknown; depth: number }[] = [{ node: value, depth: 1 }];
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const { node, depth } = next;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > MAX_JSON_DEPTH) {
+      return `is nested more than ${MAX_JSON_DEPTH} levels deep`;
+    }
+    if (Array.isArray(node)) {
+      for (const item of node as unknown[]) stack.push({ node: item, depth: depth + 1 });
+      continue;
+    }
+    // Object.keys, not for…in: several times faster on objects with very many keys.
+    const names = Object.keys(node);
+    keys += names.length;
+    if (keys > MAX_JSON_KEYS) return `has more than ${MAX_JSON_KEYS} keys in all`;
+    for (const name of names) {
+      stack.push({ node: (node as Record<string, unknown>)[name], depth: depth + 1 });
+    }
+  }
+  return undefined;
+}
