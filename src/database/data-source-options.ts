@@ -5,9 +5,14 @@ import { SessionEntity } from './entities/session.entity.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { InitialSchema1764460800000 } from './migrations/1764460800000-initial-schema.js';
 import { Heartbeat1764547200000 } from './migrations/1764547200000-heartbeat.js';
+import { SessionMetadata1764633600000 } from './migrations/1764633600000-session-metadata.js';
 
 export const ENTITIES = [SessionEntity, MessageEntity];
-export const MIGRATIONS = [InitialSchema1764460800000, Heartbeat1764547200000];
+export const MIGRATIONS = [
+  InitialSchema1764460800000,
+  Heartbeat1764547200000,
+  SessionMetadata1764633600000,
+];
 
 /** How long one SQLite statement waits for another process's lock before failing. */
 export const SQLITE_BUSY_TIMEOUT_MS = 1000;

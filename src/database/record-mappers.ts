@@ -24,6 +24,7 @@ export function sessionRecordFromEntity(entity: SessionEntity): SessionRecord {
   return {
     id: entity.id,
     title: entity.title,
+    metadata: entity.metadata ?? null,
     createdAt: entity.createdAt,
     updatedAt: entity.updatedAt,
     messageCount: entity.messageCount,

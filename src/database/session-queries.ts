@@ -42,6 +42,18 @@ export interface SessionFilter {
   titleContains?: string;
 }
 
+/** What updateSession changes: a field left undefined stays as it is. */
+export interface SessionChanges {
+  title?: string | null;
+  metadata?: unknown;
+}
+
+/** How an update ended: the session as it now is, no such session, or another revision. */
+export type SessionUpdate =
+  | { kind: 'updated'; session: SessionRecord }
+  | { kind: 'not-found' }
+  | { kind: 'conflict'; revision: number };
+
 /** Reads of sessions and transcripts straight from the database. */
 @Injectable()
 export class SessionQueries {
@@ -95,6 +107,35 @@ export class SessionQueries {
       );
     }
     return (await query.getMany()).map(sessionRecordFromEntity);
+  }
+
+  /**
+   * Sets the title and metadata of a session in one statement that also moves its revision on
+   * by one, only while its revision is still `expectedRevision` when one is given: two editors
+   * cannot both win, and a reader's cached copy is seen to be stale.
+   */
+  async updateSession(
+    id: string,
+    changes: SessionChanges,
+    expectedRevision?: number,
+  ): Promise<SessionUpdate> {
+    const update = this.sessions
+      .createQueryBuilder()
+      .update(SessionEntity)
+      .set({
+        ...(changes.title !== undefined ? { title: changes.title } : {}),
+        ...(changes.metadata !== undefined ? { metadata: changes.metadata } : {}),
+        revision: () => '"revision" + 1',
+      })
+      .where('id = :id', { id });
+    if (expectedRevision !== undefined) {
+      update.andWhere('revision = :expectedRevision', { expectedRevision });
+    }
+    const { affected } = await update.execute();
+    const session = await this.findMetadata(id);
+    if (!session) return { kind: 'not-found' };
+    if (!affected) return { kind: 'conflict', revision: session.revision };
+    return { kind: 'updated', session };
   }
 
   /** Whether any session the filter keeps stands at or before `position` in the list. */

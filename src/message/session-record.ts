@@ -4,10 +4,15 @@ import { type MessageRecord } from './message-record.js';
 export interface SessionRecord {
   id: string;
   title: string | null;
+  /** Free-form client metadata (updateSession), null until set. */
+  metadata: unknown;
   createdAt: number;
   updatedAt: number;
   messageCount: number;
-  /** Grows by one for every stored message of the session, whichever instance stored it. */
+  /**
+   * Grows by one for every stored message of the session and every update of its title or
+   * metadata, whichever instance made it.
+   */
   revision: number;
 }
 

@@ -4,8 +4,10 @@ import { OnEvent } from '@nestjs/event-emitter';
 import { ScribeConfig } from '../config/scribe-config.js';
 import {
   SessionQueries,
+  type SessionChanges,
   type SessionFilter,
   type SessionListPosition,
+  type SessionUpdate,
 } from '../database/session-queries.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { MessagesStored, WriteFailed } from '../message/message-events.js';
@@ -106,6 +108,22 @@ export class SessionReader {
       this.maxPageBytes,
       recordBytes,
     );
+  }
+
+  /**
+   * Changes a session's title and metadata (see SessionQueries.updateSession). Its cached copy
+   * is dropped whatever the outcome: the next read loads what the database holds.
+   */
+  async update(
+    id: string,
+    changes: SessionChanges,
+    expectedRevision?: number,
+  ): Promise<SessionUpdate> {
+    try {
+      return await this.queries.updateSession(id, changes, expectedRevision);
+    } finally {
+      this.gate.evict(id);
+    }
   }
 
   /** Write-through from the write path: keeps a cached copy current after a write. */

@@ -15,6 +15,7 @@ function sessionRecord(sessionId: string, revision: number): SessionRecord {
   return {
     id: sessionId,
     title: `Session ${sessionId}`,
+    metadata: null,
     createdAt: 0,
     updatedAt: revision,
     messageCount: revision,

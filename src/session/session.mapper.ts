@@ -10,6 +10,7 @@ export function toSessionModel(record: SessionRecord): Session {
   return {
     id: record.id,
     title: record.title,
+    metadata: record.metadata,
     createdAt: new Date(record.createdAt),
     updatedAt: new Date(record.updatedAt),
     messageCount: record.messageCount,

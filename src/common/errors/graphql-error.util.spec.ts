@@ -44,6 +44,8 @@ describe(graphqlCodeFor.name, () => {
     [ScribeErrorCode.ShuttingDown]: 'SERVICE_UNAVAILABLE',
     [ScribeErrorCode.MessageRefused]: 'MESSAGE_REFUSED',
     [ScribeErrorCode.IdempotencyConflict]: 'IDEMPOTENCY_CONFLICT',
+    [ScribeErrorCode.SessionNotFound]: 'NOT_FOUND',
+    [ScribeErrorCode.RevisionConflict]: 'REVISION_CONFLICT',
   };
 
   it.each(Object.values(ScribeErrorCode))('maps %s to a code', (code) => {

@@ -24,6 +24,10 @@ export function graphqlCodeFor(code: ScribeErrorCode): string {
       return 'MESSAGE_REFUSED';
     case ScribeErrorCode.IdempotencyConflict:
       return 'IDEMPOTENCY_CONFLICT';
+    case ScribeErrorCode.SessionNotFound:
+      return 'NOT_FOUND';
+    case ScribeErrorCode.RevisionConflict:
+      return 'REVISION_CONFLICT';
     default: {
       const unhandled: never = code;
       throw new Error(`unmapped error code ${String(unhandled)}`);

@@ -8,4 +8,6 @@ export enum ScribeErrorCode {
   ShuttingDown = 'SHUTTING_DOWN',
   MessageRefused = 'MESSAGE_REFUSED',
   IdempotencyConflict = 'IDEMPOTENCY_CONFLICT',
+  SessionNotFound = 'SESSION_NOT_FOUND',
+  RevisionConflict = 'REVISION_CONFLICT',
 }

@@ -14,6 +14,16 @@ export function textProblem(value: string | null | undefined): string | undefine
   return undefined;
 }
 
+/** textProblem, then: 1 to `maxCharacters` characters (code points, as databases count). */
+export function boundedTextProblem(value: string, maxCharacters: number): string | undefined {
+  return (
+    textProblem(value) ??
+    (value.length === 0 || [...value].length > maxCharacters
+      ? `must be 1 to ${maxCharacters} characters long`
+      : undefined)
+  );
+}
+
 /**
  * Why free-form JSON is refused, or undefined: more than MAX_JSON_KEYS object keys in all, or
  * nested deeper than MAX_JSON_DEPTH. One pass, without recursion, stopping at the first excess.

@@ -1,5 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { epochMsTransformer } from '../epoch-ms.transformer.js';
+import { type JsonColumnValue } from './message.entity.js';
 
 @Entity('sessions')
 export class SessionEntity {
@@ -8,6 +9,9 @@ export class SessionEntity {
 
   @Column({ type: 'varchar', length: 512, nullable: true })
   title: string | null;
+
+  @Column({ type: 'simple-json', nullable: true })
+  metadata: JsonColumnValue;
 
   @Column({ name: 'created_at', type: 'bigint', transformer: epochMsTransformer })
   createdAt: number;

@@ -3,7 +3,7 @@ import { IsObject, IsOptional } from 'class-validator';
 import { GraphQLDateTime } from 'graphql-scalars';
 import { PageArgs } from '../../common/pagination/page.args.js';
 import { ScribeException } from '../../common/errors/scribe.exception.js';
-import { textProblem } from '../../common/validation/storable-values.js';
+import { boundedTextProblem } from '../../common/validation/storable-values.js';
 import { type SessionFilter as SessionQueryFilter } from '../../database/session-queries.js';
 
 export const MAX_TITLE_FILTER_CHARACTERS = 200;
@@ -36,11 +36,7 @@ export class SessionsArgs extends PageArgs {
 export function sessionFilterOf(filter: SessionFilter | null | undefined): SessionQueryFilter {
   const title = filter?.titleContains;
   if (title !== null && title !== undefined) {
-    const problem =
-      textProblem(title) ??
-      (title.length === 0 || [...title].length > MAX_TITLE_FILTER_CHARACTERS
-        ? `must be 1 to ${MAX_TITLE_FILTER_CHARACTERS} characters long`
-        : undefined);
+    const problem = boundedTextProblem(title, MAX_TITLE_FILTER_CHARACTERS);
     if (problem) throw ScribeException.invalidInput('filter.titleContains', problem);
   }
   const since = filter?.updatedSince;

@@ -1,5 +1,5 @@
 import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
-import { GraphQLDateTime } from 'graphql-scalars';
+import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
 import { ConnectionType } from '../../common/pagination/connection.js';
 
 @ObjectType({
@@ -11,6 +11,12 @@ export class Session {
 
   @Field(() => String, { nullable: true, description: 'Optional human-readable title.' })
   title: string | null;
+
+  @Field(() => GraphQLJSON, {
+    nullable: true,
+    description: 'Free-form client metadata, as updateSession set it.',
+  })
+  metadata: unknown;
 
   @Field(() => GraphQLDateTime, {
     description: 'When the first message of the session was accepted.',
@@ -25,7 +31,7 @@ export class Session {
 
   @Field(() => Int, {
     description:
-      'Grows by one with every stored message; a changed revision means the transcript changed.',
+      'Grows by one with every stored message and every updateSession; a changed revision means the session changed.',
   })
   revision: number;
 }
