@@ -13,8 +13,11 @@ describe(sessionChangesOf.name, () => {
   };
 
   it('keeps what is given, null included, and leaves out what is not', () => {
-    expect(sessionChangesOf({ id: 's', title: 't' }, 100)).toEqual({ title: 't' });
-    expect(sessionChangesOf({ id: 's', metadata: { a: 1 } }, 100)).toEqual({ metadata: { a: 1 } });
+    // Strictly: a key left out must not be there as undefined either.
+    expect(sessionChangesOf({ id: 's', title: 't' }, 100)).toStrictEqual({ title: 't' });
+    expect(sessionChangesOf({ id: 's', metadata: { a: 1 } }, 100)).toStrictEqual({
+      metadata: { a: 1 },
+    });
     expect(sessionChangesOf({ id: 's', title: null, metadata: null }, 100)).toEqual({
       title: null,
       metadata: null,
