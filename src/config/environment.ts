@@ -1,5 +1,8 @@
-import { isIP } from 'node:net';
 import { plainToInstance } from 'class-transformer';
+import { checkTrustProxy, corsOriginsOf } from './http-front.js';
+import { InvalidEnvironmentError } from './invalid-environment.error.js';
+
+export { InvalidEnvironmentError };
 import {
   IsIn,
   IsInt,
@@ -226,11 +229,6 @@ const INTEGER_KEYS = new Set([
   'MAX_REFUSALS_PER_MINUTE',
 ]);
 
-/** Thrown when the environment is invalid; its message is the one line to print. */
-export class InvalidEnvironmentError extends Error {
-  override readonly name = 'InvalidEnvironmentError';
-}
-
 /**
  * Turns the raw environment into an {@link Environment}. Empty strings count as unset;
  * integers must be written as plain decimal digits ("1e3" or "12abc" are refused).
@@ -265,50 +263,7 @@ export function validateEnvironment(raw: Record<string, unknown>): Environment {
         `(${environment.MAX_MESSAGE_BYTES + BODY_ROOM_BYTES}); got ${environment.MAX_BODY_BYTES}`,
     );
   }
-  const proxy = environment.TRUST_PROXY;
-  if (
-    proxy &&
-    !/^\d+$/.test(proxy) &&
-    !proxy.split(',').every((entry) => isProxyEntry(entry.trim()))
-  ) {
-    throw new InvalidEnvironmentError(TRUST_PROXY_RULE);
-  }
+  checkTrustProxy(environment.TRUST_PROXY);
   corsOriginsOf(environment.CORS_ORIGINS);
   return environment;
-}
-
-/**
- * The origins CORS_ORIGINS lists: each `scheme://host[:port]` exactly as a browser sends it in
- * `Origin` (no path, no trailing slash, no wildcard); throws InvalidEnvironmentError otherwise.
- */
-export function corsOriginsOf(value: string | undefined): string[] {
-  if (!value?.trim()) return [];
-  return value.split(',').map((entry) => {
-    const origin = entry.trim();
-    let parsed: URL | undefined;
-    try {
-      parsed = new URL(origin);
-    } catch {
-      parsed = undefined;
-    }
-    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
-      throw new InvalidEnvironmentError(
-        `CORS_ORIGINS must list origins such as https://chat.example.com (scheme, host and port only, comma-separated); got ${JSON.stringify(origin)}`,
-      );
-    }
-    return origin;
-  });
-}
-
-const TRUST_PROXY_RULE =
-  'TRUST_PROXY must be a number of proxies or a comma-separated list of addresses, subnets or loopback, linklocal, uniquelocal';
-
-/** An address, a subnet (address/prefix) or one of Express's names, as `trust proxy` takes. */
-function isProxyEntry(entry: string): boolean {
-  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
-  const [address, prefix, more] = entry.split('/');
-  const family = isIP(address);
-  if (family === 0 || more !== undefined) return false;
-  if (prefix === undefined) return true;
-  return /^\d+$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }

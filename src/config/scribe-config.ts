@@ -2,11 +2,11 @@ import { resolve } from 'node:path';
 import { accessSettings, type AccessSettings } from './access-settings.js';
 import {
   Environment,
-  corsOriginsOf,
   validateEnvironment,
   type LogLevelName,
   type SqliteSynchronousMode,
 } from './environment.js';
+import { corsOriginsOf } from './http-front.js';
 
 export type DatabaseSettings =
   | { readonly kind: 'sqlite'; readonly path: string; readonly synchronous: SqliteSynchronousMode }
