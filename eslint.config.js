@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 // common/ and metrics/ beside it; database/ above them, the only folder that knows TypeORM and
 // the drivers, naming no feature; the features above that, none importing another; health/ and
 // the composition root (src/*.ts) on top.
-const FEATURES = ['session', 'transcript', 'spool', 'health'];
+const FEATURES = ['session', 'transcript', 'spool', 'live', 'health'];
 const DRIVERS = ['typeorm', '@nestjs/typeorm', 'sqlite3', 'pg'];
 const otherFeatures = (own) => FEATURES.filter((feature) => feature !== own);
 const LAYERS = [
@@ -40,6 +40,11 @@ const LAYERS = [
       .filter((name) => name !== 'spool')
       .map((name) => `**/${name}/**`),
     why: 'transcript/ imports no feature but the spool it writes to',
+  },
+  {
+    folder: 'live',
+    refused: otherFeatures('live').map((name) => `**/${name}/**`),
+    why: 'live/ imports no other feature: it hears of commits through database/',
   },
   {
     folder: 'session',

@@ -16,6 +16,7 @@ import { ScribeConfig } from './config/scribe-config.js';
 import { ScribeConfigModule } from './config/scribe-config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { LiveModule } from './live/live.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { SessionModule } from './session/session.module.js';
 import { SpoolModule } from './spool/spool.module.js';
@@ -51,6 +52,7 @@ import { TranscriptModule } from './transcript/transcript.module.js';
     SessionModule,
     SpoolModule,
     TranscriptModule,
+    LiveModule,
     HealthModule,
   ],
   providers: [

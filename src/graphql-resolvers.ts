@@ -1,10 +1,12 @@
 import { type Type } from '@nestjs/common';
+import { LiveResolver } from './live/live.resolver.js';
 import { SessionResolver } from './session/session.resolver.js';
 import { SpoolResolver } from './spool/spool.resolver.js';
 import { TranscriptResolver } from './transcript/transcript.resolver.js';
 
 /** Every resolver class of the API: the schema script builds `schema.gql` from these. */
 export const SCHEMA_RESOLVERS: Type<unknown>[] = [
+  LiveResolver,
   SessionResolver,
   SpoolResolver,
   TranscriptResolver,

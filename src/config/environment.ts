@@ -135,6 +135,33 @@ export class Environment {
   @Max(100_000)
   MAX_FULL_READS_PER_REQUEST = 10;
 
+  /** Live subscriptions (graphql-ws) one instance serves at once; WebSocket connections too. */
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  MAX_SUBSCRIPTIONS = 1000;
+
+  /**
+   * Messages one subscriber may fall behind by: past it (or past SUBSCRIPTION_BUFFER_BYTES)
+   * its subscription ends with SLOW_CONSUMER rather than hold more memory.
+   */
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  SUBSCRIPTION_BUFFER = 256;
+
+  /** Estimated bytes of the messages one subscriber may fall behind by (one always fits). */
+  @IsInt()
+  @Min(64 * 1024)
+  @Max(1024 * 1024 * 1024)
+  SUBSCRIPTION_BUFFER_BYTES = 16 * 1024 * 1024;
+
+  /** How often the server pings each WebSocket; one that has not answered by the next is cut. */
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  SUBSCRIPTION_KEEPALIVE_MS = 12_000;
+
   /**
    * Refused requests (HTTP 4xx) one source address may cause per minute, in bursts of as
    * many; past that its requests are answered 429 RATE_LIMITED unread. 0 turns it off.
@@ -227,6 +254,10 @@ const INTEGER_KEYS = new Set([
   'MAX_QUERY_ALIASES',
   'MAX_FULL_READS_PER_REQUEST',
   'MAX_REFUSALS_PER_MINUTE',
+  'MAX_SUBSCRIPTIONS',
+  'SUBSCRIPTION_BUFFER',
+  'SUBSCRIPTION_BUFFER_BYTES',
+  'SUBSCRIPTION_KEEPALIVE_MS',
 ]);
 
 /**

@@ -20,6 +20,14 @@ export interface QueryLimitSettings {
   readonly maxFullReads: number;
 }
 
+/** Bounds on live subscriptions (graphql-ws). */
+export interface SubscriptionSettings {
+  readonly maxSubscriptions: number;
+  readonly bufferMessages: number;
+  readonly bufferBytes: number;
+  readonly keepAliveMs: number;
+}
+
 /** Typed, resolved view of the validated environment. */
 export class ScribeConfig {
   readonly port: number;
@@ -37,6 +45,7 @@ export class ScribeConfig {
   readonly maxMessageBytes: number;
   readonly maxBodyBytes: number;
   readonly queryLimits: QueryLimitSettings;
+  readonly subscriptions: SubscriptionSettings;
   /** Refused requests per source address and minute before it is answered 429; 0: off. */
   readonly maxRefusalsPerMinute: number;
   /** Express's `trust proxy` setting: false, a number of proxies, or which addresses. */
@@ -84,6 +93,12 @@ export class ScribeConfig {
       maxTokens: get('MAX_QUERY_TOKENS'),
       maxAliases: get('MAX_QUERY_ALIASES'),
       maxFullReads: get('MAX_FULL_READS_PER_REQUEST'),
+    };
+    this.subscriptions = {
+      maxSubscriptions: get('MAX_SUBSCRIPTIONS'),
+      bufferMessages: get('SUBSCRIPTION_BUFFER'),
+      bufferBytes: get('SUBSCRIPTION_BUFFER_BYTES'),
+      keepAliveMs: get('SUBSCRIPTION_KEEPALIVE_MS'),
     };
     this.maxRefusalsPerMinute = get('MAX_REFUSALS_PER_MINUTE');
     const trustProxy = get('TRUST_PROXY');

@@ -5,6 +5,8 @@ import { ScribeInstance } from '../config/scribe-instance.js';
 import { SQLITE_BUSY_TIMEOUT_MS, buildDataSourceOptions } from './data-source-options.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
+import { CommitFeed, InProcessCommitFeed } from './commit-feed.js';
+import { PostgresCommitFeed } from './postgres-commit-feed.js';
 import { MessageStore } from './message-store.js';
 import { PostgresMessageStore } from './postgres-message-store.js';
 import { SessionQueries } from './session-queries.js';
@@ -29,6 +31,17 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
   providers: [
     SessionQueries,
     {
+      provide: CommitFeed,
+      inject: [ScribeConfig, SessionQueries],
+      useFactory: (config: ScribeConfig, queries: SessionQueries): CommitFeed =>
+        config.database.kind === 'sqlite'
+          ? new InProcessCommitFeed()
+          : new PostgresCommitFeed(
+              { url: config.database.url, retryIntervalMs: config.dbRetryIntervalMs },
+              queries,
+            ),
+    },
+    {
       provide: MessageStore,
       inject: [ScribeConfig, ScribeInstance],
       useFactory: ({ database }: ScribeConfig, instance: ScribeInstance): MessageStore =>
@@ -42,6 +55,6 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
           : new PostgresMessageStore({ url: database.url, instanceId: instance.id }),
     },
   ],
-  exports: [SessionQueries, MessageStore],
+  exports: [SessionQueries, MessageStore, CommitFeed],
 })
 export class DatabaseModule {}

@@ -1,6 +1,7 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import pg from 'pg';
 import { describeError } from '../common/errors/describe-error.js';
+import { MESSAGES_CHANNEL, messageNotices } from './commit-notices.js';
 import { beat, beginWrite, pruneHeartbeats } from './message-sql.js';
 import { MessageStore, type SessionWrite, type WrittenSession } from './message-store.js';
 import { StoredAtStamps, writeSessions } from './session-writes.js';
@@ -54,8 +55,8 @@ export class PostgresMessageStore
   }
 
   write(writes: SessionWrite[]): Promise<WrittenSession[]> {
-    return this.transaction(beginWrite('postgres'), (client) =>
-      writeSessions(
+    return this.transaction(beginWrite('postgres'), async (client) => {
+      const written = await writeSessions(
         {
           rows: async (statement) =>
             (await client.query<Record<string, unknown>>(statement.sql, statement.values)).rows,
@@ -65,8 +66,23 @@ export class PostgresMessageStore
         'postgres',
         writes,
         this.stamps.next(),
-      ),
-    );
+      );
+      // Inside the transaction: PostgreSQL delivers notices only if it commits, and in the
+      // order transactions commit, so every instance hears a session's writes in one order.
+      const notices = writes.flatMap((write, index) =>
+        messageNotices(
+          write.sessionId,
+          written[index].inserted.map((record) => record.id),
+        ),
+      );
+      if (notices.length > 0) {
+        await client.query('SELECT pg_notify($1, notice) FROM unnest($2::text[]) AS notice', [
+          MESSAGES_CHANNEL,
+          notices,
+        ]);
+      }
+      return written;
+    });
   }
 
   async heartbeat(): Promise<void> {

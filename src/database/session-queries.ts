@@ -1,3 +1,4 @@
+import { SESSIONS_CHANNEL } from './commit-notices.js';
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository } from 'typeorm';
@@ -135,7 +136,17 @@ export class SessionQueries {
     const session = await this.findMetadata(id);
     if (!session) return { kind: 'not-found' };
     if (!affected) return { kind: 'conflict', revision: session.revision };
+    if (this.sessions.manager.connection.options.type === 'postgres') {
+      // Other instances' subscribers hear of it (see commit-notices.ts).
+      await this.sessions.query('SELECT pg_notify($1, $2)', [SESSIONS_CHANNEL, id]);
+    }
     return { kind: 'updated', session };
+  }
+
+  /** The messages with these ids, in no particular order; ids not stored are left out. */
+  async messagesByIds(ids: readonly string[]): Promise<MessageRecord[]> {
+    if (ids.length === 0) return [];
+    return (await this.messages.findBy({ id: In([...ids]) })).map(messageRecordFromEntity);
   }
 
   /** Whether any session the filter keeps stands at or before `position` in the list. */

@@ -1,4 +1,5 @@
 import { type MessageRecord } from './message-record.js';
+import { type SessionRecord } from './session-record.js';
 
 // The write path tells readers what happened through these events, so that the read side (the
 // session cache) never has to import the write side, nor the write side know who listens.
@@ -20,4 +21,11 @@ export class WriteFailed {
   static readonly event = 'messages.write-failed';
 
   constructor(readonly sessionId: string) {}
+}
+
+/** A session's title or metadata changed (on this instance): it now reads `session`. */
+export class SessionChanged {
+  static readonly event = 'session.changed';
+
+  constructor(readonly session: SessionRecord) {}
 }

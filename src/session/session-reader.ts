@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Mutex } from 'async-mutex';
-import { OnEvent } from '@nestjs/event-emitter';
+import { EventEmitter2, OnEvent } from '@nestjs/event-emitter';
 import { ScribeConfig } from '../config/scribe-config.js';
 import {
   SessionQueries,
@@ -10,7 +10,7 @@ import {
   type SessionUpdate,
 } from '../database/session-queries.js';
 import { type MessageRecord } from '../message/message-record.js';
-import { MessagesStored, WriteFailed } from '../message/message-events.js';
+import { MessagesStored, SessionChanged, WriteFailed } from '../message/message-events.js';
 import { recordBytes, type FullSession, type SessionRecord } from '../message/session-record.js';
 import { pageOfList, type Page, type PageRequest } from '../common/pagination/page-request.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -30,6 +30,7 @@ export class SessionReader {
     private readonly queries: SessionQueries,
     config: ScribeConfig,
     metrics: MetricsService,
+    private readonly events: EventEmitter2,
   ) {
     this.maxPageBytes = config.maxPageBytes;
     this.gate = new SessionResolveGate(
@@ -112,18 +113,24 @@ export class SessionReader {
 
   /**
    * Changes a session's title and metadata (see SessionQueries.updateSession). Its cached copy
-   * is dropped whatever the outcome: the next read loads what the database holds.
+   * is dropped whatever the outcome: the next read loads what the database holds. A change
+   * is announced (SessionChanged) for live subscribers.
    */
   async update(
     id: string,
     changes: SessionChanges,
     expectedRevision?: number,
   ): Promise<SessionUpdate> {
+    let outcome: SessionUpdate;
     try {
-      return await this.queries.updateSession(id, changes, expectedRevision);
+      outcome = await this.queries.updateSession(id, changes, expectedRevision);
     } finally {
       this.gate.evict(id);
     }
+    if (outcome.kind === 'updated') {
+      this.events.emit(SessionChanged.event, new SessionChanged(outcome.session));
+    }
+    return outcome;
   }
 
   /** Write-through from the write path: keeps a cached copy current after a write. */

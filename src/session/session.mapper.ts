@@ -2,21 +2,7 @@ import { decodeCursor } from '../common/pagination/cursor.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { SESSION_ID_PATTERN } from '../common/validation/session-id.js';
 import { type SessionListPosition } from '../database/session-queries.js';
-import { parseOrderKey } from '../message/order-key.js';
 import { type SessionRecord } from '../message/session-record.js';
-import { Session } from './models/session.model.js';
-
-export function toSessionModel(record: SessionRecord): Session {
-  return {
-    id: record.id,
-    title: record.title,
-    metadata: record.metadata,
-    createdAt: new Date(record.createdAt),
-    updatedAt: new Date(record.updatedAt),
-    messageCount: record.messageCount,
-    revision: record.revision,
-  };
-}
 
 /** Cursor key of the session list (most recently updated first). */
 export function sessionListKey(record: SessionRecord): string {
@@ -30,15 +16,4 @@ export function decodeSessionCursor(cursor: string): SessionListPosition {
   if (!match || !SESSION_ID_PATTERN.test(match[2]))
     throw ScribeException.invalidInput('after', 'is not a cursor of this list');
   return { updatedAt: Number(match[1]), id: match[2] };
-}
-
-/** The order key a message cursor stands for; BAD_USER_INPUT (naming `argument`) for anything else. */
-export function decodeMessageCursor(
-  cursor: string,
-  argument: 'after' | 'before' = 'after',
-): string {
-  const key = decodeCursor(cursor, argument);
-  if (!parseOrderKey(key))
-    throw ScribeException.invalidInput(argument, 'is not a cursor of this list');
-  return key;
 }

@@ -21,7 +21,7 @@ import {
 } from 'graphql';
 import { pageConnection, toConnection, type Connection } from '../common/pagination/connection.js';
 import { TwoWayPageArgs, pageRequestOf } from '../common/pagination/page.args.js';
-import { toMessageModel } from '../common/graphql/message.mapper.js';
+import { decodeMessageCursor, toMessageModel } from '../common/graphql/message.mapper.js';
 import { Message } from '../common/graphql/models/message.model.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { SessionArgs } from './dto/session.args.js';
@@ -31,15 +31,11 @@ import { ScribeConfig } from '../config/scribe-config.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { GateStatus } from './models/gate-status.model.js';
-import { MessageConnection } from './models/message-connection.model.js';
-import { Session, SessionConnection } from './models/session.model.js';
+import { MessageConnection } from '../common/graphql/models/message-connection.model.js';
+import { Session, SessionConnection } from '../common/graphql/models/session.model.js';
 import { SessionReader } from './session-reader.js';
-import {
-  decodeMessageCursor,
-  decodeSessionCursor,
-  sessionListKey,
-  toSessionModel,
-} from './session.mapper.js';
+import { decodeSessionCursor, sessionListKey } from './session.mapper.js';
+import { toSessionModel } from '../common/graphql/session.mapper.js';
 
 /** A Session as resolved, carrying the whole transcript when a full load produced it. */
 type ResolvedSession = Session & { transcript?: MessageRecord[] };

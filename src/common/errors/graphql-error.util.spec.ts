@@ -46,6 +46,9 @@ describe(graphqlCodeFor.name, () => {
     [ScribeErrorCode.IdempotencyConflict]: 'IDEMPOTENCY_CONFLICT',
     [ScribeErrorCode.SessionNotFound]: 'NOT_FOUND',
     [ScribeErrorCode.RevisionConflict]: 'REVISION_CONFLICT',
+    [ScribeErrorCode.SlowConsumer]: 'SLOW_CONSUMER',
+    [ScribeErrorCode.TooManySubscriptions]: 'TOO_MANY_SUBSCRIPTIONS',
+    [ScribeErrorCode.SubscriptionInterrupted]: 'SUBSCRIPTION_INTERRUPTED',
   };
 
   it.each(Object.values(ScribeErrorCode))('maps %s to a code', (code) => {

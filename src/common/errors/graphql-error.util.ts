@@ -28,6 +28,12 @@ export function graphqlCodeFor(code: ScribeErrorCode): string {
       return 'NOT_FOUND';
     case ScribeErrorCode.RevisionConflict:
       return 'REVISION_CONFLICT';
+    case ScribeErrorCode.SlowConsumer:
+      return 'SLOW_CONSUMER';
+    case ScribeErrorCode.TooManySubscriptions:
+      return 'TOO_MANY_SUBSCRIPTIONS';
+    case ScribeErrorCode.SubscriptionInterrupted:
+      return 'SUBSCRIPTION_INTERRUPTED';
     default: {
       const unhandled: never = code;
       throw new Error(`unmapped error code ${String(unhandled)}`);

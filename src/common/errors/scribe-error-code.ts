@@ -10,4 +10,7 @@ export enum ScribeErrorCode {
   IdempotencyConflict = 'IDEMPOTENCY_CONFLICT',
   SessionNotFound = 'SESSION_NOT_FOUND',
   RevisionConflict = 'REVISION_CONFLICT',
+  SlowConsumer = 'SLOW_CONSUMER',
+  TooManySubscriptions = 'TOO_MANY_SUBSCRIPTIONS',
+  SubscriptionInterrupted = 'SUBSCRIPTION_INTERRUPTED',
 }

@@ -15,15 +15,12 @@ export interface Connection<T> {
   totalCount: number;
 }
 
-/**
- * Builds the Relay connection and edge types for `nodeType`, named `<name>Connection` and
- * `<name>Edge`.
- */
-export function ConnectionType<T>(nodeType: Type<T>, name: string): Type<Connection<T>> {
+/** Builds the Relay edge type for `nodeType`, named `<name>Edge`. */
+export function EdgeType<T>(nodeType: Type<T>, name: string): Type<Edge<T>> {
   @ObjectType(`${name}Edge`, {
     description: `One ${name.toLowerCase()} in a page, with its cursor.`,
   })
-  class EdgeType {
+  class EdgeClass {
     @Field({
       description:
         'Opaque cursor of this item; pass it as `after` to continue after it, or as `before` to page back from it.',
@@ -33,10 +30,21 @@ export function ConnectionType<T>(nodeType: Type<T>, name: string): Type<Connect
     @Field(() => nodeType, { description: `The ${name.toLowerCase()}.` })
     node: T;
   }
+  return EdgeClass;
+}
 
+/**
+ * Builds the Relay connection type for `nodeType`, named `<name>Connection`, whose edges are
+ * `edgeType` (built here, named `<name>Edge`, unless given).
+ */
+export function ConnectionType<T>(
+  nodeType: Type<T>,
+  name: string,
+  edgeType: Type<Edge<T>> = EdgeType(nodeType, name),
+): Type<Connection<T>> {
   @ObjectType(`${name}Connection`, { description: `A page of ${name.toLowerCase()}s.` })
   class ConnectionClass {
-    @Field(() => [EdgeType], { description: 'The items of this page, in order.' })
+    @Field(() => [edgeType], { description: 'The items of this page, in order.' })
     edges: Edge<T>[];
 
     @Field(() => PageInfo, { description: 'Where this page sits in the whole list.' })

@@ -1,6 +1,6 @@
 import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
 import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
-import { ConnectionType } from '../../common/pagination/connection.js';
+import { ConnectionType } from '../../pagination/connection.js';
 
 @ObjectType({
   description: 'A chat session: its metadata and, through `messages`, its transcript.',

@@ -1,0 +1,38 @@
+// What a PostgreSQL write tells the other instances through NOTIFY. A notice names what was
+// committed, never its content: NOTIFY payloads stop short of 8,000 bytes, and a message alone
+// may be larger. A listener that follows the session reads the messages by id.
+
+/** Channel of the messages committed: `<session id> <message id> <message id> …`. */
+export const MESSAGES_CHANNEL = 'scribe_messages';
+/** Channel of sessions whose title or metadata changed: `<session id>`. */
+export const SESSIONS_CHANNEL = 'scribe_sessions';
+
+/**
+ * Message ids per notice. A session id is at most 128 ASCII characters and a message id 36, so
+ * 128 + 200 × 37 bytes stays well under PostgreSQL's 8,000-byte limit.
+ */
+export const IDS_PER_NOTICE = 200;
+
+export interface MessageNotice {
+  sessionId: string;
+  /** In the order they were committed. */
+  messageIds: string[];
+}
+
+/** The payloads announcing `ids` of `sessionId`, in order. */
+export function messageNotices(sessionId: string, ids: readonly string[]): string[] {
+  const payloads: string[] = [];
+  for (let start = 0; start < ids.length; start += IDS_PER_NOTICE) {
+    payloads.push([sessionId, ...ids.slice(start, start + IDS_PER_NOTICE)].join(' '));
+  }
+  return payloads;
+}
+
+/** The notice a payload carries; undefined for one this code did not write. */
+export function parseMessageNotice(payload: string | undefined): MessageNotice | undefined {
+  const [sessionId, ...messageIds] = (payload ?? '').split(' ');
+  if (!sessionId || messageIds.length === 0 || messageIds.some((id) => id === '')) {
+    return undefined;
+  }
+  return { sessionId, messageIds };
+}

@@ -1,0 +1,156 @@
+import { Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import pg from 'pg';
+import { describeError } from '../common/errors/describe-error.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { CommitFeed } from './commit-feed.js';
+import {
+  MESSAGES_CHANNEL,
+  SESSIONS_CHANNEL,
+  parseMessageNotice,
+  type MessageNotice,
+} from './commit-notices.js';
+import { type SessionQueries } from './session-queries.js';
+
+/** Notices whose messages one read fetches: up to 20 × 200 ids. */
+const NOTICES_PER_READ = 20;
+
+type Notice = { kind: 'messages'; notice: MessageNotice } | { kind: 'session'; sessionId: string };
+
+export interface PostgresFeedSettings {
+  url: string;
+  /** How long to wait before listening again after the connection was lost. */
+  retryIntervalMs: number;
+}
+
+/**
+ * Hears every instance's commits through LISTEN on a connection of its own. A notice names the
+ * messages; the ones of sessions somebody here follows are read back by id, and handed on in
+ * the order PostgreSQL delivered the notices (the order the writes committed), one read at a
+ * time. While the connection is down notices are lost for good: followers are told
+ * (`interrupted`), and the feed is not live until it listens again.
+ */
+export class PostgresCommitFeed
+  extends CommitFeed
+  implements OnApplicationBootstrap, OnApplicationShutdown
+{
+  private readonly logger = new Logger(PostgresCommitFeed.name);
+  private client: pg.Client | undefined;
+  private listening = false;
+  private stopped = false;
+  private retry: NodeJS.Timeout | undefined;
+  private readonly pending: Notice[] = [];
+  private draining = false;
+
+  constructor(
+    private readonly settings: PostgresFeedSettings,
+    private readonly queries: SessionQueries,
+  ) {
+    super();
+  }
+
+  get live(): boolean {
+    return this.listening;
+  }
+
+  // Not awaited: an instance must start while the database is down; it listens once it can.
+  onApplicationBootstrap(): void {
+    void this.connect();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retry);
+    const client = this.client;
+    this.client = undefined;
+    this.listening = false;
+    await client?.end().catch(() => undefined);
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    const client = new pg.Client({
+      connectionString: this.settings.url,
+      connectionTimeoutMillis: 3000,
+      keepAlive: true,
+    });
+    this.client = client;
+    client.on('notification', (message) => this.heard(message.channel, message.payload));
+    client.on('error', (error) => this.lost(client, describeError(error)));
+    client.on('end', () => this.lost(client, 'the connection ended'));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${MESSAGES_CHANNEL}; LISTEN ${SESSIONS_CHANNEL}`);
+    } catch (error) {
+      this.lost(client, describeError(error));
+      return;
+    }
+    if (this.client !== client) return;
+    this.listening = true;
+    this.logger.log('Listening for commits of every instance');
+  }
+
+  private lost(client: pg.Client, reason: string): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    const wasListening = this.listening;
+    this.listening = false;
+    client.removeAllListeners('end');
+    client.end().catch(() => undefined);
+    if (this.stopped) return;
+    if (wasListening) {
+      this.logger.warn(`Stopped hearing commits (${reason}); listening again shortly`);
+      this.listener?.interrupted(reason);
+    }
+    this.retry = setTimeout(() => void this.connect(), this.settings.retryIntervalMs);
+    this.retry.unref();
+  }
+
+  private heard(channel: string, payload: string | undefined): void {
+    if (channel === SESSIONS_CHANNEL && payload) {
+      this.pending.push({ kind: 'session', sessionId: payload });
+    } else if (channel === MESSAGES_CHANNEL) {
+      const notice = parseMessageNotice(payload);
+      if (notice) this.pending.push({ kind: 'messages', notice });
+    }
+    void this.drain();
+  }
+
+  /** Hands on what was heard, in order: each batch of notices waits for the one before. */
+  private async drain(): Promise<void> {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending.splice(0, NOTICES_PER_READ);
+        await this.deliver(batch).catch((error: unknown) => {
+          // A read that failed leaves followers short of messages they were owed.
+          this.logger.warn(`Could not read what was committed: ${describeError(error)}`);
+          this.listener?.interrupted(describeError(error));
+        });
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async deliver(batch: Notice[]): Promise<void> {
+    const listener = this.listener;
+    if (!listener) return;
+    const wanted = batch.filter((item) =>
+      listener.follows(item.kind === 'messages' ? item.notice.sessionId : item.sessionId),
+    );
+    const ids = wanted.flatMap((item) => (item.kind === 'messages' ? item.notice.messageIds : []));
+    const byId = new Map<string, MessageRecord>(
+      (await this.queries.messagesByIds(ids)).map((record) => [record.id, record]),
+    );
+    for (const item of wanted) {
+      if (item.kind === 'messages') {
+        const records = item.notice.messageIds.flatMap((id) => byId.get(id) ?? []);
+        if (records.length > 0) listener.messages(item.notice.sessionId, records);
+      } else {
+        const session = await this.queries.findMetadata(item.sessionId);
+        if (session) listener.sessionChanged(session);
+      }
+    }
+  }
+}

@@ -1,0 +1,125 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
+import { ScribeException } from '../common/errors/scribe.exception.js';
+import { type SubscriptionSettings, ScribeConfig } from '../config/scribe-config.js';
+import { CommitFeed, type CommitListener } from '../database/commit-feed.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { recordBytes, type SessionRecord } from '../message/session-record.js';
+import { BoundedFeed } from './bounded-feed.js';
+
+type Channels<T> = Map<string, Set<BoundedFeed<T>>>;
+
+// A session's metadata is small next to a message: counted as one of its own size estimate.
+const sessionBytes = (session: SessionRecord) =>
+  Buffer.byteLength(JSON.stringify(session.metadata ?? null)) + (session.title?.length ?? 0) * 2;
+
+/**
+ * The live subscribers of this instance, by session: hands each what the commit feed hears,
+ * without ever waiting for one (see BoundedFeed). At most MAX_SUBSCRIPTIONS are open at once;
+ * none is opened while the feed is deaf, since it would miss what is committed meanwhile.
+ */
+@Injectable()
+export class LiveChannels implements CommitListener, OnModuleInit {
+  private readonly messageChannels: Channels<MessageRecord> = new Map();
+  private readonly sessionChannels: Channels<SessionRecord> = new Map();
+  private readonly settings: SubscriptionSettings;
+  private open = 0;
+  private closed: ScribeException | undefined;
+
+  constructor(
+    private readonly feed: CommitFeed,
+    config: ScribeConfig,
+  ) {
+    this.settings = config.subscriptions;
+  }
+
+  onModuleInit(): void {
+    this.feed.listen(this);
+  }
+
+  get openCount(): number {
+    return this.open;
+  }
+
+  /** A feed of the messages `sessionId` commits from now on. */
+  openMessages(sessionId: string): BoundedFeed<MessageRecord> {
+    return this.openFeed(this.messageChannels, sessionId, recordBytes);
+  }
+
+  /** A feed of the session's changes of title and metadata from now on. */
+  openSession(sessionId: string): BoundedFeed<SessionRecord> {
+    return this.openFeed(this.sessionChannels, sessionId, sessionBytes);
+  }
+
+  follows(sessionId: string): boolean {
+    return this.messageChannels.has(sessionId) || this.sessionChannels.has(sessionId);
+  }
+
+  messages(sessionId: string, records: MessageRecord[]): void {
+    for (const feed of [...(this.messageChannels.get(sessionId) ?? [])]) {
+      for (const record of records) if (!feed.push(record)) break;
+    }
+  }
+
+  sessionChanged(session: SessionRecord): void {
+    for (const feed of [...(this.sessionChannels.get(session.id) ?? [])]) feed.push(session);
+  }
+
+  interrupted(reason: string): void {
+    this.finishAll(
+      new ScribeException(
+        ScribeErrorCode.SubscriptionInterrupted,
+        `Live updates were interrupted (${reason}): subscribe again, with \`after\` set to the cursor of the last message received`,
+      ),
+    );
+  }
+
+  /** Ends every subscription with `error`, and refuses new ones from now on (a shutdown). */
+  close(error: ScribeException): void {
+    this.closed = error;
+    this.finishAll(error);
+  }
+
+  private finishAll(error: ScribeException): void {
+    for (const channels of [this.messageChannels, this.sessionChannels] as Channels<unknown>[]) {
+      for (const feeds of [...channels.values()]) {
+        for (const feed of [...feeds]) feed.finish(error);
+      }
+    }
+  }
+
+  private openFeed<T>(
+    channels: Channels<T>,
+    sessionId: string,
+    sizeOf: (item: T) => number,
+  ): BoundedFeed<T> {
+    if (this.closed) throw this.closed;
+    if (!this.feed.live) {
+      throw new ScribeException(
+        ScribeErrorCode.SubscriptionInterrupted,
+        'Live updates are unavailable while the database cannot be reached; try again shortly',
+      );
+    }
+    if (this.open >= this.settings.maxSubscriptions) {
+      throw new ScribeException(
+        ScribeErrorCode.TooManySubscriptions,
+        `This instance holds its most subscriptions (${this.settings.maxSubscriptions}, MAX_SUBSCRIPTIONS); try again later`,
+      );
+    }
+    let feeds = channels.get(sessionId);
+    if (!feeds) channels.set(sessionId, (feeds = new Set()));
+    const members = feeds;
+    const feed = new BoundedFeed<T>(
+      { items: this.settings.bufferMessages, bytes: this.settings.bufferBytes },
+      sizeOf,
+      () => {
+        this.open -= 1;
+        members.delete(feed);
+        if (members.size === 0 && channels.get(sessionId) === members) channels.delete(sessionId);
+      },
+    );
+    members.add(feed);
+    this.open += 1;
+    return feed;
+  }
+}

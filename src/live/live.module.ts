@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { DatabaseModule } from '../database/database.module.js';
+import { LiveChannels } from './live-channels.js';
+import { LiveResolver } from './live.resolver.js';
+import { LiveSocketServer } from './live-socket-server.js';
+
+/** Live subscriptions: graphql-ws on /graphql, fed by the commits of every instance. */
+@Module({
+  imports: [DatabaseModule],
+  providers: [LiveChannels, LiveResolver, LiveSocketServer],
+})
+export class LiveModule {}

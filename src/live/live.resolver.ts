@@ -1,0 +1,62 @@
+import { Args, Resolver, Subscription } from '@nestjs/graphql';
+import { RequireScope } from '../common/auth/scope.guard.js';
+import { MessageEdge } from '../common/graphql/models/message-connection.model.js';
+import { Session } from '../common/graphql/models/session.model.js';
+import {
+  decodeMessageCursor,
+  messageCursor,
+  toMessageModel,
+} from '../common/graphql/message.mapper.js';
+import { toSessionModel } from '../common/graphql/session.mapper.js';
+import { type Edge } from '../common/pagination/connection.js';
+import { type Message } from '../common/graphql/models/message.model.js';
+import { ScribeConfig } from '../config/scribe-config.js';
+import { SessionQueries } from '../database/session-queries.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { type SessionRecord } from '../message/session-record.js';
+import { MessageAppendedArgs, SessionUpdatedArgs } from './dto/live.args.js';
+import { LiveChannels } from './live-channels.js';
+import { MessageStream } from './message-stream.js';
+
+@Resolver()
+export class LiveResolver {
+  constructor(
+    private readonly channels: LiveChannels,
+    private readonly queries: SessionQueries,
+    private readonly config: ScribeConfig,
+  ) {}
+
+  @Subscription(() => MessageEdge, {
+    description:
+      "The session's messages as they are stored, in the order they were committed, each with its cursor. With `after`, first the stored messages after that cursor, then the live ones, with none missed and none twice. Ends with SLOW_CONSUMER when the client falls SUBSCRIPTION_BUFFER messages behind, with SUBSCRIPTION_INTERRUPTED when this instance may have missed commits, and with SERVICE_UNAVAILABLE at shutdown: subscribe again with the last cursor received.",
+    resolve: (record: MessageRecord): Edge<Message> => ({
+      cursor: messageCursor(record),
+      node: toMessageModel(record),
+    }),
+  })
+  @RequireScope('read', 'sessionId')
+  messageAppended(@Args() args: MessageAppendedArgs): AsyncIterableIterator<MessageRecord> {
+    const after = args.after == null ? undefined : decodeMessageCursor(args.after);
+    return new MessageStream(
+      args.sessionId,
+      this.channels.openMessages(args.sessionId),
+      (sessionId, count, from) =>
+        this.queries.pageOfMessages(
+          sessionId,
+          { direction: 'forward', count, after: from },
+          this.config.maxPageBytes,
+        ),
+      after,
+    );
+  }
+
+  @Subscription(() => Session, {
+    description:
+      'The session each time its title or metadata changes (updateSession), on any instance.',
+    resolve: (session: SessionRecord): Session => toSessionModel(session),
+  })
+  @RequireScope('read', 'id')
+  sessionUpdated(@Args() args: SessionUpdatedArgs): AsyncIterableIterator<SessionRecord> {
+    return this.channels.openSession(args.id);
+  }
+}

@@ -1,0 +1,80 @@
+import {
+  GraphQLError,
+  OperationTypeNode,
+  getOperationAST,
+  parse,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type ExecutionArgs,
+  type GraphQLSchema,
+  type ValidationRule,
+} from 'graphql';
+import { inputListTooLongError, oversizedInputList } from '../common/graphql/input-lists.js';
+import { refusal } from '../common/graphql/query-limits.plugin.js';
+import { queryTooComplexError } from '../common/graphql/query-limits.js';
+import { type QueryLimitSettings } from '../config/scribe-config.js';
+
+/** What a graphql-ws client sends to subscribe. */
+export interface SubscribePayload {
+  query: string;
+  operationName?: string | null;
+  variables?: Record<string, unknown> | null;
+}
+
+/**
+ * The checks a query sent over HTTP passes (Apollo runs them there), for an operation sent
+ * over the WebSocket: its token count while it parses, the validation rules (GraphQL's own,
+ * GraphQL Armor's aliases and directives, Scribe's repeated fields), input lists, depth and
+ * cost. Only subscriptions are taken: a query or a mutation has the HTTP endpoint, with its
+ * body limits, refusal budget and error log, and no second way in.
+ */
+export function checkSubscription(
+  schema: GraphQLSchema,
+  payload: SubscribePayload,
+  limits: QueryLimitSettings,
+  validationRules: readonly ValidationRule[],
+): ExecutionArgs | GraphQLError[] {
+  if (typeof payload.query !== 'string') {
+    return [requestError('The subscription has no query', 'BAD_REQUEST')];
+  }
+  if (Buffer.byteLength(payload.query) > limits.maxBytes) {
+    return [
+      queryTooComplexError(
+        `Query document is larger than ${limits.maxBytes} bytes (MAX_QUERY_BYTES)`,
+      ),
+    ];
+  }
+  let document: DocumentNode;
+  try {
+    document = parse(payload.query, { maxTokens: limits.maxTokens });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return [requestError(message, 'GRAPHQL_PARSE_FAILED')];
+  }
+  const invalid = validate(schema, document, [...specifiedRules, ...validationRules]);
+  if (invalid.length > 0) return [...invalid];
+  const operationName = payload.operationName ?? undefined;
+  const variables = payload.variables ?? undefined;
+  const operation = getOperationAST(document, operationName);
+  if (!operation) {
+    return [requestError('Name the operation to run', 'OPERATION_RESOLUTION_FAILURE')];
+  }
+  if (operation.operation !== OperationTypeNode.SUBSCRIPTION) {
+    return [
+      requestError(
+        `Only subscriptions run over the WebSocket; send a ${operation.operation} with HTTP POST`,
+        'BAD_REQUEST',
+      ),
+    ];
+  }
+  const oversized = oversizedInputList(schema, operation, variables);
+  if (oversized) return [inputListTooLongError(oversized)];
+  const reason = refusal(schema, document, variables, operationName, limits.maxFullReads);
+  if (reason) return [queryTooComplexError(reason)];
+  return { schema, document, operationName, variableValues: variables };
+}
+
+function requestError(message: string, code: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code } });
+}
