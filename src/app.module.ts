@@ -36,6 +36,9 @@ import { TranscriptModule } from './transcript/transcript.module.js';
         const protection = queryProtection(config.queryLimits);
         return {
           path: '/graphql',
+          // Apollo stops (and its drain ends every socket of the HTTP server) only once the
+          // server has stopped taking requests and subscribers were told why (LiveSocketServer).
+          stopOnApplicationShutdown: true,
           autoSchemaFile: true,
           sortSchema: true,
           introspection: config.introspection,

@@ -52,9 +52,10 @@ export class PostgresCommitFeed
     return this.listening;
   }
 
-  // Not awaited: an instance must start while the database is down; it listens once it can.
-  onApplicationBootstrap(): void {
-    void this.connect();
+  // The first attempt is waited for, so that an instance is live once it serves; one that
+  // fails is not: an instance must start while the database is down, and listens once it can.
+  async onApplicationBootstrap(): Promise<void> {
+    await this.connect();
   }
 
   async onApplicationShutdown(): Promise<void> {

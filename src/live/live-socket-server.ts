@@ -22,6 +22,7 @@ import { type GraphQLContext } from '../common/graphql/graphql-context.js';
 import { queryProtection } from '../common/graphql/query-protection.js';
 import { sourceOf } from '../common/http/source-address.js';
 import { ScribeConfig } from '../config/scribe-config.js';
+import { ClientSocket } from './client-socket.js';
 import { LiveChannels } from './live-channels.js';
 import { checkSubscription } from './subscription-checks.js';
 
@@ -56,7 +57,11 @@ type ConnectionRequest = GraphQLContext['req'];
 @Injectable()
 export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Subscriptions');
-  private readonly sockets = new WebSocketServer({ noServer: true, maxPayload: 0 });
+  private readonly sockets = new WebSocketServer({
+    noServer: true,
+    maxPayload: 0,
+    WebSocket: ClientSocket,
+  });
   private readonly requests = new WeakMap<Extra, ConnectionRequest>();
   private readonly running = new Map<Context, Set<string>>();
   private schemaHost!: GraphQLSchemaHost;
@@ -97,9 +102,16 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
       ),
     );
     await this.allTold(SHUTDOWN_NOTICE_MS);
-    for (const socket of this.sockets.clients) {
+    const open = [...this.sockets.clients];
+    for (const socket of open) {
       socket.close(CLOSE_GOING_AWAY, 'Scribe is shutting down; reconnect and resume with after');
     }
+    // A client that does not answer the close is cut, rather than hold the shutdown.
+    await within(
+      SHUTDOWN_NOTICE_MS,
+      Promise.all(open.map((socket) => new Promise((resolve) => socket.once('close', resolve)))),
+    );
+    for (const socket of this.sockets.clients) socket.terminate();
     await this.dispose?.();
   }
 
@@ -218,6 +230,13 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
 /** graphql-ws sends only GraphQLErrors; `format` finds the Scribe error inside. */
 function asGraphQLError(error: ScribeException): GraphQLError {
   return new GraphQLError(error.message, { originalError: error });
+}
+
+/** Waits for `promise`, but no longer than `ms`. */
+async function within(ms: number, promise: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 function crossOrigin(request: IncomingMessage): boolean {

@@ -57,6 +57,9 @@ export class MessageStream implements AsyncIterableIterator<MessageRecord> {
         });
         continue;
       }
+      // The live feed ended before the replay caught up: what it queued may lie past stored
+      // messages not replayed yet, which a client resuming after it would never see.
+      if (this.replaying) this.live.discard(() => true);
       const result = await this.live.next();
       if (result.done || !this.replayed.has(result.value.id)) return result;
     }
