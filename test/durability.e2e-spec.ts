@@ -87,7 +87,7 @@ async function queueAndSpoolDuringLock(env: Record<string, string>) {
   expect(health.body.details.database.status).toBe('down');
   expect(health.body.details.spool.status).toBe('up');
 
-  // Reads still work under the lock (WAL) and show only what is stored: the backlog is not.
+  // Reads still work under the lock (WAL). What is stored is only what was before.
   expect((await readTranscript(target, SESSION)).contents).toEqual(before);
 
   return {

@@ -54,7 +54,7 @@ describe.each(databaseKinds())('subscriptions on %s', (database) => {
   });
 
   afterEach(async () => {
-    await Promise.all(clients.splice(0).map((client) => client.dispose()));
+    for (const client of clients.splice(0)) await client.dispose();
     await eventually(() => channels.openCount === 0);
   });
 

@@ -1,4 +1,7 @@
 import { EventEmitter2 } from '@nestjs/event-emitter';
+import { type PendingMessages } from '../message/pending-messages.js';
+
+const noPending = { of: () => [] } as unknown as PendingMessages;
 import { ScribeConfig } from '../config/scribe-config.js';
 import { type SessionQueries } from '../database/session-queries.js';
 import { deferred, type Deferred } from '../common/testing/deferred.js';
@@ -24,7 +27,13 @@ function harness() {
     SESSION_RESOLVE_CONCURRENCY: '2',
     SESSION_CACHE_SIZE: '0',
   });
-  const reader = new SessionReader(queries, config, new MetricsService(), new EventEmitter2());
+  const reader = new SessionReader(
+    queries,
+    config,
+    new MetricsService(),
+    new EventEmitter2(),
+    noPending,
+  );
   const release = (id: string) => {
     const index = running.findIndex((load) => load.id === id);
     running.splice(index, 1)[0].done.resolve(null);
@@ -71,6 +80,7 @@ describe(SessionReader.name, () => {
         ScribeConfig.fromVariables({ MAX_PAGE_BYTES: String(MAX_PAGE_BYTES) }),
         new MetricsService(),
         new EventEmitter2(),
+        noPending,
       );
     // recordBytes of each: 200 + 2 × (id, session, key and 10,000 characters) ≈ 20.3 kB; a
     // fourth one is taken at 61 kB < 64 KiB, a fifth is not.

@@ -11,6 +11,7 @@ import {
 } from '../database/session-queries.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { MessagesStored, SessionChanged, WriteFailed } from '../message/message-events.js';
+import { PendingMessages, type PendingMessage } from '../message/pending-messages.js';
 import { recordBytes, type FullSession, type SessionRecord } from '../message/session-record.js';
 import { pageOfList, type Page, type PageRequest } from '../common/pagination/page-request.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -31,6 +32,7 @@ export class SessionReader {
     config: ScribeConfig,
     metrics: MetricsService,
     private readonly events: EventEmitter2,
+    private readonly held: PendingMessages,
   ) {
     this.maxPageBytes = config.maxPageBytes;
     this.gate = new SessionResolveGate(
@@ -54,6 +56,11 @@ export class SessionReader {
     );
     metrics.observeGauge('scribe_session_resolve_active', () => this.gate.status().activeLoads);
     metrics.observeGauge('scribe_session_resolve_waiting', () => this.gate.status().waitingLoads);
+  }
+
+  /** What this instance accepted for the session and holds until the database takes it. */
+  pending(id: string): PendingMessage[] {
+    return this.held.of(id);
   }
 
   metadata(id: string): Promise<SessionRecord | null> {

@@ -33,6 +33,7 @@ import { ScribeException } from '../common/errors/scribe.exception.js';
 import { GateStatus } from './models/gate-status.model.js';
 import { MessageConnection } from '../common/graphql/models/message-connection.model.js';
 import { Session, SessionConnection } from '../common/graphql/models/session.model.js';
+import { withPending } from './pending-merge.js';
 import { SessionReader } from './session-reader.js';
 import { decodeSessionCursor, sessionListKey } from './session.mapper.js';
 import { toSessionModel } from '../common/graphql/session.mapper.js';
@@ -88,11 +89,11 @@ export class SessionResolver {
   ): Promise<ResolvedSession | null> {
     if (!selectsField(info, 'messages')) {
       const metadata = await this.reader.metadata(args.id);
-      return metadata ? toSessionModel(metadata) : null;
+      return metadata ? toSessionModel(metadata) : this.onlyPending(args.id);
     }
     // A client that hangs up stops waiting; the load itself goes on for the others.
     const full = await this.reader.full(args.id, requestAbortSignal(context.req), context.req);
-    if (!full) return null;
+    if (!full) return this.onlyPending(args.id);
     // Too large to hold whole: its pages come straight from the database (keyset reads).
     return {
       ...toSessionModel(full.session),
@@ -144,7 +145,32 @@ export class SessionResolver {
     const page = session.transcript
       ? this.reader.transcriptPage(session.transcript, request)
       : await this.reader.messagePage(session.id, request);
-    return pageConnection(page, session.messageCount, (row) => row.orderKey, toMessageModel);
+    const pending = this.reader.pending(session.id);
+    const listed = withPending(page, request, pending);
+    const onPage = new Set(page.items.map((record) => record.id));
+    const unstored = pending.filter((message) => !onPage.has(message.record.id)).length;
+    return pageConnection(
+      listed,
+      session.messageCount + unstored,
+      (message) => message.record.orderKey,
+      (message) => toMessageModel(message.record, message.status),
+    );
+  }
+
+  /** A session not stored yet, whose first messages this instance holds: it exists for them. */
+  private onlyPending(id: string): ResolvedSession | null {
+    const pending = this.reader.pending(id);
+    if (pending.length === 0) return null;
+    return {
+      id,
+      title: null,
+      metadata: null,
+      createdAt: new Date(pending[0].record.acceptedAt),
+      updatedAt: new Date(pending[pending.length - 1].record.acceptedAt),
+      messageCount: 0,
+      revision: 0,
+      transcript: [],
+    };
   }
 }
 

@@ -1,5 +1,7 @@
 import { KeyedMutex } from '../common/concurrency/keyed-mutex.js';
+import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
+import { PendingMessages, type PendingMessage } from '../message/pending-messages.js';
 import { type RecordLocation } from '../spool/spool.service.js';
 
 /** An accepted message waiting for the database, and where the journal holds it. */
@@ -30,7 +32,7 @@ export interface PendingQueue {
  * everything done to a session: its queue can be read or changed only inside withSession(),
  * through the handle it passes, which stops working once the lock is let go.
  */
-export class SessionBacklog {
+export class SessionBacklog extends PendingMessages {
   private readonly locks = new KeyedMutex();
   private readonly queues = new Map<string, PendingEntry[]>();
   private count = 0;
@@ -55,6 +57,17 @@ export class SessionBacklog {
   /** Messages held in memory only (not journaled), all sessions. */
   get totalBuffered(): number {
     return this.bufferedCount;
+  }
+
+  /**
+   * For readers, without the lock: a queue's array is replaced on every change, never changed
+   * in place, so what is read is one moment's queue.
+   */
+  of(sessionId: string): PendingMessage[] {
+    return (this.queues.get(sessionId) ?? []).map((entry) => ({
+      record: entry.record,
+      status: entry.location === null ? AppendStatus.BUFFERED : AppendStatus.QUEUED,
+    }));
   }
 
   sessions(): string[] {

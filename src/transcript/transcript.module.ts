@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { describeError } from '../common/errors/describe-error.js';
 import { Failpoints } from '../common/failpoints.js';
@@ -6,6 +6,7 @@ import { ScribeConfig } from '../config/scribe-config.js';
 import { classifyDatabaseError } from '../database/database-errors.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { MessageStore } from '../database/message-store.js';
+import { PendingMessages } from '../message/pending-messages.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { SpoolModule } from '../spool/spool.module.js';
 import { SpoolService } from '../spool/spool.service.js';
@@ -17,13 +18,18 @@ import { SessionBacklog } from './session-backlog.js';
 import { TranscriptResolver } from './transcript.resolver.js';
 import { TranscriptService } from './transcript.service.js';
 
-/** The write path: its pieces are plain classes, wired here. */
+/**
+ * The write path: its pieces are plain classes, wired here. Global for one thing only: the
+ * read side finds what is pending (PendingMessages) without importing the write side.
+ */
+@Global()
 @Module({
   imports: [DatabaseModule, SpoolModule],
   providers: [
     TranscriptService,
     TranscriptResolver,
     { provide: SessionBacklog, useFactory: () => new SessionBacklog() },
+    { provide: PendingMessages, useExisting: SessionBacklog },
     {
       provide: CoalescingWriter,
       inject: [MessageStore],
@@ -96,6 +102,6 @@ import { TranscriptService } from './transcript.service.js';
         ),
     },
   ],
-  exports: [TranscriptService, CoalescingWriter],
+  exports: [TranscriptService, CoalescingWriter, PendingMessages],
 })
 export class TranscriptModule {}

@@ -19,7 +19,7 @@ export class TranscriptResolver {
   async appendMessage(@Args('input') input: AppendMessageInput): Promise<AppendMessagePayload> {
     const { sessionId, ...message } = input;
     const result = await this.transcripts.append(sessionId, [message], () => 'input');
-    return { message: toMessageModel(result.records[0]), status: result.status };
+    return { message: toMessageModel(result.records[0], result.status), status: result.status };
   }
 
   @Mutation(() => AppendMessagesPayload, {
@@ -33,7 +33,10 @@ export class TranscriptResolver {
       input.messages,
       (index) => `input.messages.${index}`,
     );
-    return { messages: result.records.map(toMessageModel), status: result.status };
+    return {
+      messages: result.records.map((record) => toMessageModel(record, result.status)),
+      status: result.status,
+    };
   }
 
   @Query(() => PendingStatus, {

@@ -11,7 +11,7 @@ export const APPEND = `mutation($input: AppendMessageInput!) {
   appendMessage(input: $input) { status message { id } }
 }`;
 export const READ = `query($id: ID!) {
-  session(id: $id) { messageCount messages(first: 1000) { edges { node { id content } } } }
+  session(id: $id) { messageCount messages(first: 1000) { edges { node { id content status } } } }
 }`;
 
 /**
@@ -164,7 +164,11 @@ export async function readTranscript(
   if (response.errors) throw new Error(`read failed: ${JSON.stringify(response.errors)}`);
   const session = response.data?.session;
   if (!session) return { messageCount: null, ids: [], contents: [] };
-  const nodes = session.messages.edges.map((edge: any) => edge.node);
+  // Only what is stored: a read also lists what this instance holds for the database (QUEUED,
+  // BUFFERED), and these checks are about what the database has.
+  const nodes = session.messages.edges
+    .map((edge: any) => edge.node)
+    .filter((node: any) => node.status === 'PERSISTED');
   return {
     messageCount: session.messageCount,
     ids: nodes.map((node: any) => node.id),

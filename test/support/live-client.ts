@@ -129,7 +129,7 @@ export function rawSocket(
     socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
   );
   socket.on('message', (data) => {
-    const message = JSON.parse(String(data));
+    const message = JSON.parse((data as Buffer).toString());
     messages.push(message);
     const index = waiting.findIndex((waiter) => waiter.type === message.type);
     if (index >= 0) {

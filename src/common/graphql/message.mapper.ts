@@ -1,13 +1,18 @@
+import { AppendStatus } from '../../message/append-status.js';
 import { parseOrderKey } from '../../message/order-key.js';
 import { ScribeException } from '../errors/scribe.exception.js';
 import { decodeCursor, encodeCursor } from '../pagination/cursor.js';
 import { type MessageRecord } from '../../message/message-record.js';
 import { Message } from './models/message.model.js';
 
-export function toMessageModel(record: MessageRecord): Message {
+export function toMessageModel(
+  record: MessageRecord,
+  status: AppendStatus = AppendStatus.PERSISTED,
+): Message {
   return {
     id: record.id,
     sessionId: record.sessionId,
+    status,
     role: record.role,
     content: record.content,
     clientMessageId: record.clientMessageId,

@@ -1,5 +1,6 @@
 import { Field, ID, ObjectType } from '@nestjs/graphql';
 import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
+import { AppendStatus } from './append-status.enum.js';
 import { MessageRole } from './message-role.enum.js';
 
 @ObjectType({ description: 'One message of a session transcript.' })
@@ -11,6 +12,12 @@ export class Message {
 
   @Field(() => ID, { description: 'The session the message belongs to.' })
   sessionId: string;
+
+  @Field(() => AppendStatus, {
+    description:
+      'PERSISTED once stored. QUEUED or BUFFERED for a message this instance accepted and holds until the database takes it: a read on that instance shows it in its accepted place; other instances see it once it is stored.',
+  })
+  status: AppendStatus;
 
   @Field(() => MessageRole, { description: 'Who the message is from.' })
   role: MessageRole;

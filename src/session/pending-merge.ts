@@ -1,0 +1,60 @@
+import { type Page, type PageRequest } from '../common/pagination/page-request.js';
+import { AppendStatus } from '../message/append-status.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { type PendingMessage } from '../message/pending-messages.js';
+
+/** A message of a page, stored or still held by this instance. */
+export interface ListedMessage {
+  record: MessageRecord;
+  status: AppendStatus;
+}
+
+/**
+ * A page of what is stored, with this instance's pending messages in their accepted places
+ * (read your own writes). A pending message belongs to this page when its key lies inside the
+ * page's window and, while the database holds more beyond the page's far end, before that end:
+ * past it, it belongs to a later page. Merged past `count`, the far end is trimmed and the page
+ * says more follow. A pending message the page holds already (stored while this ran) counts once.
+ */
+export function withPending(
+  page: Page<MessageRecord>,
+  request: PageRequest<string>,
+  pending: readonly PendingMessage[],
+): Page<ListedMessage> {
+  const stored = page.items.map((record) => ({ record, status: AppendStatus.PERSISTED }));
+  const ids = new Set(page.items.map((record) => record.id));
+  const forward = request.direction === 'forward';
+  const unstored = pending.filter((message) => !ids.has(message.record.id));
+  const inWindow = unstored.filter(({ record }) => within(record.orderKey, request));
+  const beyondCursor = unstored.some(({ record }) =>
+    forward
+      ? request.after !== undefined && record.orderKey <= request.after
+      : request.before !== undefined && record.orderKey >= request.before,
+  );
+  const flags = forward
+    ? { hasNextPage: page.hasNextPage, hasPreviousPage: page.hasPreviousPage || beyondCursor }
+    : { hasNextPage: page.hasNextPage || beyondCursor, hasPreviousPage: page.hasPreviousPage };
+  if (inWindow.length === 0) return { items: stored, ...flags };
+  const more = forward ? page.hasNextPage : page.hasPreviousPage;
+  const farEnd = page.items.length === 0 ? undefined : forward ? page.items.at(-1) : page.items[0];
+  const belongs = inWindow.filter(
+    ({ record }) =>
+      !more ||
+      farEnd === undefined ||
+      (forward ? record.orderKey < farEnd.orderKey : record.orderKey > farEnd.orderKey),
+  );
+  const merged = [...stored, ...belongs].sort((left, right) =>
+    left.record.orderKey < right.record.orderKey ? -1 : 1,
+  );
+  if (merged.length <= request.count) return { items: merged, ...flags };
+  return forward
+    ? { items: merged.slice(0, request.count), ...flags, hasNextPage: true }
+    : { items: merged.slice(-request.count), ...flags, hasPreviousPage: true };
+}
+
+function within(key: string, request: PageRequest<string>): boolean {
+  return (
+    (request.after === undefined || key > request.after) &&
+    (request.before === undefined || key < request.before)
+  );
+}
