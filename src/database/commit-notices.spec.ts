@@ -1,0 +1,71 @@
+import {
+  IDS_PER_NOTICE,
+  MESSAGES_CHANNEL,
+  SESSIONS_CHANNEL,
+  messageNotices,
+  parseMessageNotice,
+} from './commit-notices.js';
+
+const ids = (from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, offset) => `m${from + offset}`);
+
+describe(messageNotices.name, () => {
+  it('names the channels the instances share', () => {
+    expect(MESSAGES_CHANNEL).toBe('scribe_messages');
+    expect(SESSIONS_CHANNEL).toBe('scribe_sessions');
+  });
+
+  it('announces nothing when no message was committed', () => {
+    expect(messageNotices('s1', [])).toEqual([]);
+  });
+
+  it('announces a few ids in one notice: the session id, then the ids in order', () => {
+    expect(messageNotices('s1', ['m2', 'm1', 'm3'])).toEqual(['s1 m2 m1 m3']);
+  });
+
+  it(`puts up to ${IDS_PER_NOTICE} ids in a notice, and the rest in more, in order`, () => {
+    expect(IDS_PER_NOTICE).toBe(200);
+
+    expect(messageNotices('s1', ids(1, 200))).toEqual([['s1', ...ids(1, 200)].join(' ')]);
+    expect(messageNotices('s1', ids(1, 401))).toEqual([
+      ['s1', ...ids(1, 200)].join(' '),
+      ['s1', ...ids(201, 400)].join(' '),
+      's1 m401',
+    ]);
+  });
+
+  it("keeps the longest notice under PostgreSQL's 8,000-byte limit", () => {
+    const session = 's'.repeat(128);
+    const longest = Array.from({ length: IDS_PER_NOTICE }, () => 'x'.repeat(36));
+
+    const [notice] = messageNotices(session, longest);
+
+    expect(Buffer.byteLength(notice)).toBeLessThan(8000);
+  });
+});
+
+describe(parseMessageNotice.name, () => {
+  it('reads back what messageNotices wrote', () => {
+    const notices = messageNotices('s1', ids(1, 201));
+
+    expect(notices.map(parseMessageNotice)).toEqual([
+      { sessionId: 's1', messageIds: ids(1, 200) },
+      { sessionId: 's1', messageIds: ['m201'] },
+    ]);
+  });
+
+  it('reads a notice of one message', () => {
+    expect(parseMessageNotice('s1 m1')).toEqual({ sessionId: 's1', messageIds: ['m1'] });
+  });
+
+  it.each([
+    ['no payload', undefined],
+    ['an empty payload', ''],
+    ['a session without messages', 's1'],
+    ['no session id', ' m1'],
+    ['an empty id between two', 's1 m1  m2'],
+    ['an empty id at the end', 's1 m1 '],
+  ])('refuses %s', (_case, payload) => {
+    expect(parseMessageNotice(payload)).toBeUndefined();
+  });
+});
