@@ -42,7 +42,8 @@ import { TranscriptModule } from './transcript/transcript.module.js';
           autoSchemaFile: true,
           sortSchema: true,
           introspection: config.introspection,
-          graphiql: config.development,
+          // The IDE is served from npm packages, in development only (serveGraphqlIde).
+          graphiql: false,
           includeStacktraceInErrorResponses: config.development,
           formatError: (formatted, error) =>
             formatGraphQLError(formatted, error, config.development),

@@ -6,6 +6,7 @@ import { AuthFailureLog } from '../auth/auth-failure-log.js';
 import { describeError } from '../errors/describe-error.js';
 import { Authenticator } from '../auth/authenticator.js';
 import { jsonBodyProblem, queryTooLarge, type BodyRefusal } from '../validation/json-body.js';
+import { serveGraphqlIde } from './graphql-ide.js';
 import { refusalGate } from './refusal-gate.js';
 import { sourceOf } from './source-address.js';
 
@@ -36,6 +37,7 @@ export function configureHttp(app: NestExpressApplication): void {
       maxAge: 600,
     });
   }
+  if (config.development) serveGraphqlIde(app);
   // On every path: a probe of paths that do not exist is refused (404) as much as a bad query.
   app.use(refusalGate(config.maxRefusalsPerMinute));
   const maxQueryBytes = config.queryLimits.maxBytes;
