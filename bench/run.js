@@ -9,6 +9,7 @@ import {
 } from './durability.js';
 import { heapAfterLargeReads, underAbuse } from './abuse.js';
 import { cheapReadsUnderLoad, coldFanOutInProcess, coldFanOutOverHttp } from './gate.js';
+import { liveDelivery } from './live.js';
 import { singleAppend } from './single-append.js';
 import { batchMemory, batchPostgres, batchSqlite } from './throughput.js';
 
@@ -45,6 +46,9 @@ const sections = {
   abuse: async () => {
     await underAbuse();
     await heapAfterLargeReads();
+  },
+  live: async () => {
+    await liveDelivery();
   },
   gate: async () => {
     await coldFanOutInProcess();
