@@ -7,6 +7,9 @@ export const MESSAGES_CHANNEL = 'scribe_messages';
 /** Channel of sessions whose title or metadata changed: `<session id>`. */
 export const SESSIONS_CHANNEL = 'scribe_sessions';
 
+/** Channel of sessions deleted: `<session id>`. */
+export const DELETIONS_CHANNEL = 'scribe_deletions';
+
 /**
  * Message ids per notice. A session id is at most 128 ASCII characters and a message id 36, so
  * 128 + 200 × 37 bytes stays well under PostgreSQL's 8,000-byte limit.

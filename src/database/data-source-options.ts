@@ -2,16 +2,19 @@ import sqlite3 from 'sqlite3';
 import { type DataSourceOptions } from 'typeorm';
 import { type DatabaseSettings } from '../config/scribe-config.js';
 import { SessionEntity } from './entities/session.entity.js';
+import { DeletedSessionEntity } from './entities/deleted-session.entity.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { InitialSchema1764460800000 } from './migrations/1764460800000-initial-schema.js';
 import { Heartbeat1764547200000 } from './migrations/1764547200000-heartbeat.js';
 import { SessionMetadata1764633600000 } from './migrations/1764633600000-session-metadata.js';
+import { DeletedSessions1764720000000 } from './migrations/1764720000000-deleted-sessions.js';
 
-export const ENTITIES = [SessionEntity, MessageEntity];
+export const ENTITIES = [SessionEntity, MessageEntity, DeletedSessionEntity];
 export const MIGRATIONS = [
   InitialSchema1764460800000,
   Heartbeat1764547200000,
   SessionMetadata1764633600000,
+  DeletedSessions1764720000000,
 ];
 
 /** How long one SQLite statement waits for another process's lock before failing. */

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { ScribeInstance } from '../config/scribe-instance.js';
@@ -9,6 +10,7 @@ import { CommitFeed, InProcessCommitFeed } from './commit-feed.js';
 import { PostgresCommitFeed } from './postgres-commit-feed.js';
 import { MessageStore } from './message-store.js';
 import { PostgresMessageStore } from './postgres-message-store.js';
+import { SessionDeletion, Tombstones } from './session-deletion.js';
 import { SessionQueries } from './session-queries.js';
 import { SqliteMessageStore } from './sqlite-message-store.js';
 
@@ -30,15 +32,22 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
   ],
   providers: [
     SessionQueries,
+    SessionDeletion,
+    { provide: Tombstones, useExisting: SessionDeletion },
     {
       provide: CommitFeed,
-      inject: [ScribeConfig, SessionQueries],
-      useFactory: (config: ScribeConfig, queries: SessionQueries): CommitFeed =>
+      inject: [ScribeConfig, SessionQueries, EventEmitter2],
+      useFactory: (
+        config: ScribeConfig,
+        queries: SessionQueries,
+        events: EventEmitter2,
+      ): CommitFeed =>
         config.database.kind === 'sqlite'
           ? new InProcessCommitFeed()
           : new PostgresCommitFeed(
               { url: config.database.url, retryIntervalMs: config.dbRetryIntervalMs },
               queries,
+              events,
             ),
     },
     {
@@ -55,6 +64,6 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
           : new PostgresMessageStore({ url: database.url, instanceId: instance.id }),
     },
   ],
-  exports: [SessionQueries, MessageStore, CommitFeed],
+  exports: [SessionQueries, SessionDeletion, Tombstones, MessageStore, CommitFeed],
 })
 export class DatabaseModule {}

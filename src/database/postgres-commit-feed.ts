@@ -3,7 +3,10 @@ import pg from 'pg';
 import { describeError } from '../common/errors/describe-error.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { CommitFeed } from './commit-feed.js';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { SessionDeleted } from '../message/message-events.js';
 import {
+  DELETIONS_CHANNEL,
   MESSAGES_CHANNEL,
   SESSIONS_CHANNEL,
   parseMessageNotice,
@@ -14,7 +17,10 @@ import { type SessionQueries } from './session-queries.js';
 /** Notices whose messages one read fetches: up to 20 × 200 ids. */
 const NOTICES_PER_READ = 20;
 
-type Notice = { kind: 'messages'; notice: MessageNotice } | { kind: 'session'; sessionId: string };
+type Notice =
+  | { kind: 'messages'; notice: MessageNotice }
+  | { kind: 'session'; sessionId: string }
+  | { kind: 'deleted'; sessionId: string };
 
 export interface PostgresFeedSettings {
   url: string;
@@ -44,6 +50,7 @@ export class PostgresCommitFeed
   constructor(
     private readonly settings: PostgresFeedSettings,
     private readonly queries: SessionQueries,
+    private readonly events: EventEmitter2,
   ) {
     super();
   }
@@ -80,7 +87,9 @@ export class PostgresCommitFeed
     client.on('end', () => this.lost(client, 'the connection ended'));
     try {
       await client.connect();
-      await client.query(`LISTEN ${MESSAGES_CHANNEL}; LISTEN ${SESSIONS_CHANNEL}`);
+      await client.query(
+        `LISTEN ${MESSAGES_CHANNEL}; LISTEN ${SESSIONS_CHANNEL}; LISTEN ${DELETIONS_CHANNEL}`,
+      );
     } catch (error) {
       this.lost(client, describeError(error));
       return;
@@ -109,6 +118,8 @@ export class PostgresCommitFeed
   private heard(channel: string, payload: string | undefined): void {
     if (channel === SESSIONS_CHANNEL && payload) {
       this.pending.push({ kind: 'session', sessionId: payload });
+    } else if (channel === DELETIONS_CHANNEL && payload) {
+      this.pending.push({ kind: 'deleted', sessionId: payload });
     } else if (channel === MESSAGES_CHANNEL) {
       const notice = parseMessageNotice(payload);
       if (notice) this.pending.push({ kind: 'messages', notice });
@@ -137,8 +148,11 @@ export class PostgresCommitFeed
   private async deliver(batch: Notice[]): Promise<void> {
     const listener = this.listener;
     if (!listener) return;
-    const wanted = batch.filter((item) =>
-      listener.follows(item.kind === 'messages' ? item.notice.sessionId : item.sessionId),
+    // A deletion concerns this instance's held messages too, followed or not.
+    const wanted = batch.filter(
+      (item) =>
+        item.kind === 'deleted' ||
+        listener.follows(item.kind === 'messages' ? item.notice.sessionId : item.sessionId),
     );
     const ids = wanted.flatMap((item) => (item.kind === 'messages' ? item.notice.messageIds : []));
     const byId = new Map<string, MessageRecord>(
@@ -148,9 +162,11 @@ export class PostgresCommitFeed
       if (item.kind === 'messages') {
         const records = item.notice.messageIds.flatMap((id) => byId.get(id) ?? []);
         if (records.length > 0) listener.messages(item.notice.sessionId, records);
-      } else {
+      } else if (item.kind === 'session') {
         const session = await this.queries.findMetadata(item.sessionId);
         if (session) listener.sessionChanged(session);
+      } else {
+        this.events.emit(SessionDeleted.event, new SessionDeleted(item.sessionId));
       }
     }
   }

@@ -1,4 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
+import { SessionDeleted } from '../message/message-events.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { type SubscriptionSettings, ScribeConfig } from '../config/scribe-config.js';
@@ -72,6 +74,18 @@ export class LiveChannels implements CommitListener, OnModuleInit {
         `Live updates were interrupted (${reason}): subscribe again, with \`after\` set to the cursor of the last message received`,
       ),
     );
+  }
+
+  /** A deleted session's subscribers are told, and their subscriptions end. */
+  @OnEvent(SessionDeleted.event)
+  onSessionDeleted(event: SessionDeleted): void {
+    const error = new ScribeException(
+      ScribeErrorCode.SessionDeleted,
+      `Session ${event.sessionId} was deleted`,
+    );
+    for (const channels of [this.messageChannels, this.sessionChannels] as Channels<unknown>[]) {
+      for (const feed of [...(channels.get(event.sessionId) ?? [])]) feed.fail(error);
+    }
   }
 
   /** Ends every subscription with `error`, and refuses new ones from now on (a shutdown). */

@@ -29,3 +29,13 @@ export class SessionChanged {
 
   constructor(readonly session: SessionRecord) {}
 }
+
+/**
+ * A session was deleted (on this instance, or on another one that shares the database): what
+ * is held of it here goes, and its subscribers are told.
+ */
+export class SessionDeleted {
+  static readonly event = 'session.deleted';
+
+  constructor(readonly sessionId: string) {}
+}

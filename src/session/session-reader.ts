@@ -10,7 +10,12 @@ import {
   type SessionUpdate,
 } from '../database/session-queries.js';
 import { type MessageRecord } from '../message/message-record.js';
-import { MessagesStored, SessionChanged, WriteFailed } from '../message/message-events.js';
+import {
+  MessagesStored,
+  SessionChanged,
+  SessionDeleted,
+  WriteFailed,
+} from '../message/message-events.js';
 import { PendingMessages, type PendingMessage } from '../message/pending-messages.js';
 import { recordBytes, type FullSession, type SessionRecord } from '../message/session-record.js';
 import { pageOfList, type Page, type PageRequest } from '../common/pagination/page-request.js';
@@ -144,6 +149,12 @@ export class SessionReader {
   @OnEvent(MessagesStored.event)
   onMessagesStored(event: MessagesStored): void {
     this.gate.applyStored(event.sessionId, event.messages, event.revision, Date.now());
+  }
+
+  /** A deleted session (here or elsewhere) must not be read from the cache. */
+  @OnEvent(SessionDeleted.event)
+  onSessionDeleted(event: SessionDeleted): void {
+    this.gate.evict(event.sessionId);
   }
 
   // A load that ran while a write was under way may have read before it committed; once the

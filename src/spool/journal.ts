@@ -150,6 +150,19 @@ export class Journal {
     }
   }
 
+  /**
+   * Lets go of the session's disk-only records accepted at or before `acceptedUpTo` (all of
+   * them by default): the session was deleted. Their segments go once nothing else in them is
+   * owed. Returns how many there were.
+   */
+  async forget(sessionId: string, acceptedUpTo = Number.POSITIVE_INFINITY): Promise<number> {
+    const entries = this.index
+      .diskOnlyOf(sessionId, Number.MAX_SAFE_INTEGER)
+      .filter((entry) => entry.acceptedAt <= acceptedUpTo);
+    await this.resolveEntries(entries);
+    return entries.length;
+  }
+
   /** The session's disk-only record of this id, read back from disk; undefined when none. */
   async find(sessionId: string, id: string): Promise<MessageRecord | undefined> {
     const entry = this.index.findDiskOnly(sessionId, id);

@@ -192,6 +192,11 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     return this.journal.drain(sessionId, store, batchSize);
   }
 
+  /** See {@link Journal.forget}. */
+  forget(sessionId: string, acceptedUpTo?: number): Promise<number> {
+    return this.journal.forget(sessionId, acceptedUpTo);
+  }
+
   /** See {@link Journal.find}. */
   find(sessionId: string, id: string): Promise<MessageRecord | undefined> {
     return this.journal.find(sessionId, id);

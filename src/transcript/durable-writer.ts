@@ -16,6 +16,14 @@ const FLUSH_CHUNK = 1000;
 
 type Written = Extract<WriteAttempt, { kind: 'written' }>;
 
+/** Drops what a backlog holds that must not be written back (see SessionEraser.prune). */
+export interface BacklogPruner {
+  /** False when it cannot tell now: the write-back then waits, as for a failed write. */
+  prune(queue: PendingQueue): Promise<boolean>;
+}
+
+const KEEP_ALL: BacklogPruner = { prune: () => Promise.resolve(true) };
+
 /**
  * Stores accepted messages, or journals them: the one place that decides what an append's
  * status is. Every method runs inside the session's lock (it is handed the session's queue).
@@ -34,6 +42,7 @@ export class DurableWriter {
     private readonly metrics: MetricsService,
     private readonly maxPendingPerSession: number,
     private readonly failpoints: Failpoints,
+    private readonly pruner: BacklogPruner = KEEP_ALL,
   ) {}
 
   /** Stores `fresh` (accepted now, in order) behind whatever the session holds, or journals it. */
@@ -105,6 +114,7 @@ export class DurableWriter {
 
   private async flushWith(queue: PendingQueue, admission: Admission): Promise<boolean> {
     if (admission === 'skip') return false;
+    if (!(await this.pruner.prune(queue))) return false;
     if (this.spool.hasDiskOnly(queue.sessionId)) {
       const drained = await this.spool.drain(
         queue.sessionId,

@@ -6,6 +6,7 @@ import { ScribeConfig } from '../config/scribe-config.js';
 import { classifyDatabaseError } from '../database/database-errors.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { MessageStore } from '../database/message-store.js';
+import { SessionDeletion, Tombstones } from '../database/session-deletion.js';
 import { PendingMessages } from '../message/pending-messages.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { SpoolModule } from '../spool/spool.module.js';
@@ -15,6 +16,7 @@ import { DatabaseHealth } from './database-health.js';
 import { DurableWriter } from './durable-writer.js';
 import { TranscriptRecovery } from './recovery.js';
 import { SessionBacklog } from './session-backlog.js';
+import { SessionEraser } from './session-eraser.js';
 import { TranscriptResolver } from './transcript.resolver.js';
 import { TranscriptService } from './transcript.service.js';
 
@@ -42,6 +44,17 @@ import { TranscriptService } from './transcript.service.js';
       useFactory: (config: ScribeConfig) => new DatabaseHealth(config.dbRetryIntervalMs > 0),
     },
     {
+      provide: SessionEraser,
+      inject: [SessionBacklog, SessionDeletion, Tombstones, SpoolService, EventEmitter2],
+      useFactory: (
+        backlog: SessionBacklog,
+        deletion: SessionDeletion,
+        tombstones: Tombstones,
+        spool: SpoolService,
+        events: EventEmitter2,
+      ) => new SessionEraser(backlog, deletion, tombstones, spool, events),
+    },
+    {
       provide: DurableWriter,
       inject: [
         CoalescingWriter,
@@ -51,6 +64,7 @@ import { TranscriptService } from './transcript.service.js';
         MetricsService,
         ScribeConfig,
         Failpoints,
+        SessionEraser,
       ],
       useFactory: (
         writer: CoalescingWriter,
@@ -60,6 +74,7 @@ import { TranscriptService } from './transcript.service.js';
         metrics: MetricsService,
         config: ScribeConfig,
         failpoints: Failpoints,
+        eraser: SessionEraser,
       ) =>
         new DurableWriter(
           writer,
@@ -69,6 +84,7 @@ import { TranscriptService } from './transcript.service.js';
           metrics,
           config.maxPendingPerSession,
           failpoints,
+          eraser,
         ),
     },
     {
@@ -102,6 +118,6 @@ import { TranscriptService } from './transcript.service.js';
         ),
     },
   ],
-  exports: [TranscriptService, CoalescingWriter, PendingMessages],
+  exports: [TranscriptService, CoalescingWriter, PendingMessages, SessionEraser],
 })
 export class TranscriptModule {}

@@ -6,10 +6,41 @@ import { toMessageModel } from '../common/graphql/message.mapper.js';
 import { AppendMessagePayload, AppendMessagesPayload } from './models/append-payload.model.js';
 import { PendingStatus } from './models/pending-status.model.js';
 import { TranscriptService } from './transcript.service.js';
+import { SessionEraser, type Erased } from './session-eraser.js';
+import { DeleteSessionArgs, DeleteSessionPayload } from './models/delete-session-payload.model.js';
+import { describeError } from '../common/errors/describe-error.js';
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
+import { ScribeException } from '../common/errors/scribe.exception.js';
 
 @Resolver()
 export class TranscriptResolver {
-  constructor(private readonly transcripts: TranscriptService) {}
+  constructor(
+    private readonly transcripts: TranscriptService,
+    private readonly eraser: SessionEraser,
+  ) {}
+
+  @Mutation(() => DeleteSessionPayload, {
+    description:
+      "Admin: deletes a session for good: its messages and metadata in the database, what any instance holds of it for the database (in memory or in its journal), and a message accepted before the deletion that reaches the database later. Its subscribers' subscriptions end with SESSION_DELETED. DATABASE_UNAVAILABLE, and nothing deleted, while the database cannot be reached.",
+  })
+  @RequireScope('admin')
+  async deleteSession(@Args() args: DeleteSessionArgs): Promise<DeleteSessionPayload> {
+    let erased: Erased;
+    try {
+      erased = await this.eraser.erase(args.id);
+    } catch (error) {
+      throw new ScribeException(
+        ScribeErrorCode.DatabaseUnavailable,
+        `Session ${args.id} was not deleted: the database could not delete it (${describeError(error)}); retry`,
+      );
+    }
+    return {
+      id: args.id,
+      deleted: erased.existed || erased.held > 0,
+      storedMessages: erased.stored,
+      heldMessages: erased.held,
+    };
+  }
 
   @Mutation(() => AppendMessagePayload, {
     description:

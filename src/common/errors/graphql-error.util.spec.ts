@@ -49,6 +49,8 @@ describe(graphqlCodeFor.name, () => {
     [ScribeErrorCode.SlowConsumer]: 'SLOW_CONSUMER',
     [ScribeErrorCode.TooManySubscriptions]: 'TOO_MANY_SUBSCRIPTIONS',
     [ScribeErrorCode.SubscriptionInterrupted]: 'SUBSCRIPTION_INTERRUPTED',
+    [ScribeErrorCode.SessionDeleted]: 'SESSION_DELETED',
+    [ScribeErrorCode.DatabaseUnavailable]: 'DATABASE_UNAVAILABLE',
   };
 
   it.each(Object.values(ScribeErrorCode))('maps %s to a code', (code) => {

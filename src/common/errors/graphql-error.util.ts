@@ -34,6 +34,10 @@ export function graphqlCodeFor(code: ScribeErrorCode): string {
       return 'TOO_MANY_SUBSCRIPTIONS';
     case ScribeErrorCode.SubscriptionInterrupted:
       return 'SUBSCRIPTION_INTERRUPTED';
+    case ScribeErrorCode.SessionDeleted:
+      return 'SESSION_DELETED';
+    case ScribeErrorCode.DatabaseUnavailable:
+      return 'DATABASE_UNAVAILABLE';
     default: {
       const unhandled: never = code;
       throw new Error(`unmapped error code ${String(unhandled)}`);

@@ -13,4 +13,6 @@ export enum ScribeErrorCode {
   SlowConsumer = 'SLOW_CONSUMER',
   TooManySubscriptions = 'TOO_MANY_SUBSCRIPTIONS',
   SubscriptionInterrupted = 'SUBSCRIPTION_INTERRUPTED',
+  SessionDeleted = 'SESSION_DELETED',
+  DatabaseUnavailable = 'DATABASE_UNAVAILABLE',
 }

@@ -1,0 +1,61 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { DELETIONS_CHANNEL } from './commit-notices.js';
+import { DeletedSessionEntity } from './entities/deleted-session.entity.js';
+import { MessageEntity } from './entities/message.entity.js';
+import { SessionEntity } from './entities/session.entity.js';
+
+/** What a deletion removed from the database. */
+export interface DeletedRows {
+  /** Whether the session was stored. */
+  existed: boolean;
+  messages: number;
+}
+
+/** When sessions were deleted, for the write path's replays (see TombstoneFilter). */
+export abstract class Tombstones {
+  /** The last time the session was deleted; undefined for one never deleted. */
+  abstract deletedAt(sessionId: string): Promise<number | undefined>;
+}
+
+/**
+ * Deletes sessions for good: the messages and the session row go, and a tombstone stays (see
+ * the deleted_sessions migration). On PostgreSQL the other instances are told in the same
+ * transaction (NOTIFY), so that they drop what they hold of it.
+ */
+@Injectable()
+export class SessionDeletion extends Tombstones {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    super();
+  }
+
+  delete(id: string, at: number): Promise<DeletedRows> {
+    return this.dataSource.transaction(async (manager) => {
+      const messages = await manager
+        .createQueryBuilder()
+        .delete()
+        .from(MessageEntity)
+        .where('session_id = :id', { id })
+        .execute();
+      const sessions = await manager
+        .createQueryBuilder()
+        .delete()
+        .from(SessionEntity)
+        .where('id = :id', { id })
+        .execute();
+      await manager.upsert(DeletedSessionEntity, { id, deletedAt: at }, ['id']);
+      if (this.dataSource.options.type === 'postgres') {
+        await manager.query('SELECT pg_notify($1, $2)', [DELETIONS_CHANNEL, id]);
+      }
+      return { existed: (sessions.affected ?? 0) > 0, messages: messages.affected ?? 0 };
+    });
+  }
+
+  async deletedAt(sessionId: string): Promise<number | undefined> {
+    const tombstone = await this.dataSource
+      .getRepository(DeletedSessionEntity)
+      .findOneBy({ id: sessionId });
+    return tombstone?.deletedAt;
+  }
+}

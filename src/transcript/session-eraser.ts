@@ -1,0 +1,98 @@
+import { Logger } from '@nestjs/common';
+import { EventEmitter2, OnEvent } from '@nestjs/event-emitter';
+import { describeError } from '../common/errors/describe-error.js';
+import { type SessionDeletion, type Tombstones } from '../database/session-deletion.js';
+import { SessionDeleted } from '../message/message-events.js';
+import { type SpoolService } from '../spool/spool.service.js';
+import { type PendingQueue, type SessionBacklog } from './session-backlog.js';
+
+/** What deleteSession removed. */
+export interface Erased {
+  /** Whether the database held the session. */
+  existed: boolean;
+  /** Messages deleted from the database. */
+  stored: number;
+  /** Messages this instance held for the database (in memory or in its journal) and dropped. */
+  held: number;
+}
+
+/**
+ * Deletes a session everywhere its messages are: the database (which keeps a tombstone), what
+ * this instance holds in memory and in its journal, and, told by the deletion's notice, what
+ * other instances hold. It runs under the session's lock, so no append of the session is half
+ * way through on this instance. A message accepted before the deletion that reaches the
+ * database later anyway (a journal replayed after a crash, an instance that missed the notice)
+ * is dropped by `prune`, which every write-back of a backlog runs first.
+ */
+export class SessionEraser {
+  private readonly logger = new Logger('SessionEraser');
+
+  constructor(
+    private readonly backlog: SessionBacklog,
+    private readonly deletion: SessionDeletion,
+    private readonly tombstones: Tombstones,
+    private readonly spool: SpoolService,
+    private readonly events: EventEmitter2,
+  ) {}
+
+  erase(sessionId: string): Promise<Erased> {
+    return this.backlog.withSession(sessionId, async (queue) => {
+      // The database first: when it cannot delete, nothing is dropped here either.
+      const rows = await this.deletion.delete(sessionId, Date.now());
+      const held = await this.dropHeld(queue);
+      this.events.emit(SessionDeleted.event, new SessionDeleted(sessionId));
+      return { existed: rows.existed, stored: rows.messages, held };
+    });
+  }
+
+  /** Another instance deleted it (or this one: then nothing is left to drop). */
+  @OnEvent(SessionDeleted.event)
+  async onSessionDeleted(event: SessionDeleted): Promise<void> {
+    try {
+      const held = await this.backlog.withSession(event.sessionId, (queue) => this.dropHeld(queue));
+      if (held > 0) {
+        this.logger.log(`Dropped ${held} held message(s) of deleted session ${event.sessionId}`);
+      }
+    } catch (error) {
+      // prune() drops them when they are written back.
+      this.logger.warn(
+        `Could not drop what is held of deleted session ${event.sessionId}: ${describeError(error)}`,
+      );
+    }
+  }
+
+  /**
+   * Drops what `queue` and the journal hold of messages accepted before the session was last
+   * deleted: true when the write-back may go on, false when the database cannot say (it then
+   * fails as the write would).
+   */
+  async prune(queue: PendingQueue): Promise<boolean> {
+    let deletedAt: number | undefined;
+    try {
+      deletedAt = await this.tombstones.deletedAt(queue.sessionId);
+    } catch {
+      return false;
+    }
+    if (deletedAt === undefined) return true;
+    const held = queue.peek(queue.size);
+    let stale = 0;
+    while (stale < held.length && held[stale].record.acceptedAt <= deletedAt) stale += 1;
+    await this.release(queue.shift(stale));
+    await this.spool.forget(queue.sessionId, deletedAt);
+    return true;
+  }
+
+  private async dropHeld(queue: PendingQueue): Promise<number> {
+    const entries = queue.shift(queue.size);
+    await this.release(entries);
+    return entries.length + (await this.spool.forget(queue.sessionId));
+  }
+
+  private release(entries: ReturnType<PendingQueue['shift']>): Promise<void> {
+    return this.spool.resolve(
+      entries.flatMap((entry) =>
+        entry.location ? [{ record: entry.record, location: entry.location }] : [],
+      ),
+    );
+  }
+}
