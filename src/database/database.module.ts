@@ -12,6 +12,7 @@ import { MessageStore } from './message-store.js';
 import { PostgresMessageStore } from './postgres-message-store.js';
 import { SessionDeletion, Tombstones } from './session-deletion.js';
 import { SessionQueries } from './session-queries.js';
+import { SessionUpdates } from './session-updates.js';
 import { SqliteMessageStore } from './sqlite-message-store.js';
 
 /**
@@ -32,6 +33,7 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
   ],
   providers: [
     SessionQueries,
+    SessionUpdates,
     SessionDeletion,
     { provide: Tombstones, useExisting: SessionDeletion },
     {
@@ -64,6 +66,6 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
           : new PostgresMessageStore({ url: database.url, instanceId: instance.id }),
     },
   ],
-  exports: [SessionQueries, SessionDeletion, Tombstones, MessageStore, CommitFeed],
+  exports: [SessionQueries, SessionUpdates, SessionDeletion, Tombstones, MessageStore, CommitFeed],
 })
 export class DatabaseModule {}

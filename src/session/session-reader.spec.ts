@@ -1,5 +1,6 @@
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { type PendingMessages } from '../message/pending-messages.js';
+import { type SessionUpdates } from '../database/session-updates.js';
 
 const noPending = { of: () => [] } as unknown as PendingMessages;
 import { ScribeConfig } from '../config/scribe-config.js';
@@ -33,6 +34,7 @@ function harness() {
     new MetricsService(),
     new EventEmitter2(),
     noPending,
+    {} as SessionUpdates,
   );
   const release = (id: string) => {
     const index = running.findIndex((load) => load.id === id);
@@ -81,6 +83,7 @@ describe(SessionReader.name, () => {
         new MetricsService(),
         new EventEmitter2(),
         noPending,
+        {} as SessionUpdates,
       );
     // recordBytes of each: 200 + 2 × (id, session, key and 10,000 characters) ≈ 20.3 kB; a
     // fourth one is taken at 61 kB < 64 KiB, a fifth is not.

@@ -4,11 +4,14 @@ import { EventEmitter2, OnEvent } from '@nestjs/event-emitter';
 import { ScribeConfig } from '../config/scribe-config.js';
 import {
   SessionQueries,
-  type SessionChanges,
   type SessionFilter,
   type SessionListPosition,
-  type SessionUpdate,
 } from '../database/session-queries.js';
+import {
+  SessionUpdates,
+  type SessionChanges,
+  type SessionUpdate,
+} from '../database/session-updates.js';
 import { type MessageRecord } from '../message/message-record.js';
 import {
   MessagesStored,
@@ -38,6 +41,7 @@ export class SessionReader {
     metrics: MetricsService,
     private readonly events: EventEmitter2,
     private readonly held: PendingMessages,
+    private readonly updates: SessionUpdates,
   ) {
     this.maxPageBytes = config.maxPageBytes;
     this.gate = new SessionResolveGate(
@@ -135,7 +139,7 @@ export class SessionReader {
   ): Promise<SessionUpdate> {
     let outcome: SessionUpdate;
     try {
-      outcome = await this.queries.updateSession(id, changes, expectedRevision);
+      outcome = await this.updates.updateSession(id, changes, expectedRevision);
     } finally {
       this.gate.evict(id);
     }

@@ -4,7 +4,7 @@ import { ScribeException } from '../../common/errors/scribe.exception.js';
 import { SESSION_ID_PATTERN, SESSION_ID_RULE } from '../../common/validation/session-id.js';
 import { boundedTextProblem, jsonProblem } from '../../common/validation/storable-values.js';
 import { PlainChecked } from '../../common/validation/validation.pipe.js';
-import { type SessionChanges } from '../../database/session-queries.js';
+import { type SessionChanges } from '../../database/session-updates.js';
 
 // The title column's width, in characters.
 export const MAX_TITLE_CHARACTERS = 512;
