@@ -11,18 +11,20 @@ import { type ServerOptions } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { type IncomingMessage, type Server } from 'node:http';
 import { type Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
-import { AuthFailureLog } from '../common/auth/auth-failure-log.js';
-import { Authenticator } from '../common/auth/authenticator.js';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { describeError } from '../common/errors/describe-error.js';
-import { errorKind, formatGraphQLError } from '../common/errors/graphql-error.util.js';
+import {
+  errorKind,
+  formatGraphQLError,
+  refusesClient,
+} from '../common/errors/graphql-error.util.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { type GraphQLContext } from '../common/graphql/graphql-context.js';
 import { queryProtection } from '../common/graphql/query-protection.js';
-import { sourceOf } from '../common/http/source-address.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { ClientSocket } from './client-socket.js';
+import { ConnectionGuard, type UpgradeRefusal } from './connection-guard.js';
 import { LiveChannels } from './live-channels.js';
 import { checkSubscription } from './subscription-checks.js';
 
@@ -35,24 +37,35 @@ const MESSAGE_ROOM_BYTES = 16 * 1024;
 const SHUTDOWN_NOTICE_MS = 2000;
 /** WebSocket close codes (4000-4999 are the application's; graphql-ws uses 4400-4500). */
 const CLOSE_GOING_AWAY = 1001;
-const CLOSE_UNAUTHORIZED = 4401;
-const CLOSE_FORBIDDEN = 4403;
+const CLOSE_INIT_TIMEOUT = 4408;
+const CLOSE_DUPLICATE_ID = 4409;
+const CLOSE_RATE_LIMITED = 4429;
 
 type Context = Parameters<
   NonNullable<ServerOptions<Record<string, unknown>, Extra>['onConnect']>
 >[0];
 
-/** What a connection's operations see as the request: its credentials, given once. */
-type ConnectionRequest = GraphQLContext['req'];
+/** A connection as this server knows it. */
+interface Connection {
+  source: string;
+  acknowledged: boolean;
+  /** The caller's credentials, as each of its operations presents them (see `context`). */
+  authorization: string | undefined;
+  /** Ids of its subscriptions, from the subscribe until graphql-ws says it is complete. */
+  running: Set<string>;
+  expiry?: NodeJS.Timeout;
+}
 
 /**
  * Live subscriptions over graphql-ws on the API's own path. graphql-ws speaks the protocol;
  * this wires it into the HTTP server itself rather than through the GraphQL driver's
  * `subscriptions` option, whose WebSocket server takes any path, any number of connections and
  * messages of up to 100 MiB, and whose operations skip the checks every HTTP request passes.
- * Here a connection authenticates once (`connectionParams.authorization`, or the upgrade's
- * Authorization header); each operation passes the HTTP endpoint's limits; errors carry the
- * same codes; a shutdown tells every subscriber why before it closes their sockets.
+ * Here who may connect is ConnectionGuard's; a connection authenticates once
+ * (`connectionParams.authorization`, or the upgrade's Authorization header) and is closed when
+ * its token expires; each operation is authenticated afresh and passes the HTTP endpoint's
+ * limits; errors carry the same codes; a shutdown tells every subscriber why before it closes
+ * their sockets.
  */
 @Injectable()
 export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -62,8 +75,8 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
     maxPayload: 0,
     WebSocket: ClientSocket,
   });
-  private readonly requests = new WeakMap<Extra, ConnectionRequest>();
-  private readonly running = new Map<Context, Set<string>>();
+  private readonly connections = new WeakMap<WebSocket, Connection>();
+  private readonly running = new Set<Connection>();
   private schemaHost!: GraphQLSchemaHost;
   private dispose: (() => void | Promise<void>) | undefined;
   private closing = false;
@@ -73,8 +86,7 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
     private readonly adapterHost: HttpAdapterHost,
     private readonly moduleRef: ModuleRef,
     private readonly config: ScribeConfig,
-    private readonly authenticator: Authenticator,
-    private readonly refusals: AuthFailureLog,
+    private readonly guard: ConnectionGuard,
     private readonly channels: LiveChannels,
   ) {}
 
@@ -115,23 +127,31 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
     await this.dispose?.();
   }
 
-  /** Subscriptions running now, on every connection. */
-  get subscriptionCount(): number {
-    let count = 0;
-    for (const ids of this.running.values()) count += ids.size;
-    return count;
-  }
-
   private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     const path = new URL(request.url ?? '/', 'http://scribe').pathname;
-    if (path !== GRAPHQL_PATH) return refuseUpgrade(socket, 404, 'Not Found');
-    if (this.closing) return refuseUpgrade(socket, 503, 'Service Unavailable');
-    if (this.sockets.clients.size >= this.config.subscriptions.maxSubscriptions) {
-      return refuseUpgrade(socket, 503, 'Service Unavailable');
-    }
-    this.sockets.handleUpgrade(request, socket, head, (connection) =>
-      this.sockets.emit('connection', connection, request),
-    );
+    if (path !== GRAPHQL_PATH) return refuseUpgrade(socket, { status: 404, text: 'Not Found' });
+    if (this.closing) return refuseUpgrade(socket, { status: 503, text: 'Service Unavailable' });
+    const source = this.guard.sourceOf(request);
+    const refusal = this.guard.refusal(source, this.sockets.clients.size);
+    if (refusal) return refuseUpgrade(socket, refusal);
+    this.sockets.handleUpgrade(request, socket, head, (client) => {
+      const connection: Connection = {
+        source,
+        acknowledged: false,
+        authorization: undefined,
+        running: new Set(),
+      };
+      this.connections.set(client, connection);
+      client.maxBufferedBytes = this.config.subscriptions.bufferBytes;
+      this.guard.opened();
+      client.once('close', (code) => {
+        clearTimeout(connection.expiry);
+        this.guard.closed(connection.acknowledged);
+        // A connection that never said who it is spent a slot for nothing.
+        if (code === CLOSE_INIT_TIMEOUT) this.guard.charge(source);
+      });
+      this.sockets.emit('connection', client, request);
+    });
   }
 
   private serverOptions(): ServerOptions<Record<string, unknown>, Extra> {
@@ -148,19 +168,42 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
     };
     return {
       schema: () => this.schemaHost.schema,
-      context: (ctx): GraphQLContext => ({
-        req: this.requests.get(ctx.extra) as ConnectionRequest,
-      }),
+      // A stand-in request for each operation, so that each is authenticated afresh (an
+      // expired token is refused) while the scope guard reads it as it reads HTTP's.
+      context: (ctx): GraphQLContext => {
+        const connection = this.connectionOf(ctx);
+        return {
+          req: {
+            headers:
+              connection.authorization === undefined
+                ? {}
+                : { authorization: connection.authorization },
+            socket: ctx.extra.request.socket,
+          } as unknown as GraphQLContext['req'],
+        };
+      },
       onConnect: (ctx) => this.admit(ctx),
       onSubscribe: (ctx, id, payload) => {
-        const ids = this.running.get(ctx) ?? new Set<string>();
-        if (ids.size >= MAX_SUBSCRIPTIONS_PER_CONNECTION) {
+        const connection = this.connectionOf(ctx);
+        if (connection.running.has(id)) {
+          // graphql-ws forgets an id completed while it starts, and would run a second one
+          // beside it that nothing ever ends.
+          ctx.extra.socket.close(CLOSE_DUPLICATE_ID, `Subscriber for ${id} already exists`);
           return [
-            new ScribeException(
-              ScribeErrorCode.TooManySubscriptions,
-              `A connection may hold ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions at once`,
+            new GraphQLError(`Subscriber for ${id} already exists`, {
+              extensions: { code: 'BAD_REQUEST' },
+            }),
+          ];
+        }
+        if (connection.running.size >= MAX_SUBSCRIPTIONS_PER_CONNECTION) {
+          return this.refused(ctx, [
+            asGraphQLError(
+              new ScribeException(
+                ScribeErrorCode.TooManySubscriptions,
+                `A connection may hold ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions at once`,
+              ),
             ),
-          ].map(asGraphQLError);
+          ]);
         }
         const checked = checkSubscription(
           this.schemaHost.schema,
@@ -168,18 +211,21 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
           this.config.queryLimits,
           protection.validationRules,
         );
-        if (Array.isArray(checked)) return checked;
-        ids.add(id);
-        this.running.set(ctx, ids);
+        if (Array.isArray(checked)) return this.refused(ctx, checked);
+        connection.running.add(id);
+        this.running.add(connection);
         return checked;
       },
-      onNext: (_ctx, _id, _payload, _args, result) =>
-        result.errors ? { ...result, errors: result.errors.map(format) } : undefined,
+      onNext: (ctx, _id, _payload, _args, result) => {
+        if (!result.errors) return undefined;
+        if (result.errors.some(refusesClient)) this.refused(ctx, []);
+        return { ...result, errors: result.errors.map(format) };
+      },
       onError: (_ctx, _id, _payload, errors) => errors.map(format),
       onComplete: (ctx, id) => {
-        const ids = this.running.get(ctx);
-        ids?.delete(id);
-        if (ids?.size === 0) this.running.delete(ctx);
+        const connection = this.connectionOf(ctx);
+        connection.running.delete(id);
+        if (connection.running.size === 0) this.running.delete(connection);
         if (this.running.size === 0) this.settled?.();
       },
     };
@@ -188,42 +234,53 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
   /** Authenticates a connection once; a refusal closes it with the reason. */
   private async admit(ctx: Context): Promise<boolean> {
     const { request, socket } = ctx.extra;
+    const connection = this.connectionOf(ctx);
     const params = ctx.connectionParams ?? {};
     const given = params.authorization ?? params.Authorization;
-    const header = typeof given === 'string' ? given : request.headers.authorization;
-    const outcome = await this.authenticator.authenticate(header);
-    if (outcome.kind === 'refused') {
-      this.refusals.refused(sourceOf(request as ConnectionRequest), outcome.reason);
-      socket.close(CLOSE_UNAUTHORIZED, closeReason(outcome.reason));
+    const authorization = typeof given === 'string' ? given : request.headers.authorization;
+    const admission = await this.guard.admit(
+      connection.source,
+      authorization,
+      crossOrigin(request),
+    );
+    if (admission.kind === 'refused') {
+      socket.close(admission.code, closeReason(admission.reason));
       return false;
     }
-    if (outcome.principal.anonymous && crossOrigin(request)) {
-      // No CORS guards a WebSocket: any page a browser shows could open one. A page on another
-      // origin must present a token, as over HTTP.
-      socket.close(
-        CLOSE_FORBIDDEN,
-        'A page on another origin must send connectionParams.authorization',
+    connection.acknowledged = true;
+    this.guard.acknowledged();
+    connection.authorization = authorization;
+    const expiresAt = admission.principal.expiresAt;
+    if (expiresAt !== undefined) {
+      // Subscriptions already running would outlive the token: the connection ends with it.
+      connection.expiry = setTimeout(
+        () => socket.close(4401, 'The bearer token expired; connect again with a fresh one'),
+        Math.max(0, expiresAt - Date.now()),
       );
-      return false;
+      connection.expiry.unref();
     }
-    // The scope guard authenticates each operation's caller through this stand-in, once.
-    this.requests.set(ctx.extra, {
-      headers: header === undefined ? {} : { authorization: header },
-      socket: request.socket,
-    } as unknown as ConnectionRequest);
     return true;
+  }
+
+  /** Charges the source for refused operations; past its budget, the connection ends. */
+  private refused(ctx: Context, errors: GraphQLError[]): GraphQLError[] {
+    if (this.guard.charge(this.connectionOf(ctx).source)) {
+      ctx.extra.socket.close(
+        CLOSE_RATE_LIMITED,
+        'Too many refused requests from this address (MAX_REFUSALS_PER_MINUTE)',
+      );
+    }
+    return errors;
+  }
+
+  private connectionOf(ctx: Context): Connection {
+    return this.connections.get(ctx.extra.socket) as Connection;
   }
 
   /** Resolves once every subscription has ended, or after `ms`. */
   private allTold(ms: number): Promise<void> {
     if (this.running.size === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.settled = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+    return within(ms, new Promise<void>((resolve) => (this.settled = resolve)));
   }
 }
 
@@ -254,6 +311,10 @@ function closeReason(reason: string): string {
   return Buffer.byteLength(reason) <= 123 ? reason : `${reason.slice(0, 110)}…`;
 }
 
-function refuseUpgrade(socket: Duplex, status: number, text: string): void {
-  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+function refuseUpgrade(socket: Duplex, refusal: UpgradeRefusal): void {
+  const retry =
+    refusal.retryAfterSeconds === undefined ? '' : `Retry-After: ${refusal.retryAfterSeconds}\r\n`;
+  socket.end(
+    `HTTP/1.1 ${refusal.status} ${refusal.text}\r\n${retry}Connection: close\r\nContent-Length: 0\r\n\r\n`,
+  );
 }

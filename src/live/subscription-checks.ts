@@ -52,7 +52,11 @@ export function checkSubscription(
     const message = error instanceof Error ? error.message : String(error);
     return [requestError(message, 'GRAPHQL_PARSE_FAILED')];
   }
-  const invalid = validate(schema, document, [...specifiedRules, ...validationRules]);
+  // At most ten errors: a document can name thousands of unknown fields, and the answer to
+  // each would cost more than the question.
+  const invalid = validate(schema, document, [...specifiedRules, ...validationRules], {
+    maxErrors: 10,
+  });
   if (invalid.length > 0) return [...invalid];
   const operationName = payload.operationName ?? undefined;
   const variables = payload.variables ?? undefined;

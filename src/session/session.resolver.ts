@@ -24,6 +24,7 @@ import { TwoWayPageArgs, pageRequestOf } from '../common/pagination/page.args.js
 import { decodeMessageCursor, toMessageModel } from '../common/graphql/message.mapper.js';
 import { Message } from '../common/graphql/models/message.model.js';
 import { type MessageRecord } from '../message/message-record.js';
+import { type PendingMessage } from '../message/pending-messages.js';
 import { SessionArgs } from './dto/session.args.js';
 import { SessionsArgs, sessionFilterOf } from './dto/sessions.args.js';
 import { UpdateSessionInput, sessionChangesOf } from './dto/update-session.input.js';
@@ -38,8 +39,12 @@ import { SessionReader } from './session-reader.js';
 import { decodeSessionCursor, sessionListKey } from './session.mapper.js';
 import { toSessionModel } from '../common/graphql/session.mapper.js';
 
-/** A Session as resolved, carrying the whole transcript when a full load produced it. */
-type ResolvedSession = Session & { transcript?: MessageRecord[] };
+/**
+ * A Session as resolved, carrying the whole transcript when a full load produced it, and what
+ * this instance held of it just before (a held message stored meanwhile is then in one or both
+ * of them, counted once, never in neither).
+ */
+type ResolvedSession = Session & { transcript?: MessageRecord[]; held?: PendingMessage[] };
 
 @Resolver(() => Session)
 export class SessionResolver {
@@ -91,14 +96,14 @@ export class SessionResolver {
       const metadata = await this.reader.metadata(args.id);
       return metadata ? toSessionModel(metadata) : this.onlyPending(args.id);
     }
+    const held = this.reader.pending(args.id);
     // A client that hangs up stops waiting; the load itself goes on for the others.
     const full = await this.reader.full(args.id, requestAbortSignal(context.req), context.req);
     if (!full) return this.onlyPending(args.id);
     // Too large to hold whole: its pages come straight from the database (keyset reads).
-    return {
-      ...toSessionModel(full.session),
-      transcript: full.complete ? full.messages : undefined,
-    };
+    return full.complete
+      ? { ...toSessionModel(full.session), transcript: full.messages, held }
+      : toSessionModel(full.session);
   }
 
   @Query(() => SessionConnection, {
@@ -142,10 +147,11 @@ export class SessionResolver {
     @Args() args: TwoWayPageArgs,
   ): Promise<Connection<Message>> {
     const request = pageRequestOf(args, decodeMessageCursor);
+    // Read before the messages (see ResolvedSession).
+    const pending = session.held ?? this.reader.pending(session.id);
     const page = session.transcript
       ? this.reader.transcriptPage(session.transcript, request)
       : await this.reader.messagePage(session.id, request);
-    const pending = this.reader.pending(session.id);
     const listed = withPending(page, request, pending);
     const onPage = new Set(page.items.map((record) => record.id));
     const unstored = pending.filter((message) => !onPage.has(message.record.id)).length;

@@ -3,6 +3,8 @@ import { APP_GUARD } from '@nestjs/core';
 import { AuthFailureLog } from './auth-failure-log.js';
 import { Authenticator } from './authenticator.js';
 import { ScopeGuard } from './scope.guard.js';
+import { RefusalBudget } from '../http/refusal-budget.js';
+import { ScribeConfig } from '../../config/scribe-config.js';
 
 /** Who is calling (Authenticator), what each field needs (ScopeGuard), and the refusal log. */
 @Global()
@@ -11,7 +13,13 @@ import { ScopeGuard } from './scope.guard.js';
     Authenticator,
     { provide: AuthFailureLog, useFactory: () => new AuthFailureLog() },
     { provide: APP_GUARD, useClass: ScopeGuard },
+    // One budget per instance, whichever way a request comes in: HTTP or a WebSocket.
+    {
+      provide: RefusalBudget,
+      inject: [ScribeConfig],
+      useFactory: (config: ScribeConfig) => new RefusalBudget(config.maxRefusalsPerMinute),
+    },
   ],
-  exports: [Authenticator, AuthFailureLog],
+  exports: [Authenticator, AuthFailureLog, RefusalBudget],
 })
 export class AuthModule {}

@@ -13,6 +13,8 @@ export interface Principal {
   readonly scopes: ReadonlySet<Scope>;
   /** Only sessions whose id starts with this (from a JWT's `session_prefix` claim). */
   readonly sessionPrefix: string | undefined;
+  /** Epoch ms at which the credentials stop being valid (a JWT's `exp`); undefined: never. */
+  readonly expiresAt?: number;
 }
 
 export type Authentication =
@@ -147,6 +149,7 @@ export class Authenticator {
         who: typeof claims.sub === 'string' ? `jwt ${claims.sub}` : 'jwt',
         scopes: withImplied(scopesOf(claims)),
         sessionPrefix: prefix,
+        ...(typeof claims.exp === 'number' ? { expiresAt: claims.exp * 1000 } : {}),
       },
     };
   }

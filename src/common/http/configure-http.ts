@@ -7,6 +7,7 @@ import { describeError } from '../errors/describe-error.js';
 import { Authenticator } from '../auth/authenticator.js';
 import { jsonBodyProblem, queryTooLarge, type BodyRefusal } from '../validation/json-body.js';
 import { serveGraphqlIde } from './graphql-ide.js';
+import { RefusalBudget } from './refusal-budget.js';
 import { refusalGate } from './refusal-gate.js';
 import { sourceOf } from './source-address.js';
 
@@ -39,7 +40,7 @@ export function configureHttp(app: NestExpressApplication): void {
   }
   if (config.development) serveGraphqlIde(app);
   // On every path: a probe of paths that do not exist is refused (404) as much as a bad query.
-  app.use(refusalGate(config.maxRefusalsPerMinute));
+  app.use(refusalGate(config.maxRefusalsPerMinute, app.get(RefusalBudget)));
   const maxQueryBytes = config.queryLimits.maxBytes;
   // Bodies are read for /graphql only: no other route takes one. express.json itself, not
   // app.useBodyParser: Nest reserves `verify` for its rawBody option.

@@ -1,0 +1,107 @@
+import { Injectable } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { type Express } from 'express';
+import { type IncomingMessage } from 'node:http';
+import proxyaddr from 'proxy-addr';
+import { AuthFailureLog } from '../common/auth/auth-failure-log.js';
+import { Authenticator, type Principal } from '../common/auth/authenticator.js';
+import { RefusalBudget, sourceKey } from '../common/http/refusal-budget.js';
+import { ScribeConfig } from '../config/scribe-config.js';
+
+/** Why an upgrade is turned away: its HTTP status, and what to say. */
+export interface UpgradeRefusal {
+  status: number;
+  text: string;
+  retryAfterSeconds?: number;
+}
+
+export type Admission =
+  { kind: 'admitted'; principal: Principal } | { kind: 'refused'; code: number; reason: string };
+
+/**
+ * Who may hold a WebSocket, and how many: the HTTP endpoint's refusal budget applies here too
+ * (a source whose budget is spent is answered 429 before the upgrade; refused credentials and
+ * refused operations spend it), and of MAX_SUBSCRIPTIONS connections at most a quarter may wait
+ * unauthenticated (the 3 s before `connection_init`), so that clients that never say who they
+ * are cannot take every slot. Authenticated connections are not counted per source: behind a
+ * proxy without TRUST_PROXY every client shares one address.
+ */
+@Injectable()
+export class ConnectionGuard {
+  private unacknowledged = 0;
+  private readonly share: number;
+
+  constructor(
+    private readonly config: ScribeConfig,
+    private readonly authenticator: Authenticator,
+    private readonly refusals: AuthFailureLog,
+    private readonly budget: RefusalBudget,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {
+    this.share = Math.max(1, Math.ceil(config.subscriptions.maxSubscriptions / 4));
+  }
+
+  /** The source a connection counts against: the client's address, as Express sees it. */
+  sourceOf(request: IncomingMessage): string {
+    const app = this.adapterHost.httpAdapter.getInstance<Express>();
+    const trust = app.get('trust proxy fn') as Parameters<typeof proxyaddr>[1];
+    return sourceKey(proxyaddr(request, trust));
+  }
+
+  /** Why an upgrade from `source` must be refused now; undefined when it may go ahead. */
+  refusal(source: string, connections: number): UpgradeRefusal | undefined {
+    const wait = this.budget.retryAfterSeconds(source);
+    if (wait > 0) return { status: 429, text: 'Too Many Requests', retryAfterSeconds: wait };
+    if (
+      connections >= this.config.subscriptions.maxSubscriptions ||
+      this.unacknowledged >= this.share
+    ) {
+      return { status: 503, text: 'Service Unavailable' };
+    }
+    return undefined;
+  }
+
+  /** A connection opened; it waits for `connection_init` until `acknowledged`. */
+  opened(): void {
+    this.unacknowledged += 1;
+  }
+
+  acknowledged(): void {
+    this.unacknowledged -= 1;
+  }
+
+  closed(wasAcknowledged: boolean): void {
+    if (!wasAcknowledged) this.unacknowledged -= 1;
+  }
+
+  /** The connection's credentials (`authorization`), and whether a page on `origin` may use them. */
+  async admit(
+    source: string,
+    authorization: string | undefined,
+    crossOrigin: boolean,
+  ): Promise<Admission> {
+    const outcome = await this.authenticator.authenticate(authorization);
+    if (outcome.kind === 'refused') {
+      this.refusals.refused(source, outcome.reason);
+      this.budget.charge(source);
+      return { kind: 'refused', code: 4401, reason: outcome.reason };
+    }
+    if (outcome.principal.anonymous && crossOrigin) {
+      // No CORS guards a WebSocket: any page a browser shows could open one. A page on another
+      // origin must present a token, as over HTTP.
+      this.budget.charge(source);
+      return {
+        kind: 'refused',
+        code: 4403,
+        reason: 'A page on another origin must send connectionParams.authorization',
+      };
+    }
+    return { kind: 'admitted', principal: outcome.principal };
+  }
+
+  /** An operation of `source` was refused; true once its budget is spent (close it then). */
+  charge(source: string): boolean {
+    this.budget.charge(source);
+    return this.budget.retryAfterSeconds(source) > 0;
+  }
+}
