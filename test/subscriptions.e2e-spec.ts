@@ -78,7 +78,7 @@ describe.each(databaseKinds())('subscriptions on %s', (database) => {
       node: { id: string; content: string };
     }[];
 
-  it('streams each message committed from then on, in order, with the cursor a page gives it', async () => {
+  it("streams each message committed from then on, in order, with a cursor that pages as a page's does", async () => {
     const live = subscribe(client(), LIVE, { s: 'live-1' }, 'messageAppended');
     await eventually(() => channels.openCount === 1);
 
@@ -95,11 +95,18 @@ describe.each(databaseKinds())('subscriptions on %s', (database) => {
       'four',
       'five',
     ]);
-    expect(events).toEqual(
-      (await stored('live-1')).map((edge) => ({
-        cursor: edge.cursor,
-        node: { ...edge.node, role: 'USER' },
-      })),
+    const pages = await stored('live-1');
+    expect(events.map((event) => event.node)).toEqual(
+      pages.map((edge) => ({ ...edge.node, role: 'USER' })),
+    );
+    // A live cursor pages as a page's does: after the third, the fourth and fifth.
+    const after = await sut.gql(
+      `query($id: ID!, $after: String) { session(id: $id) { messages(first: 10, after: $after) { edges { cursor node { content } } } } }`,
+      { id: 'live-1', after: events[2].cursor },
+      as('ro'),
+    );
+    expect(after.data.session.messages.edges).toEqual(
+      pages.slice(3).map((edge) => ({ cursor: edge.cursor, node: { content: edge.node.content } })),
     );
     // Other sessions' messages are not this subscriber's.
     await append('live-other', 'elsewhere');

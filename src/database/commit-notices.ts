@@ -11,6 +11,16 @@ export const SESSIONS_CHANNEL = 'scribe_sessions';
 export const DELETIONS_CHANNEL = 'scribe_deletions';
 
 /**
+ * Channels are a database's, not a schema's: each name ends with a digest of the schema the
+ * connection writes to, so that deployments sharing a database in schemas of their own (and
+ * test suites) do not hear each other. This SQL gives that ending.
+ */
+export const SCHEMA_SUFFIX_SQL = `'_' || substr(md5(current_schema()), 1, 12)`;
+
+/** One notice on `$1` (a channel above, the schema's ending added) carrying `$2`. */
+export const NOTIFY_SQL = `SELECT pg_notify($1 || ${SCHEMA_SUFFIX_SQL}, $2)`;
+
+/**
  * Message ids per notice. A session id is at most 128 ASCII characters and a message id 36, so
  * 128 + 200 × 37 bytes stays well under PostgreSQL's 8,000-byte limit.
  */

@@ -8,6 +8,7 @@ import { InitialSchema1764460800000 } from './migrations/1764460800000-initial-s
 import { Heartbeat1764547200000 } from './migrations/1764547200000-heartbeat.js';
 import { SessionMetadata1764633600000 } from './migrations/1764633600000-session-metadata.js';
 import { DeletedSessions1764720000000 } from './migrations/1764720000000-deleted-sessions.js';
+import { CommitSeq1764806400000 } from './migrations/1764806400000-commit-seq.js';
 
 export const ENTITIES = [SessionEntity, MessageEntity, DeletedSessionEntity];
 export const MIGRATIONS = [
@@ -15,6 +16,7 @@ export const MIGRATIONS = [
   Heartbeat1764547200000,
   SessionMetadata1764633600000,
   DeletedSessions1764720000000,
+  CommitSeq1764806400000,
 ];
 
 /** How long one SQLite statement waits for another process's lock before failing. */

@@ -11,6 +11,7 @@ import { PostgresCommitFeed } from './postgres-commit-feed.js';
 import { MessageStore } from './message-store.js';
 import { PostgresMessageStore } from './postgres-message-store.js';
 import { SessionDeletion, Tombstones } from './session-deletion.js';
+import { CommitReads } from './commit-reads.js';
 import { SessionQueries } from './session-queries.js';
 import { SessionUpdates } from './session-updates.js';
 import { SqliteMessageStore } from './sqlite-message-store.js';
@@ -34,6 +35,7 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
   providers: [
     SessionQueries,
     SessionUpdates,
+    CommitReads,
     SessionDeletion,
     { provide: Tombstones, useExisting: SessionDeletion },
     {
@@ -66,6 +68,14 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
           : new PostgresMessageStore({ url: database.url, instanceId: instance.id }),
     },
   ],
-  exports: [SessionQueries, SessionUpdates, SessionDeletion, Tombstones, MessageStore, CommitFeed],
+  exports: [
+    SessionQueries,
+    SessionUpdates,
+    CommitReads,
+    SessionDeletion,
+    Tombstones,
+    MessageStore,
+    CommitFeed,
+  ],
 })
 export class DatabaseModule {}

@@ -59,36 +59,39 @@ describe(insertMessages.name, () => {
   const plainValues = [plain.id, 's', plain.orderKey, plain.role, 'plain', plain.acceptedAt];
 
   it('binds only the columns some row has a value in, writing NULL as a literal; binds the SQLite stamp', () => {
-    const statement = insertMessages('sqlite', [plain, plain], 1234);
+    const statement = insertMessages('sqlite', [plain, plain], 1234, [5, 6]);
 
     expect(rowsOf(statement.sql)).toEqual([
-      '?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, ?',
-      '?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, ?',
+      '?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, ?, ?',
+      '?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, ?, ?',
     ]);
-    expect(statement.values).toEqual([...plainValues, 1234, ...plainValues, 1234]);
+    expect(statement.values).toEqual([...plainValues, 5, 1234, ...plainValues, 6, 1234]);
   });
 
   it('gives two SQLite inserts of as many rows with the same columns the same text, whatever the stamp', () => {
     const other = acceptedRecord('t', 'other');
-    expect(insertMessages('sqlite', [plain], 1).sql).toBe(insertMessages('sqlite', [other], 2).sql);
-    expect(insertMessages('postgres', [plain], 1).sql).not.toBe(
-      insertMessages('postgres', [other], 2).sql,
+    expect(insertMessages('sqlite', [plain], 1, [1]).sql).toBe(
+      insertMessages('sqlite', [other], 2, [9]).sql,
+    );
+    expect(insertMessages('postgres', [plain], 1, [1]).sql).not.toBe(
+      insertMessages('postgres', [other], 2, [1]).sql,
     );
   });
 
   it('binds a column for every row once any row has it, and JSON as text', () => {
-    const statement = insertMessages('sqlite', [plain, tool], 1);
+    const statement = insertMessages('sqlite', [plain, tool], 1, [3, 4]);
 
-    expect(rowsOf(statement.sql)[0]).toBe('?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?');
-    expect(statement.values.slice(0, 10)).toEqual([
+    expect(rowsOf(statement.sql)[0]).toBe('?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?');
+    expect(statement.values.slice(0, 11)).toEqual([
       ...plainValues.slice(0, 5),
       null,
       null,
       null,
       plain.acceptedAt,
+      3,
       1,
     ]);
-    expect(statement.values.slice(10)).toEqual([
+    expect(statement.values.slice(11)).toEqual([
       tool.id,
       's',
       tool.orderKey,
@@ -98,24 +101,27 @@ describe(insertMessages.name, () => {
       'search',
       '[{"id":1}]',
       tool.acceptedAt,
+      4,
       1,
     ]);
   });
 
   it('numbers PostgreSQL placeholders on through the rows, one per bound value', () => {
-    const statement = insertMessages('postgres', [plain, tool], 7);
+    const statement = insertMessages('postgres', [plain, tool], 7, [3, 4]);
 
     expect(rowsOf(statement.sql)).toEqual([
-      '$1, $2, $3, $4, $5, $6, $7, NULL, $8, NULL, $9, 7',
-      '$10, $11, $12, $13, $14, $15, $16, NULL, $17, NULL, $18, 7',
+      '$1, $2, $3, $4, $5, $6, $7, NULL, $8, NULL, $9, $10, 7',
+      '$11, $12, $13, $14, $15, $16, $17, NULL, $18, NULL, $19, $20, 7',
     ]);
-    expect(statement.values).toHaveLength(18);
+    expect(statement.values).toHaveLength(20);
+    expect([statement.values[9], statement.values[19]]).toEqual([3, 4]);
   });
 
   it('refuses a stamp that is not a safe integer rather than write or bind it', () => {
-    expect(() => insertMessages('sqlite', [plain], 1.5)).toThrow(RangeError);
-    expect(() => insertMessages('postgres', [plain], 1.5)).toThrow(RangeError);
-    expect(() => insertMessages('postgres', [plain], 2 ** 53)).toThrow(RangeError);
+    expect(() => insertMessages('sqlite', [plain], 1.5, [1])).toThrow(RangeError);
+    expect(() => insertMessages('postgres', [plain], 1.5, [1])).toThrow(RangeError);
+    expect(() => insertMessages('postgres', [plain], 2 ** 53, [1])).toThrow(RangeError);
+    expect(() => insertMessages('sqlite', [plain], 1, [0.5])).toThrow(RangeError);
   });
 });
 
@@ -132,8 +138,8 @@ describe('the statements around a message insert', () => {
   });
 
   it('names every column of a message row, the stamp last', () => {
-    expect(insertMessages('sqlite', [acceptedRecord('s', 'x')], 1).sql).toMatch(
-      /^INSERT INTO "messages" \("id", "session_id", "order_key", "role", "content", "client_message_id", "tool_name", "tool_call_id", "tool_calls", "metadata", "accepted_at", "stored_at"\) VALUES \(.*\) ON CONFLICT DO NOTHING$/,
+    expect(insertMessages('sqlite', [acceptedRecord('s', 'x')], 1, [1]).sql).toMatch(
+      /^INSERT INTO "messages" \("id", "session_id", "order_key", "role", "content", "client_message_id", "tool_name", "tool_call_id", "tool_calls", "metadata", "accepted_at", "commit_seq", "stored_at"\) VALUES \(.*\) ON CONFLICT DO NOTHING$/,
     );
   });
 
@@ -151,14 +157,18 @@ describe('the statements around a message insert', () => {
     ['sqlite', '(?, ?, ?, ?, ?), (?, ?, ?, ?, ?)'],
     ['postgres', '($1, $2, $3, $4, $5), ($6, $7, $8, $9, $10)'],
   ] as const)('adds counts and revisions on %s, answering the new revisions', (dialect, rows) => {
-    const counts = sessions.map((session, index) => ({ ...session, inserted: index + 2 }));
+    const counts = sessions.map((session, index) => ({
+      ...session,
+      inserted: index + 2,
+      numbered: index + 5,
+    }));
 
     expect(countMessages(dialect, counts, 99)).toEqual({
       sql:
         `INSERT INTO "sessions" ("id", "created_at", "updated_at", "message_count", "revision") VALUES ${rows}` +
         ` ON CONFLICT ("id") DO UPDATE SET "message_count" = "sessions"."message_count" + excluded."message_count",` +
         ` "revision" = "sessions"."revision" + excluded."revision", "updated_at" = excluded."updated_at" RETURNING "id", "revision"`,
-      values: ['a', 10, 99, 2, 2, 'b', 20, 99, 3, 3],
+      values: ['a', 10, 99, 2, 5, 'b', 20, 99, 3, 6],
     });
   });
 

@@ -73,6 +73,19 @@ export function insertMissingSessions(
   };
 }
 
+/**
+ * The sessions' revisions, their rows locked until the transaction ends (SQLite's write lock is
+ * the transaction's already): commit numbers are handed out after them.
+ */
+export function lockSessions(dialect: Dialect, sessionIds: string[]): Statement {
+  return {
+    sql:
+      `SELECT "id", "revision" FROM "sessions" WHERE "id" IN (${rowsOf(dialect, sessionIds.length, 1, (mark) => mark)})` +
+      (dialect === 'postgres' ? ' ORDER BY "id" FOR UPDATE' : ''),
+    values: [...sessionIds],
+  };
+}
+
 /** The columns of a message row, and how each is read off a record. */
 const MESSAGE_COLUMNS: readonly [string, (record: MessageRecord) => unknown][] = [
   ['id', (record) => record.id],
@@ -100,6 +113,8 @@ export function insertMessages(
   dialect: Dialect,
   records: MessageRecord[],
   storedAt: number,
+  /** Each record's place in its session's commit order (see countMessages). */
+  seqs: readonly number[],
 ): Statement {
   const bound = MESSAGE_COLUMNS.filter(([, read]) =>
     records.some((record) => read(record) !== null),
@@ -107,10 +122,11 @@ export function insertMessages(
   const bindStamp = dialect === 'sqlite';
   const checkedStamp = integerValue(storedAt);
   const values: unknown[] = [];
-  for (const record of records) {
+  records.forEach((record, row) => {
     for (const [, read] of bound) values.push(read(record));
+    values.push(integerValue(seqs[row]));
     if (bindStamp) values.push(checkedStamp);
-  }
+  });
   const stamp = bindStamp ? '?' : String(checkedStamp);
   // The text of a row, with `mark(i)` for its i-th bound value. Every SQLite row reads the
   // same, so a large batch builds it once rather than once a row.
@@ -119,15 +135,17 @@ export function insertMessages(
     const columns = MESSAGE_COLUMNS.map((column) =>
       bound.includes(column) ? mark(index++) : 'NULL',
     );
-    return `(${columns.join(', ')}, ${stamp})`;
+    return `(${columns.join(', ')}, ${mark(index)}, ${stamp})`;
   };
+  // The bound values of a row: its non-NULL columns, then its commit number.
+  const perRow = bound.length + 1;
   const rows =
     dialect === 'sqlite'
       ? new Array<string>(records.length).fill(rowSql(() => '?'))
-      : records.map((_, row) => rowSql((index) => `$${row * bound.length + index + 1}`));
+      : records.map((_, row) => rowSql((index) => `$${row * perRow + index + 1}`));
   return {
     sql:
-      `INSERT INTO "messages" (${MESSAGE_COLUMNS.map(([name]) => `"${name}"`).join(', ')}, "stored_at") VALUES ` +
+      `INSERT INTO "messages" (${MESSAGE_COLUMNS.map(([name]) => `"${name}"`).join(', ')}, "commit_seq", "stored_at") VALUES ` +
       rows.join(', ') +
       ` ON CONFLICT DO NOTHING`,
     values,
@@ -154,17 +172,20 @@ export function findInserted(
 }
 
 /**
- * Adds each session's inserted messages to its counters, creating the session if it is new;
- * returns the new revisions.
+ * Adds each session's inserted messages to its message count and moves its revision on by the
+ * commit numbers the write takes (`numbered`, the same but for a write that may skip rows, which
+ * takes one for every record it tries), creating the session if it is new; returns the new
+ * revisions. The row lock this takes orders the session's writes: the revision a write leaves
+ * is the last commit number it gave out, and the next write's come after.
  */
 export function countMessages(
   dialect: Dialect,
-  counts: { sessionId: string; inserted: number; createdAt: number }[],
+  counts: { sessionId: string; inserted: number; numbered: number; createdAt: number }[],
   storedAt: number,
 ): Statement {
   const values: unknown[] = [];
   for (const count of counts) {
-    values.push(count.sessionId, count.createdAt, storedAt, count.inserted, count.inserted);
+    values.push(count.sessionId, count.createdAt, storedAt, count.inserted, count.numbered);
   }
   return {
     sql:

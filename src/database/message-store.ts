@@ -17,6 +17,18 @@ export interface WrittenSession {
   skipped: MessageRecord[];
   /** The session's revision once the transaction committed; null when nothing was inserted. */
   revision: number | null;
+  /** The commit number of each inserted record, in order (see countMessages). */
+  seqs?: number[];
+}
+
+/** Marks each inserted record with its commit number, once the write committed. */
+export function numberInserted(results: readonly WrittenSession[]): void {
+  for (const result of results) {
+    result.inserted.forEach((record, index) => {
+      const seq = result.seqs?.[index];
+      if (seq !== undefined) record.commitSeq = seq;
+    });
+  }
 }
 
 /**

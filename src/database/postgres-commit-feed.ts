@@ -8,6 +8,7 @@ import { SessionDeleted } from '../message/message-events.js';
 import {
   DELETIONS_CHANNEL,
   MESSAGES_CHANNEL,
+  SCHEMA_SUFFIX_SQL,
   SESSIONS_CHANNEL,
   parseMessageNotice,
   type MessageNotice,
@@ -46,6 +47,8 @@ export class PostgresCommitFeed
   private retry: NodeJS.Timeout | undefined;
   private readonly pending: Notice[] = [];
   private draining = false;
+  /** The schema's ending of every channel name (see SCHEMA_SUFFIX_SQL). */
+  private suffix = '';
 
   constructor(
     private readonly settings: PostgresFeedSettings,
@@ -87,8 +90,14 @@ export class PostgresCommitFeed
     client.on('end', () => this.lost(client, 'the connection ended'));
     try {
       await client.connect();
+      const { rows } = await client.query<{ suffix: string }>(
+        `SELECT ${SCHEMA_SUFFIX_SQL} AS suffix`,
+      );
+      this.suffix = rows[0].suffix;
       await client.query(
-        `LISTEN ${MESSAGES_CHANNEL}; LISTEN ${SESSIONS_CHANNEL}; LISTEN ${DELETIONS_CHANNEL}`,
+        [MESSAGES_CHANNEL, SESSIONS_CHANNEL, DELETIONS_CHANNEL]
+          .map((channel) => `LISTEN "${channel}${this.suffix}"`)
+          .join('; '),
       );
     } catch (error) {
       this.lost(client, describeError(error));
@@ -115,7 +124,8 @@ export class PostgresCommitFeed
     this.retry.unref();
   }
 
-  private heard(channel: string, payload: string | undefined): void {
+  private heard(named: string, payload: string | undefined): void {
+    const channel = named.endsWith(this.suffix) ? named.slice(0, -this.suffix.length) : named;
     if (channel === SESSIONS_CHANNEL && payload) {
       this.pending.push({ kind: 'session', sessionId: payload });
     } else if (channel === DELETIONS_CHANNEL && payload) {

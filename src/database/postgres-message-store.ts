@@ -1,9 +1,14 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import pg from 'pg';
 import { describeError } from '../common/errors/describe-error.js';
-import { MESSAGES_CHANNEL, messageNotices } from './commit-notices.js';
+import { MESSAGES_CHANNEL, SCHEMA_SUFFIX_SQL, messageNotices } from './commit-notices.js';
 import { beat, beginWrite, pruneHeartbeats } from './message-sql.js';
-import { MessageStore, type SessionWrite, type WrittenSession } from './message-store.js';
+import {
+  MessageStore,
+  numberInserted,
+  type SessionWrite,
+  type WrittenSession,
+} from './message-store.js';
 import { StoredAtStamps, writeSessions } from './session-writes.js';
 
 export interface PostgresStoreSettings {
@@ -54,8 +59,8 @@ export class PostgresMessageStore
     await this.pool.end();
   }
 
-  write(writes: SessionWrite[]): Promise<WrittenSession[]> {
-    return this.transaction(beginWrite('postgres'), async (client) => {
+  async write(writes: SessionWrite[]): Promise<WrittenSession[]> {
+    const results = await this.transaction(beginWrite('postgres'), async (client) => {
       const written = await writeSessions(
         {
           rows: async (statement) =>
@@ -76,13 +81,15 @@ export class PostgresMessageStore
         ),
       );
       if (notices.length > 0) {
-        await client.query('SELECT pg_notify($1, notice) FROM unnest($2::text[]) AS notice', [
-          MESSAGES_CHANNEL,
-          notices,
-        ]);
+        await client.query(
+          `SELECT pg_notify($1 || ${SCHEMA_SUFFIX_SQL}, notice) FROM unnest($2::text[]) AS notice`,
+          [MESSAGES_CHANNEL, notices],
+        );
       }
       return written;
     });
+    numberInserted(results);
+    return results;
   }
 
   async heartbeat(): Promise<void> {

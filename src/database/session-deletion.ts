@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { DELETIONS_CHANNEL } from './commit-notices.js';
+import { DELETIONS_CHANNEL, NOTIFY_SQL } from './commit-notices.js';
 import { DeletedSessionEntity } from './entities/deleted-session.entity.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
@@ -46,7 +46,7 @@ export class SessionDeletion extends Tombstones {
         .execute();
       await manager.upsert(DeletedSessionEntity, { id, deletedAt: at }, ['id']);
       if (this.dataSource.options.type === 'postgres') {
-        await manager.query('SELECT pg_notify($1, $2)', [DELETIONS_CHANNEL, id]);
+        await manager.query(NOTIFY_SQL, [DELETIONS_CHANNEL, id]);
       }
       return { existed: (sessions.affected ?? 0) > 0, messages: messages.affected ?? 0 };
     });

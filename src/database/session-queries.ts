@@ -20,7 +20,7 @@ const FULL_LOAD_PAGE_ROWS = 100;
 // stored text. Units are UTF-8 bytes here (SQL has no UTF-16 count): never fewer than the
 // UTF-16 units recordBytes counts, so a page from the database is never larger than one from
 // the cache.
-function estimatedRecordBytes(postgres: boolean): string {
+export function estimatedRecordBytes(postgres: boolean): string {
   const bytes = (column: string) =>
     postgres ? `octet_length(message.${column})` : `length(CAST(message.${column} AS BLOB))`;
   const always = ['id', 'session_id', 'order_key', 'content'].map(bytes);

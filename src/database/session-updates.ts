@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { type SessionRecord } from '../message/session-record.js';
-import { SESSIONS_CHANNEL } from './commit-notices.js';
+import { NOTIFY_SQL, SESSIONS_CHANNEL } from './commit-notices.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { sessionRecordFromEntity } from './record-mappers.js';
 
@@ -54,7 +54,7 @@ export class SessionUpdates {
     if (!affected) return { kind: 'conflict', revision: session.revision };
     if (this.sessions.manager.connection.options.type === 'postgres') {
       // Other instances' subscribers hear of it (see commit-notices.ts).
-      await this.sessions.query('SELECT pg_notify($1, $2)', [SESSIONS_CHANNEL, id]);
+      await this.sessions.query(NOTIFY_SQL, [SESSIONS_CHANNEL, id]);
     }
     return { kind: 'updated', session };
   }

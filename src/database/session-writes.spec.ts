@@ -19,7 +19,7 @@ class FakeRunner implements StatementRunner {
   readonly statements: string[] = [];
   revisions = new Map<string, number>();
   /** Each count statement's rows: session, creation time and count, in statement order. */
-  readonly counted: { id: string; createdAt: number; inserted: number }[][] = [];
+  readonly counted: { id: string; createdAt: number; inserted: number; numbered: number }[][] = [];
   private savepoint: { rows: Map<string, Row>; revisions: Map<string, number> } | null = null;
   // Which of the pending records the next insert statement holds.
   private offset = 0;
@@ -67,6 +67,11 @@ class FakeRunner implements StatementRunner {
 
   rows(statement: Statement): Promise<Record<string, unknown>[]> {
     this.statements.push(kindOf(statement));
+    if (statement.sql.startsWith('SELECT "id", "revision"')) {
+      return Promise.resolve(
+        (statement.values as string[]).map((id) => ({ id, revision: this.revisions.get(id) ?? 0 })),
+      );
+    }
     if (statement.sql.startsWith('SELECT')) {
       const [storedAt, ...ids] = statement.values as [number, ...string[]];
       return Promise.resolve(
@@ -79,12 +84,18 @@ class FakeRunner implements StatementRunner {
     const ids = statement.values.filter((_, index) => index % 5 === 0) as string[];
     const createdAt = statement.values.filter((_, index) => index % 5 === 1) as number[];
     const inserted = statement.values.filter((_, index) => index % 5 === 3) as number[];
+    const numbered = statement.values.filter((_, index) => index % 5 === 4) as number[];
     this.counted.push(
-      ids.map((id, index) => ({ id, createdAt: createdAt[index], inserted: inserted[index] })),
+      ids.map((id, index) => ({
+        id,
+        createdAt: createdAt[index],
+        inserted: inserted[index],
+        numbered: numbered[index],
+      })),
     );
     return Promise.resolve(
       ids.map((id, index) => {
-        const revision = (this.revisions.get(id) ?? 0) + inserted[index];
+        const revision = (this.revisions.get(id) ?? 0) + numbered[index];
         this.revisions.set(id, revision);
         return { id, revision };
       }),
@@ -108,6 +119,7 @@ const FOUND_STORED = [
   'INSERT INTO "messages"',
   'ROLLBACK TO SAVEPOINT',
   'INSERT INTO "sessions"',
+  'SELECT "id", "revision"',
   'INSERT INTO "messages"',
   'SELECT "id", "order_key"',
 ];
@@ -134,9 +146,16 @@ describe(writeSessions.name, () => {
   it('writes new records in two statements: the counters (creating the session), then the rows', async () => {
     const records = [acceptedRecord('s', 'a'), acceptedRecord('s', 'b')];
 
-    expect(await write(records, 100)).toEqual({ inserted: records, skipped: [], revision: 2 });
+    expect(await write(records, 100)).toEqual({
+      inserted: records,
+      skipped: [],
+      seqs: [1, 2],
+      revision: 2,
+    });
     expect(run.statements).toEqual(['INSERT INTO "sessions"', 'INSERT INTO "messages"']);
     expect(run.revisions.get('s')).toBe(2);
+    // The next write's numbers come after.
+    expect((await write([acceptedRecord('s', 'c')], 101)).seqs).toEqual([3]);
   });
 
   it('counts each session once, by all its records, across the writes it shares a transaction with', async () => {
@@ -156,15 +175,15 @@ describe(writeSessions.name, () => {
     );
 
     expect(results).toEqual([
-      { inserted: second, skipped: [], revision: 1 },
-      { inserted: first, skipped: [], revision: 2 },
+      { inserted: second, skipped: [], seqs: [1], revision: 1 },
+      { inserted: first, skipped: [], seqs: [1, 2], revision: 2 },
     ]);
   });
 
   it('runs nothing for writes without records', async () => {
     run.begin();
     expect(await writeSessions(run, 'sqlite', [{ sessionId: 's', records: [] }], 1)).toEqual([
-      { inserted: [], skipped: [], revision: null },
+      { inserted: [], skipped: [], seqs: [], revision: null },
     ]);
     expect(run.statements).toEqual([]);
   });
@@ -189,8 +208,8 @@ describe(writeSessions.name, () => {
 
     expect(run.counted).toEqual([
       [
-        { id: 'a', createdAt: a.acceptedAt, inserted: 1 },
-        { id: 'b', createdAt: early.acceptedAt, inserted: 2 },
+        { id: 'a', createdAt: a.acceptedAt, inserted: 1, numbered: 1 },
+        { id: 'b', createdAt: early.acceptedAt, inserted: 2, numbered: 2 },
       ],
     ]);
     expect(results.map((result) => result.revision)).toEqual([2, null, 1]);
@@ -204,6 +223,7 @@ describe(writeSessions.name, () => {
     expect(await write(records, 100)).toEqual({
       inserted: records,
       skipped: [],
+      seqs: records.map((_, index) => index + 1),
       revision: records.length,
     });
     expect(run.statements.filter((kind) => kind === 'INSERT INTO "messages"')).toHaveLength(2);
@@ -226,6 +246,7 @@ describe(writeSessions.name, () => {
     expect(result).toEqual({
       inserted: records.slice(0, SQLITE_CHUNK_ROWS),
       skipped: [stored],
+      seqs: records.slice(0, SQLITE_CHUNK_ROWS).map((_, index) => index + 1),
       revision: SQLITE_CHUNK_ROWS,
     });
     expect(run.statements.filter((kind) => kind === 'SELECT "id", "order_key"')).toHaveLength(1);
@@ -243,17 +264,32 @@ describe(writeSessions.name, () => {
     // Four records: one SQLite chunk.
     const result = await write([stored, raced, ...fresh], 101);
 
-    expect(result).toEqual({ inserted: fresh, skipped: [stored, raced], revision: 2 });
-    // The optimistic count is rolled back, and the counters move by what was inserted.
+    // The skipped records took numbers 1 and 2, left as gaps.
+    expect(result).toEqual({
+      inserted: fresh,
+      skipped: [stored, raced],
+      seqs: [3, 4],
+      revision: 4,
+    });
+    // The optimistic count is rolled back; the message count moves by what was inserted, and
+    // the revision to the last number an inserted record took.
     expect(run.statements).toEqual([...FOUND_STORED, 'INSERT INTO "sessions"']);
-    expect(run.revisions.get('s')).toBe(2);
+    expect(run.counted.at(-1)).toEqual([
+      { id: 's', createdAt: stored.acceptedAt, inserted: 2, numbered: 4 },
+    ]);
+    expect(run.revisions.get('s')).toBe(4);
   });
 
   it('answers a write whose every record was stored already with no revision, counting nothing', async () => {
     const stored = acceptedRecord('s', 'stored before');
     run.store(stored, 100);
 
-    expect(await write([stored], 101)).toEqual({ inserted: [], skipped: [stored], revision: null });
+    expect(await write([stored], 101)).toEqual({
+      inserted: [],
+      skipped: [stored],
+      seqs: [],
+      revision: null,
+    });
     // No counter moves: the optimistic count is rolled back, and no other runs.
     expect(run.statements).toEqual(FOUND_STORED);
     expect(run.revisions.has('s')).toBe(false);

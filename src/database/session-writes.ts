@@ -7,6 +7,7 @@ import {
   insertChunks,
   insertMessages,
   insertMissingSessions,
+  lockSessions,
   type Dialect,
   type SessionRows,
   type Statement,
@@ -38,18 +39,57 @@ export async function writeSessions(
 ): Promise<WrittenSession[]> {
   const records = writes.flatMap((write) => write.records);
   const sessions = sessionsOf(writes);
-  const revisions = await countInserted(run, dialect, sessions, storedAt);
+  const revisions = await countInserted(
+    run,
+    dialect,
+    sessions.map((session) => ({ ...session, numbered: session.inserted })),
+    storedAt,
+  );
+  const seqs = commitNumbers(records, sessions, revisions);
+  let offset = 0;
   for (const chunk of insertChunks(dialect, records)) {
-    if ((await run.changes(insertMessages(dialect, chunk, storedAt))) !== chunk.length) {
+    const statement = insertMessages(
+      dialect,
+      chunk,
+      storedAt,
+      seqs.slice(offset, offset + chunk.length),
+    );
+    offset += chunk.length;
+    if ((await run.changes(statement)) !== chunk.length) {
       await run.changes(ROLLBACK_TO_BEGIN);
       return writeCounted(run, dialect, writes, records, sessions, storedAt);
     }
   }
-  return writes.map((write) => ({
-    inserted: write.records,
-    skipped: [],
-    revision: write.records.length > 0 ? (revisions.get(write.sessionId) ?? null) : null,
-  }));
+  offset = 0;
+  return writes.map((write) => {
+    const own = seqs.slice(offset, (offset += write.records.length));
+    return {
+      inserted: write.records,
+      skipped: [],
+      seqs: own,
+      revision: write.records.length > 0 ? (revisions.get(write.sessionId) ?? null) : null,
+    };
+  });
+}
+
+/**
+ * The commit number of each record, in order: a session's records take the numbers up to the
+ * revision its counter moved to, oldest first.
+ */
+function commitNumbers(
+  records: MessageRecord[],
+  sessions: (SessionRows & { inserted: number })[],
+  revisions: Map<string, number>,
+): number[] {
+  const next = new Map<string, number>();
+  for (const session of sessions) {
+    next.set(session.sessionId, (revisions.get(session.sessionId) ?? 0) - session.inserted + 1);
+  }
+  return records.map((record) => {
+    const seq = next.get(record.sessionId) as number;
+    next.set(record.sessionId, seq + 1);
+    return seq;
+  });
 }
 
 /** The write when some records may be stored already: counters move by what was inserted. */
@@ -58,39 +98,70 @@ async function writeCounted(
   dialect: Dialect,
   writes: SessionWrite[],
   records: MessageRecord[],
-  sessions: SessionRows[],
+  sessions: (SessionRows & { inserted: number })[],
   storedAt: number,
 ): Promise<WrittenSession[]> {
   await run.changes(insertMissingSessions(dialect, sessions, storedAt));
+  // Numbers after the revisions, under the row locks, one for every record tried: a skipped
+  // one leaves a gap, which nothing minds. The counters then move by what was inserted, the
+  // revision to the last number an inserted record took.
+  const locked = new Map<string, number>();
+  for (const row of await run.rows(
+    lockSessions(
+      dialect,
+      sessions.map((s) => s.sessionId),
+    ),
+  )) {
+    locked.set(String(row.id), Number(row.revision));
+  }
+  const seqs = commitNumbers(
+    records,
+    sessions.map((session) => ({ ...session, inserted: 0 })),
+    locked,
+  );
+  const seqOf = new Map(records.map((record, index) => [record, seqs[index]]));
   const insertedIds = new Set<string>();
+  let offset = 0;
   for (const chunk of insertChunks(dialect, records)) {
-    for (const id of await insertChunk(run, dialect, chunk, storedAt)) insertedIds.add(id);
+    const chunkSeqs = seqs.slice(offset, (offset += chunk.length));
+    for (const id of await insertChunk(run, dialect, chunk, storedAt, chunkSeqs)) {
+      insertedIds.add(id);
+    }
   }
   const results = writes.map((write) => splitInserted(write.records, insertedIds));
-  const counts = new Map<string, number>();
-  writes.forEach((write, index) => {
-    const inserted = results[index].inserted.length;
-    if (inserted > 0) counts.set(write.sessionId, (counts.get(write.sessionId) ?? 0) + inserted);
-  });
+  const counts = new Map<string, { inserted: number; last: number }>();
+  for (const result of results) {
+    for (const record of result.inserted) {
+      const count = counts.get(record.sessionId) ?? { inserted: 0, last: 0 };
+      counts.set(record.sessionId, {
+        inserted: count.inserted + 1,
+        last: Math.max(count.last, seqOf.get(record) as number),
+      });
+    }
+  }
   const revisions = await countInserted(
     run,
     dialect,
-    sessions
-      .filter((session) => counts.has(session.sessionId))
-      .map((session) => ({ ...session, inserted: counts.get(session.sessionId) ?? 0 })),
+    sessions.flatMap((session) => {
+      const count = counts.get(session.sessionId);
+      if (!count) return [];
+      const before = locked.get(session.sessionId) ?? 0;
+      return [{ ...session, inserted: count.inserted, numbered: count.last - before }];
+    }),
     storedAt,
   );
   return writes.map((write, index) => ({
     ...results[index],
+    seqs: results[index].inserted.map((record) => seqOf.get(record) as number),
     revision: results[index].inserted.length > 0 ? (revisions.get(write.sessionId) ?? null) : null,
   }));
 }
 
-/** Adds the inserted counts to the sessions (creating new ones); their revisions by id. */
+/** Adds the counts to the sessions (creating new ones); their revisions by id. */
 async function countInserted(
   run: StatementRunner,
   dialect: Dialect,
-  sessions: (SessionRows & { inserted: number })[],
+  sessions: (SessionRows & { inserted: number; numbered: number })[],
   storedAt: number,
 ): Promise<Map<string, number>> {
   const revisions = new Map<string, number>();
@@ -112,8 +183,9 @@ async function insertChunk(
   dialect: Dialect,
   chunk: MessageRecord[],
   storedAt: number,
+  seqs: readonly number[],
 ): Promise<string[]> {
-  const changed = await run.changes(insertMessages(dialect, chunk, storedAt));
+  const changed = await run.changes(insertMessages(dialect, chunk, storedAt, seqs));
   if (changed === chunk.length) return chunk.map((record) => record.id);
   const written = new Map(
     (await run.rows(findInserted(dialect, chunk, storedAt))).map((row) => [

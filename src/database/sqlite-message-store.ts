@@ -1,7 +1,12 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Worker } from 'node:worker_threads';
 import { describeError } from '../common/errors/describe-error.js';
-import { MessageStore, type SessionWrite, type WrittenSession } from './message-store.js';
+import {
+  MessageStore,
+  numberInserted,
+  type SessionWrite,
+  type WrittenSession,
+} from './message-store.js';
 import {
   errorFrom,
   packWrites,
@@ -64,15 +69,18 @@ export class SqliteMessageStore
       op: 'write',
       writes: packWrites(writes),
     })) as WrittenPositions[];
-    return positions.map(({ skipped, revision }, index) => {
+    const results = positions.map(({ skipped, revision, seqs }, index) => {
       const { records } = writes[index];
       const skippedAt = new Set(skipped);
       return {
         inserted: records.filter((_, position) => !skippedAt.has(position)),
         skipped: skipped.map((position) => records[position]),
         revision,
+        seqs,
       };
     });
+    numberInserted(results);
+    return results;
   }
 
   async heartbeat(): Promise<void> {

@@ -59,8 +59,9 @@ const RECORD_FIELDS = [
 
 // Fails to compile when MessageRecord gains a field the list above does not carry.
 type EveryFieldListed<Unlisted extends never> = Unlisted;
+// (commitSeq is the database's answer, never part of a write.)
 export type PackedRecordFields = EveryFieldListed<
-  Exclude<keyof MessageRecord, (typeof RECORD_FIELDS)[number]>
+  Exclude<keyof MessageRecord, (typeof RECORD_FIELDS)[number] | 'commitSeq'>
 >;
 
 /**

@@ -6,30 +6,28 @@ describe(positionsOf.name, () => {
   const [a, b, c] = [acceptedRecord('s', 'a'), acceptedRecord('s', 'b'), acceptedRecord('s', 'c')];
 
   it('names no position when every record was inserted, and keeps the revision', () => {
-    expect(positionsOf([a, b], { inserted: [a, b], skipped: [], revision: 7 })).toEqual({
-      skipped: [],
-      revision: 7,
-    });
+    expect(
+      positionsOf([a, b], { inserted: [a, b], skipped: [], revision: 7, seqs: [6, 7] }),
+    ).toEqual({ skipped: [], revision: 7, seqs: [6, 7] });
   });
 
   it('names the positions of the records stored already', () => {
-    expect(positionsOf([a, b, c], { inserted: [b], skipped: [a, c], revision: 1 })).toEqual({
-      skipped: [0, 2],
-      revision: 1,
-    });
+    expect(
+      positionsOf([a, b, c], { inserted: [b], skipped: [a, c], revision: 1, seqs: [1] }),
+    ).toEqual({ skipped: [0, 2], revision: 1, seqs: [1] });
   });
 
   it('counts the first copy of a record listed twice as inserted and the second as skipped', () => {
-    expect(positionsOf([a, b, a], { inserted: [a, b], skipped: [a], revision: 2 })).toEqual({
-      skipped: [2],
-      revision: 2,
-    });
+    expect(
+      positionsOf([a, b, a], { inserted: [a, b], skipped: [a], revision: 2, seqs: [1, 2] }),
+    ).toEqual({ skipped: [2], revision: 2, seqs: [1, 2] });
   });
 
   it('names every position when nothing was inserted', () => {
     expect(positionsOf([a, a], { inserted: [], skipped: [a, a], revision: null })).toEqual({
       skipped: [0, 1],
       revision: null,
+      seqs: [],
     });
   });
 });

@@ -20,6 +20,8 @@ export interface SqliteStoreSettings {
 export interface WrittenPositions {
   skipped: number[];
   revision: number | null;
+  /** The commit numbers of the records not skipped, in order. */
+  seqs: number[];
 }
 
 interface FileIdentity {
@@ -195,5 +197,5 @@ export function positionsOf(records: MessageRecord[], result: WrittenSession): W
     if (left > 0) insertedLeft.set(record, left - 1);
     else skipped.push(index);
   });
-  return { skipped, revision: result.revision };
+  return { skipped, revision: result.revision, seqs: result.seqs ?? [] };
 }

@@ -181,13 +181,38 @@ describe(LiveChannels.name, () => {
       expect(await drain(other)).toEqual([ended]);
     });
 
+    it('hands on each revision once, never an older one after a newer, and forgets them once nobody follows', async () => {
+      sut = new LiveChannels(feed, configOf({ SUBSCRIPTION_BUFFER: '100' }));
+      const first = sut.openSession('s1');
+      for (const revision of [2, 2, 1, 4, 3, 5]) sut.sessionChanged(session('s1', { revision }));
+      const seen = [];
+      for (let index = 0; index < 3; index++) {
+        seen.push(((await first.next()).value as SessionRecord).revision);
+      }
+      expect(seen).toEqual([2, 4, 5]);
+      await first.return();
+
+      // Nobody followed s1 for a moment: a new follower gets what comes, whatever came before.
+      const second = sut.openSession('s1');
+      sut.sessionChanged(session('s1', { revision: 2 }));
+      expect(((await second.next()).value as SessionRecord).revision).toBe(2);
+    });
+
     it("counts a session's bytes as its metadata's JSON and two per character of its title", async () => {
       sut = new LiveChannels(feed, configOf({ SUBSCRIPTION_BUFFER: '100' }));
       const half = MIN_BUFFER_BYTES / 2;
       // 'null' is 4 bytes; an é is 2 bytes of JSON, the quotes 2 more.
-      const titled = session('s1', { title: 'a'.repeat((half - 4) / 2), metadata: null });
-      const described = session('s1', { title: null, metadata: 'é'.repeat((half - 2) / 2) });
-      const bare = session('s1', { title: null, metadata: undefined });
+      const titled = session('s1', {
+        title: 'a'.repeat((half - 4) / 2),
+        metadata: null,
+        revision: 1,
+      });
+      const described = session('s1', {
+        title: null,
+        metadata: 'é'.repeat((half - 2) / 2),
+        revision: 2,
+      });
+      const bare = session('s1', { title: null, metadata: undefined, revision: 3 });
       const fits = sut.openSession('s1');
 
       sut.sessionChanged(titled);

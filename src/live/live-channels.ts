@@ -24,6 +24,8 @@ const sessionBytes = (session: SessionRecord) =>
 export class LiveChannels implements CommitListener, OnModuleInit {
   private readonly messageChannels: Channels<MessageRecord> = new Map();
   private readonly sessionChannels: Channels<SessionRecord> = new Map();
+  /** The last revision each followed session was sent at. */
+  private readonly sessionRevisions = new Map<string, number>();
   private readonly settings: SubscriptionSettings;
   private open = 0;
   private closed: ScribeException | undefined;
@@ -63,8 +65,16 @@ export class LiveChannels implements CommitListener, OnModuleInit {
     }
   }
 
+  /**
+   * A notice is read when it is handled, so two changes in quick succession may both read the
+   * later one: each subscriber gets a revision once, never an older one after a newer.
+   */
   sessionChanged(session: SessionRecord): void {
-    for (const feed of [...(this.sessionChannels.get(session.id) ?? [])]) feed.push(session);
+    const feeds = this.sessionChannels.get(session.id);
+    if (!feeds) return;
+    if (session.revision <= (this.sessionRevisions.get(session.id) ?? -1)) return;
+    this.sessionRevisions.set(session.id, session.revision);
+    for (const feed of [...feeds]) feed.push(session);
   }
 
   interrupted(reason: string): void {
@@ -129,7 +139,10 @@ export class LiveChannels implements CommitListener, OnModuleInit {
       () => {
         this.open -= 1;
         members.delete(feed);
-        if (members.size === 0 && channels.get(sessionId) === members) channels.delete(sessionId);
+        if (members.size === 0 && channels.get(sessionId) === members) {
+          channels.delete(sessionId);
+          if (!this.sessionChannels.has(sessionId)) this.sessionRevisions.delete(sessionId);
+        }
       },
     );
     members.add(feed);

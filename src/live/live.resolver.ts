@@ -3,7 +3,7 @@ import { RequireScope } from '../common/auth/scope.guard.js';
 import { MessageEdge } from '../common/graphql/models/message-connection.model.js';
 import { Session } from '../common/graphql/models/session.model.js';
 import {
-  decodeMessageCursor,
+  decodeMessagePlace,
   messageCursor,
   toMessageModel,
 } from '../common/graphql/message.mapper.js';
@@ -11,6 +11,7 @@ import { toSessionModel } from '../common/graphql/session.mapper.js';
 import { type Edge } from '../common/pagination/connection.js';
 import { type Message } from '../common/graphql/models/message.model.js';
 import { ScribeConfig } from '../config/scribe-config.js';
+import { CommitReads } from '../database/commit-reads.js';
 import { SessionQueries } from '../database/session-queries.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type SessionRecord } from '../message/session-record.js';
@@ -23,6 +24,7 @@ export class LiveResolver {
   constructor(
     private readonly channels: LiveChannels,
     private readonly queries: SessionQueries,
+    private readonly commits: CommitReads,
     private readonly config: ScribeConfig,
   ) {}
 
@@ -36,16 +38,22 @@ export class LiveResolver {
   })
   @RequireScope('read', 'sessionId')
   messageAppended(@Args() args: MessageAppendedArgs): AsyncIterableIterator<MessageRecord> {
-    const after = args.after == null ? undefined : decodeMessageCursor(args.after);
+    const after = args.after == null ? undefined : decodeMessagePlace(args.after);
+    const maxBytes = this.config.maxPageBytes;
     return new MessageStream(
       args.sessionId,
       this.channels.openMessages(args.sessionId),
-      (sessionId, count, from) =>
-        this.queries.pageOfMessages(
-          sessionId,
-          { direction: 'forward', count, after: from },
-          this.config.maxPageBytes,
-        ),
+      {
+        afterKey: (sessionId, count, key) =>
+          this.queries.pageOfMessages(
+            sessionId,
+            { direction: 'forward', count, after: key },
+            maxBytes,
+          ),
+        afterSeq: (sessionId, count, seq) =>
+          this.commits.committedAfter(sessionId, seq, count, maxBytes),
+        seqOf: (sessionId, key) => this.commits.commitSeqOf(sessionId, key),
+      },
       after,
     );
   }

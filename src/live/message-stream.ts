@@ -1,46 +1,66 @@
 import { describeError } from '../common/errors/describe-error.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
+import { type MessagePlace } from '../common/graphql/message.mapper.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type BoundedFeed } from './bounded-feed.js';
 
-/**
- * Reads what is stored: up to `count` messages of a session after an order key, oldest first
- * (fewer when they are large), and whether more follow.
- */
-export type StoredAfter = (
-  sessionId: string,
-  count: number,
-  after: string,
-) => Promise<{ items: MessageRecord[]; hasNextPage: boolean }>;
+type StoredPage = { items: MessageRecord[]; hasNextPage: boolean };
+
+/** What is stored, read for a subscriber catching up. */
+export interface ReplaySource {
+  /** Up to `count` messages after an order key, in the transcript's order (fewer if large). */
+  afterKey(sessionId: string, count: number, key: string): Promise<StoredPage>;
+  /** Up to `count` messages committed after a commit number, in commit order. */
+  afterSeq(sessionId: string, count: number, seq: number): Promise<StoredPage>;
+  /** The commit number of the message at `key`, if it is stored with one. */
+  seqOf(sessionId: string, key: string): Promise<number | undefined>;
+}
 
 /** Messages read per page while catching up. */
 export const REPLAY_PAGE = 200;
-/** Ids of the last messages replayed, kept to spot one whose live notice comes in late. */
+/** Ids of the last messages replayed by key, kept to spot one whose live notice comes in late. */
 const REPLAYED_IDS_KEPT = 4 * REPLAY_PAGE;
 
 /**
  * `messageAppended`: what is stored after the client's cursor, then what is committed from
  * then on, with nothing missed and nothing twice at the seam. The live feed is opened first,
  * so every commit from then on is queued; the stored messages are then read page by page.
- * A message can be in both: committed after the feed opened and before a page read it. Each
- * page drops such messages from the live queue, and the ids replayed last are remembered for
- * a notice that arrives after the page that held its message.
+ *
+ * A live event's cursor carries the message's commit number (see the commit-seq migration):
+ * after one, the replay reads by commit number, and a live message at or below the last
+ * number delivered is one the client has. That is exact whichever instances wrote.
+ *
+ * A page's cursor carries only the order key. The replay then reads by key; a live message at
+ * or below the commit number of the cursor's message was committed before it, so the client's
+ * page held it (unless the page listed that message while it was held, not stored: such a
+ * cursor says so, and sets no floor); and the ids replayed last are remembered for a notice that arrives after the
+ * page that held its message. Exact on one instance; across instances a message accepted
+ * before the cursor's but committed after it comes live, late.
  */
 export class MessageStream implements AsyncIterableIterator<MessageRecord> {
   private replaying: boolean;
-  private cursor: string | undefined;
   private page: MessageRecord[] = [];
   private readonly replayed = new Set<string>();
+  /** Live messages committed at or below this number are the client's already. */
+  private floor: number | undefined;
+  private key: string | undefined;
+  /** A live cursor replays by commit number; a page's by order key. */
+  private readonly byNumber: boolean;
+  private floorAsked: boolean;
 
   constructor(
     private readonly sessionId: string,
     private readonly live: BoundedFeed<MessageRecord>,
-    private readonly storedAfter: StoredAfter,
-    after: string | undefined,
+    private readonly source: ReplaySource,
+    after: MessagePlace | undefined,
   ) {
-    this.cursor = after;
     this.replaying = after !== undefined;
+    this.key = after?.key;
+    this.floor = after?.seq;
+    this.byNumber = after?.seq !== undefined;
+    // A page's cursor of a message held when it was listed is no place in the commit order.
+    this.floorAsked = this.byNumber || after?.held === true;
   }
 
   async next(): Promise<IteratorResult<MessageRecord>> {
@@ -61,7 +81,7 @@ export class MessageStream implements AsyncIterableIterator<MessageRecord> {
       // messages not replayed yet, which a client resuming after it would never see.
       if (this.replaying) this.live.discard(() => true);
       const result = await this.live.next();
-      if (result.done || !this.replayed.has(result.value.id)) return result;
+      if (result.done || !this.delivered(result.value)) return result;
     }
   }
 
@@ -75,24 +95,40 @@ export class MessageStream implements AsyncIterableIterator<MessageRecord> {
     return this;
   }
 
+  /** Whether the client has `record` already: committed at or below the floor, or replayed. */
+  private delivered(record: MessageRecord): boolean {
+    const seq = record.commitSeq;
+    if (this.floor !== undefined && seq !== undefined && seq !== null && seq <= this.floor) {
+      return true;
+    }
+    return this.replayed.has(record.id);
+  }
+
   private async readPage(): Promise<void> {
-    const { items: page, hasNextPage } = await this.storedAfter(
-      this.sessionId,
-      REPLAY_PAGE,
-      this.cursor as string,
-    );
+    if (!this.floorAsked) {
+      this.floorAsked = true;
+      this.floor = await this.source.seqOf(this.sessionId, this.key as string);
+      if (this.live.isEnded) return;
+    }
+    const { items: page, hasNextPage } = this.byNumber
+      ? await this.source.afterSeq(this.sessionId, REPLAY_PAGE, this.floor as number)
+      : await this.source.afterKey(this.sessionId, REPLAY_PAGE, this.key as string);
     if (this.live.isEnded) return;
     this.replaying = hasNextPage;
     if (page.length === 0) return;
-    this.cursor = page[page.length - 1].orderKey;
-    const ids = new Set(page.map((record) => record.id));
-    this.live.discard((record) => ids.has(record.id));
-    for (const id of ids) {
-      this.replayed.add(id);
-      if (this.replayed.size > REPLAYED_IDS_KEPT) {
-        this.replayed.delete(this.replayed.values().next().value as string);
+    const last = page[page.length - 1];
+    if (this.byNumber) {
+      this.floor = last.commitSeq as number;
+    } else {
+      this.key = last.orderKey;
+      for (const record of page) {
+        this.replayed.add(record.id);
+        if (this.replayed.size > REPLAYED_IDS_KEPT) {
+          this.replayed.delete(this.replayed.values().next().value as string);
+        }
       }
     }
+    this.live.discard((record) => this.delivered(record));
     this.page = page;
   }
 }

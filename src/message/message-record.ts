@@ -14,6 +14,11 @@ export interface MessageRecord {
   metadata: unknown;
   /** Epoch milliseconds at which the append was accepted. */
   acceptedAt: number;
+  /**
+   * Its place in the session's commit order, once stored: read from the database, or set on
+   * the accepted record when its write commits. Absent while it is pending.
+   */
+  commitSeq?: number | null;
 }
 
 /** What a client sends for one message. */

@@ -21,7 +21,12 @@ import {
 } from 'graphql';
 import { pageConnection, toConnection, type Connection } from '../common/pagination/connection.js';
 import { TwoWayPageArgs, pageRequestOf } from '../common/pagination/page.args.js';
-import { decodeMessageCursor, toMessageModel } from '../common/graphql/message.mapper.js';
+import {
+  decodeMessageCursor,
+  heldCursorKey,
+  toMessageModel,
+} from '../common/graphql/message.mapper.js';
+import { AppendStatus } from '../message/append-status.js';
 import { Message } from '../common/graphql/models/message.model.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type PendingMessage } from '../message/pending-messages.js';
@@ -158,7 +163,12 @@ export class SessionResolver {
     return pageConnection(
       listed,
       session.messageCount + unstored,
-      (message) => message.record.orderKey,
+      // A held message's cursor says so: a subscription after it must not take the commit
+      // number it gets later as a place the client has seen everything before.
+      (message) =>
+        message.status === AppendStatus.PERSISTED
+          ? message.record.orderKey
+          : heldCursorKey(message.record.orderKey),
       (message) => toMessageModel(message.record, message.status),
     );
   }

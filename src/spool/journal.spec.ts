@@ -532,6 +532,73 @@ describe(Journal.name, () => {
     });
   });
 
+  describe('forget', () => {
+    it("lets go of the session's disk-only records accepted at or before the bound, and says how many", async () => {
+      await onDiskOnly([...records, messageRecord('t', 1)]);
+
+      // records[2] was accepted exactly at the bound.
+      expect(await sut.forget('s', records[2].acceptedAt)).toBe(3);
+
+      expect(diskOnlyIds('s')).toEqual(['s-4', 's-5']);
+      expect(diskOnlyIds('t')).toEqual(['t-1']);
+      expect(index.liveBySessions()).toEqual([
+        { sessionId: 's', messages: 2 },
+        { sessionId: 't', messages: 1 },
+      ]);
+      expect(files.names()).toEqual([FIRST_SEGMENT]);
+      expect(events.removals).toEqual([]);
+    });
+
+    it('forgets all of them by default', async () => {
+      await onDiskOnly([...records, messageRecord('t', 1)]);
+
+      expect(await sut.forget('s')).toBe(5);
+
+      expect(index.hasDiskOnly('s')).toBe(false);
+      expect(diskOnlyIds('t')).toEqual(['t-1']);
+      expect(index.liveRecords).toBe(1);
+    });
+
+    it('forgets none accepted after the bound', async () => {
+      await onDiskOnly(records.slice(1, 3));
+
+      expect(await sut.forget('s', records[0].acceptedAt)).toBe(0);
+
+      expect(diskOnlyIds('s')).toEqual(['s-2', 's-3']);
+      expect(index.liveRecords).toBe(2);
+    });
+
+    it('leaves the records memory still holds owed: only the disk-only ones go', async () => {
+      await journal(records.slice(0, 2));
+      await onDiskOnly(records.slice(2, 4));
+
+      expect(await sut.forget('s')).toBe(2);
+
+      expect(index.liveRecords).toBe(2);
+      expect(files.names()).toEqual([FIRST_SEGMENT]);
+    });
+
+    it('removes a segment whose records it let go of all', async () => {
+      await onDiskOnly(records.slice(0, 3));
+
+      expect(await sut.forget('s')).toBe(3);
+
+      expect(index.liveRecords).toBe(0);
+      expect(files.names()).toEqual([]);
+      expect(events.removals).toEqual([[FIRST_SEGMENT]]);
+    });
+
+    it('forgets nothing, and touches no file, for a session with nothing on disk only', async () => {
+      await onDiskOnly(records.slice(0, 1));
+      const calls = files.log.length;
+
+      expect(await sut.forget('t')).toBe(0);
+
+      expect(files.log).toHaveLength(calls);
+      expect(index.liveRecords).toBe(1);
+    });
+  });
+
   describe('find', () => {
     it('reads a disk-only record back from disk', async () => {
       const [, second] = await onDiskOnly(records.slice(0, 2));

@@ -11,8 +11,8 @@ import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { CoalescingWriter, type WriteAttempt } from './coalescing-writer.js';
 import { DatabaseHealth } from './database-health.js';
-import { DurableWriter } from './durable-writer.js';
-import { SessionBacklog } from './session-backlog.js';
+import { DurableWriter, type BacklogPruner } from './durable-writer.js';
+import { SessionBacklog, type PendingQueue } from './session-backlog.js';
 import { FakeMessageStore, classifyFakeError, writerOver } from './testing/fake-message-store.js';
 import { FakeSpool } from './testing/fake-spool.js';
 import { type WriteOutcome } from './write-outcome.js';
@@ -54,6 +54,47 @@ class WholeRefusingWriter extends CoalescingWriter {
   }
 }
 
+/**
+ * Stands for SessionEraser.prune: records what the write path looked like when asked, then
+ * answers false (it cannot tell), or drops the `dropHeld` oldest entries of the queue (letting
+ * go of their journal lines) and has the journal forget its disk-only records up to
+ * `forgetUpTo`, and answers true.
+ */
+class FakePruner implements BacklogPruner {
+  readonly asked: {
+    sessionId: string;
+    held: number;
+    diskOnly: boolean;
+    writes: number;
+    drains: number;
+  }[] = [];
+  answer = true;
+  dropHeld = 0;
+  forgetUpTo: number | undefined;
+
+  constructor(
+    private readonly spool: FakeSpool,
+    private readonly store: FakeMessageStore,
+  ) {}
+
+  async prune(queue: PendingQueue): Promise<boolean> {
+    this.asked.push({
+      sessionId: queue.sessionId,
+      held: queue.size,
+      diskOnly: this.spool.hasDiskOnly(queue.sessionId),
+      writes: this.store.writeCalls.length,
+      drains: this.spool.drainCalls.length,
+    });
+    if (!this.answer) return false;
+    const dropped = queue.shift(this.dropHeld);
+    await this.spool.resolve(
+      dropped.flatMap(({ record, location }) => (location ? [{ record, location }] : [])),
+    );
+    if (this.forgetUpTo !== undefined) await this.spool.forget(queue.sessionId, this.forgetUpTo);
+    return true;
+  }
+}
+
 describe(DurableWriter.name, () => {
   let store: FakeMessageStore;
   let spool: FakeSpool;
@@ -66,7 +107,12 @@ describe(DurableWriter.name, () => {
   let failedWrites: string[];
   let sut: DurableWriter;
 
-  function build({ cap = 5, backgroundRetry = false, writer = writerOver(store) } = {}): void {
+  function build({
+    cap = 5,
+    backgroundRetry = false,
+    writer = writerOver(store),
+    pruner = undefined as BacklogPruner | undefined,
+  } = {}): void {
     health = new DatabaseHealth(backgroundRetry, () => 0, logger);
     sut = new DurableWriter(
       writer,
@@ -76,6 +122,7 @@ describe(DurableWriter.name, () => {
       metrics,
       cap,
       new Failpoints(),
+      pruner,
     );
   }
 
@@ -692,6 +739,124 @@ describe(DurableWriter.name, () => {
       expect(spool.diskOnlyContents('s1')).toEqual(['a']);
       expect(spool.setAsideRecords).toEqual([]);
       expect(store.rows).toEqual([]);
+    });
+  });
+
+  describe('pruning before a write-back', () => {
+    let pruner: FakePruner;
+
+    beforeEach(() => {
+      pruner = new FakePruner(spool, store);
+    });
+
+    const writeBack = (sessionId: string) =>
+      backlog.withSession(sessionId, (queue) => sut.writeBack(queue));
+
+    it('asks the pruner first, before the journal is drained or anything is written back', async () => {
+      build({ cap: 1 });
+      store.goDown();
+      await acceptEach(records('s1', 'a', 'b'));
+      store.heal();
+      build({ cap: 1, pruner });
+
+      expect(await flush('s1')).toBe(true);
+
+      expect(pruner.asked).toEqual([
+        { sessionId: 's1', held: 1, diskOnly: true, writes: 2, drains: 0 },
+      ]);
+      expect(store.contents()).toEqual(['a', 'b']);
+    });
+
+    it('writes nothing back, and keeps everything, when the pruner cannot tell', async () => {
+      build({ cap: 1 });
+      store.goDown();
+      await acceptEach(records('s1', 'a', 'b'));
+      store.heal();
+      pruner.answer = false;
+      build({ cap: 1, pruner });
+
+      expect(await flush('s1')).toBe(false);
+
+      expect(store.writeCalls).toHaveLength(2);
+      expect(spool.drainCalls).toEqual([]);
+      expect(spool.diskOnlyContents('s1')).toEqual(['a']);
+      expect(await pendingContents('s1')).toEqual(['b']);
+      expect(spool.owedRecords('s1').map((record) => record.content)).toEqual(['a', 'b']);
+      expect(storedEvents).toEqual([]);
+    });
+
+    it('reports a write-back the pruner cannot tell about as not done', async () => {
+      store.goDown();
+      await acceptEach(records('s1', 'a'));
+      store.heal();
+      pruner.answer = false;
+      build({ pruner });
+
+      expect(await writeBack('s1')).toBe(false);
+
+      expect(store.writeCalls).toHaveLength(1);
+      expect(await pendingContents('s1')).toEqual(['a']);
+    });
+
+    it('journals a fresh append behind a backlog the pruner cannot tell about, without trying the database', async () => {
+      store.goDown();
+      await acceptEach(records('s1', 'a'));
+      store.heal();
+      pruner.answer = false;
+      build({ pruner });
+
+      expect(await acceptEach(records('s1', 'b'))).toEqual(['queued']);
+
+      expect(store.writeCalls).toHaveLength(1);
+      expect(await pendingContents('s1')).toEqual(['a', 'b']);
+    });
+
+    it('writes back only what the pruner left, from memory and from the journal', async () => {
+      build({ cap: 2 });
+      store.goDown();
+      const [a, b, c] = records('s1', 'a', 'b', 'c');
+      await acceptEach([a, b, c]);
+      expect(spool.diskOnlyContents('s1')).toEqual(['a']);
+      store.heal();
+      pruner.dropHeld = 1;
+      pruner.forgetUpTo = a.acceptedAt;
+      build({ cap: 2, pruner });
+
+      expect(await flush('s1')).toBe(true);
+
+      expect(store.contents()).toEqual(['c']);
+      // a and b were tried (and failed) while the database was down; c alone now.
+      expect(store.writeCalls.slice(3)).toEqual([[c.id]]);
+      expect(spool.drainCalls).toEqual([]);
+      expect(spool.owedRecords()).toEqual([]);
+      expect(backlog.total).toBe(0);
+      expect(storedEvents).toEqual([new MessagesStored('s1', [c], 1)]);
+      expect(pruner.asked).toEqual([
+        { sessionId: 's1', held: 2, diskOnly: true, writes: 3, drains: 0 },
+      ]);
+    });
+
+    it('stores a fresh append at once behind a backlog the pruner dropped whole', async () => {
+      store.goDown();
+      await acceptEach(records('s1', 'a'));
+      store.heal();
+      pruner.dropHeld = 1;
+      build({ pruner });
+
+      expect(await acceptEach(records('s1', 'b'))).toEqual(['stored']);
+
+      expect(store.contents()).toEqual(['b']);
+      expect(spool.owedRecords()).toEqual([]);
+      expect(pruner.asked).toHaveLength(1);
+    });
+
+    it('is not asked when the session holds nothing', async () => {
+      build({ pruner });
+
+      expect(await flush('idle')).toBe(true);
+      expect(await acceptEach(records('s1', 'a'))).toEqual(['stored']);
+
+      expect(pruner.asked).toEqual([]);
     });
   });
 

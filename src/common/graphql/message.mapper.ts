@@ -24,9 +24,45 @@ export function toMessageModel(
   };
 }
 
-/** A message's cursor: its place in the session, as pages and `messageAppended` hand it out. */
+/** Where a message cursor points: a message's order key, and its commit number when known. */
+export interface MessagePlace {
+  key: string;
+  seq?: number;
+  /** The message was held, not stored, when a page listed it (see heldCursorKey). */
+  held?: true;
+}
+
+// `<order key>` (a page's), `<order key>!` (a page's, of a message held then), or
+// `<order key>#<commit number>` (a live event's).
+const PLACE = /^([^#!]+)(?:#(\d{1,15})|(!))?$/;
+
+/** The cursor key of a page's message this instance held (QUEUED, BUFFERED) when listed. */
+export function heldCursorKey(orderKey: string): string {
+  return `${orderKey}!`;
+}
+
+/**
+ * A message's cursor: its order key, which pages sort by, and once it is stored its commit
+ * number, which `messageAppended` resumes after exactly. Pages read the key and ignore the rest.
+ */
 export function messageCursor(record: MessageRecord): string {
-  return encodeCursor(record.orderKey);
+  const seq = record.commitSeq;
+  return encodeCursor(
+    seq === null || seq === undefined ? record.orderKey : `${record.orderKey}#${seq}`,
+  );
+}
+
+/** Where a message cursor points; BAD_USER_INPUT (naming `argument`) for anything else. */
+export function decodeMessagePlace(
+  cursor: string,
+  argument: 'after' | 'before' = 'after',
+): MessagePlace {
+  const match = PLACE.exec(decodeCursor(cursor, argument));
+  if (!match || !parseOrderKey(match[1])) {
+    throw ScribeException.invalidInput(argument, 'is not a cursor of this list');
+  }
+  if (match[2] !== undefined) return { key: match[1], seq: Number(match[2]) };
+  return match[3] === undefined ? { key: match[1] } : { key: match[1], held: true };
 }
 
 /** The order key a message cursor stands for; BAD_USER_INPUT (naming `argument`) for anything else. */
@@ -34,8 +70,5 @@ export function decodeMessageCursor(
   cursor: string,
   argument: 'after' | 'before' = 'after',
 ): string {
-  const key = decodeCursor(cursor, argument);
-  if (!parseOrderKey(key))
-    throw ScribeException.invalidInput(argument, 'is not a cursor of this list');
-  return key;
+  return decodeMessagePlace(cursor, argument).key;
 }

@@ -44,4 +44,8 @@ export class MessageEntity {
 
   @Column({ name: 'stored_at', type: 'bigint', transformer: epochMsTransformer })
   storedAt: number;
+
+  /** Its place in the session's commit order (see the commit-seq migration); null before it. */
+  @Column({ name: 'commit_seq', type: 'bigint', nullable: true, transformer: epochMsTransformer })
+  commitSeq: number | null;
 }

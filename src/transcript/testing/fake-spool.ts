@@ -19,6 +19,7 @@ export type WritePathSpool = Pick<
   | 'resolve'
   | 'setAside'
   | 'drain'
+  | 'forget'
   | 'find'
   | 'hasDiskOnly'
   | 'sessionsWithDiskOnly'
@@ -41,15 +42,16 @@ const PAGE = 100;
  * The journal in memory, keeping the real one's contract: `append` answers `written` with a
  * location per record (or `failed` while the disk fails); `release` turns owed records into
  * disk-only ones, kept per session in acceptance order; `resolve` and `setAside` let go of owed
- * records; `drain` replays a session's disk-only records through the callback, a batch at a
- * time, keeping the batch and everything after it at the first failure. Resolving or
- * releasing a record the journal does not owe (twice, or never journaled) is a bug of the
- * caller: it throws JournalMisuse and is kept in `misuses`.
+ * records, and `forget` of a session's disk-only ones; `drain` replays a session's disk-only
+ * records through the callback, a batch at a time, keeping the batch and everything after it
+ * at the first failure. Resolving or releasing a record the journal does not owe (twice, or
+ * never journaled) is a bug of the caller: it throws JournalMisuse and is kept in `misuses`.
  */
 export class FakeSpool implements WritePathSpool {
   readonly path = '/fake/pending_messages';
   readonly setAsideRecords: SetAsideRecord[] = [];
   readonly drainCalls: { sessionId: string; batchSize: number }[] = [];
+  readonly forgetCalls: { sessionId: string; acceptedUpTo: number }[] = [];
   readonly misuses: string[] = [];
   /** Disk-only records whose line no longer reads back: the drain sets them aside unread. */
   readonly unreadableIds = new Set<string>();
@@ -197,6 +199,16 @@ export class FakeSpool implements WritePathSpool {
       stored += batch.length - reasons.size;
       setAside += reasons.size;
     }
+  }
+
+  /** Lets go of the session's disk-only records accepted at or before `acceptedUpTo`. */
+  async forget(sessionId: string, acceptedUpTo = Number.POSITIVE_INFINITY): Promise<number> {
+    this.forgetCalls.push({ sessionId, acceptedUpTo });
+    const forgotten = (this.diskOnly.get(sessionId) ?? []).filter(
+      ({ record }) => record.acceptedAt <= acceptedUpTo,
+    );
+    await this.resolve(forgotten);
+    return forgotten.length;
   }
 
   async find(sessionId: string, id: string): Promise<MessageRecord | undefined> {

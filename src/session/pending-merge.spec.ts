@@ -1,0 +1,515 @@
+import { pageOfList, type Page, type PageRequest } from '../common/pagination/page-request.js';
+import { AppendStatus } from '../message/append-status.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { MessageRole } from '../message/message-role.js';
+import { formatOrderKey } from '../message/order-key.js';
+import { type PendingMessage } from '../message/pending-messages.js';
+import { withPending, type ListedMessage } from './pending-merge.js';
+
+const ACCEPTED_AT = 1_764_460_800_000;
+
+/** The `sequence`-th message of the session: id `m<sequence>`, its key sorting by sequence. */
+function message(sequence: number): MessageRecord {
+  return {
+    id: `m${sequence}`,
+    sessionId: 's',
+    orderKey: formatOrderKey(ACCEPTED_AT + sequence, 0, 'f1x7e5a1'),
+    role: MessageRole.USER,
+    content: `message ${sequence}`,
+    clientMessageId: null,
+    toolName: null,
+    toolCallId: null,
+    toolCalls: null,
+    metadata: null,
+    acceptedAt: ACCEPTED_AT + sequence,
+  };
+}
+
+const m = Array.from({ length: 10 }, (_, sequence) => message(sequence));
+
+const persisted = (record: MessageRecord): ListedMessage => ({
+  record,
+  status: AppendStatus.PERSISTED,
+});
+const queued = (record: MessageRecord): PendingMessage => ({
+  record,
+  status: AppendStatus.QUEUED,
+});
+const buffered = (record: MessageRecord): PendingMessage => ({
+  record,
+  status: AppendStatus.BUFFERED,
+});
+
+/** A page of stored messages, with Relay's flags (none set unless given). */
+function storedPage(
+  items: MessageRecord[],
+  flags: { hasNextPage?: boolean; hasPreviousPage?: boolean } = {},
+): Page<MessageRecord> {
+  return { items, hasNextPage: false, hasPreviousPage: false, ...flags };
+}
+
+/** `first: count` (after and before as messages, their keys the cursors). */
+function first(
+  count: number,
+  bounds: { after?: MessageRecord; before?: MessageRecord } = {},
+): PageRequest<string> {
+  return {
+    direction: 'forward',
+    count,
+    after: bounds.after?.orderKey,
+    before: bounds.before?.orderKey,
+  };
+}
+
+/** `last: count`. */
+function last(
+  count: number,
+  bounds: { after?: MessageRecord; before?: MessageRecord } = {},
+): PageRequest<string> {
+  return { ...first(count, bounds), direction: 'backward' };
+}
+
+describe(withPending.name, () => {
+  describe('with no pending message in the window', () => {
+    it('lists the stored page as persisted, keeping its flags, forward', () => {
+      const page = storedPage([m[1], m[2]], { hasNextPage: true, hasPreviousPage: true });
+
+      expect(withPending(page, first(2, { after: m[0] }), [])).toEqual({
+        items: [persisted(m[1]), persisted(m[2])],
+        hasNextPage: true,
+        hasPreviousPage: true,
+      });
+    });
+
+    it('lists the stored page as persisted, keeping its flags, backward', () => {
+      const page = storedPage([m[1], m[2]], { hasNextPage: true, hasPreviousPage: true });
+
+      expect(withPending(page, last(2, { before: m[3] }), [])).toEqual({
+        items: [persisted(m[1]), persisted(m[2])],
+        hasNextPage: true,
+        hasPreviousPage: true,
+      });
+    });
+
+    it('lists an empty page as it is', () => {
+      expect(withPending(storedPage([]), first(5), [])).toEqual({
+        items: [],
+        hasNextPage: false,
+        hasPreviousPage: false,
+      });
+    });
+  });
+
+  describe('forward (first / after)', () => {
+    it('puts pending messages in their accepted places among the stored ones, with their status', () => {
+      const page = storedPage([m[1], m[3], m[5]]);
+
+      expect(withPending(page, first(10), [queued(m[2]), buffered(m[4]), queued(m[6])])).toEqual({
+        items: [
+          persisted(m[1]),
+          queued(m[2]),
+          persisted(m[3]),
+          buffered(m[4]),
+          persisted(m[5]),
+          queued(m[6]),
+        ],
+        hasNextPage: false,
+        hasPreviousPage: false,
+      });
+    });
+
+    it('puts a pending message before the first stored one', () => {
+      expect(withPending(storedPage([m[2]]), first(10), [queued(m[1])]).items).toEqual([
+        queued(m[1]),
+        persisted(m[2]),
+      ]);
+    });
+
+    it('lists pending messages alone on a page where nothing is stored', () => {
+      expect(withPending(storedPage([]), first(10), [queued(m[1]), buffered(m[2])])).toEqual({
+        items: [queued(m[1]), buffered(m[2])],
+        hasNextPage: false,
+        hasPreviousPage: false,
+      });
+    });
+
+    it('keeps out the pending message at its cursor, and says that it precedes the page', () => {
+      // The previous page ended with m3, still pending: nothing stored precedes this page.
+      const page = storedPage([m[4]]);
+
+      expect(withPending(page, first(10, { after: m[3] }), [queued(m[3]), queued(m[5])])).toEqual({
+        items: [persisted(m[4]), queued(m[5])],
+        hasNextPage: false,
+        hasPreviousPage: true,
+      });
+    });
+
+    it('says that pending messages before its cursor precede the page', () => {
+      const page = storedPage([m[4]]);
+
+      expect(withPending(page, first(10, { after: m[3] }), [buffered(m[1])])).toEqual({
+        items: [persisted(m[4])],
+        hasNextPage: false,
+        hasPreviousPage: true,
+      });
+    });
+
+    it('does not take pending messages after its cursor for ones that precede it', () => {
+      const page = storedPage([m[4]]);
+
+      expect(withPending(page, first(10, { after: m[3] }), [queued(m[5])])).toEqual({
+        items: [persisted(m[4]), queued(m[5])],
+        hasNextPage: false,
+        hasPreviousPage: false,
+      });
+    });
+
+    it('keeps out pending messages at or past `before`, without a flag for them', () => {
+      const page = storedPage([m[2], m[3]]);
+
+      expect(
+        withPending(page, first(10, { before: m[5] }), [queued(m[4]), queued(m[5]), queued(m[6])]),
+      ).toEqual({
+        items: [persisted(m[2]), persisted(m[3]), queued(m[4])],
+        hasNextPage: false,
+        hasPreviousPage: false,
+      });
+    });
+
+    it('while more is stored, leaves pending messages past the last stored one to a later page', () => {
+      const page = storedPage([m[1], m[3]], { hasNextPage: true });
+
+      expect(withPending(page, first(5), [queued(m[2]), queued(m[4])])).toEqual({
+        items: [persisted(m[1]), queued(m[2]), persisted(m[3])],
+        hasNextPage: true,
+        hasPreviousPage: false,
+      });
+    });
+
+    it('with nothing more stored, takes the pending messages past the last stored one', () => {
+      const page = storedPage([m[1], m[3]], { hasPreviousPage: true });
+
+      expect(withPending(page, first(5), [queued(m[2]), queued(m[4]), buffered(m[5])])).toEqual({
+        items: [persisted(m[1]), queued(m[2]), persisted(m[3]), queued(m[4]), buffered(m[5])],
+        hasNextPage: false,
+        hasPreviousPage: true,
+      });
+    });
+
+    it('trims a page merged past `count` at its far end, and says that more follow', () => {
+      const page = storedPage([m[1], m[3], m[5]], { hasPreviousPage: true });
+
+      expect(withPending(page, first(3, { after: m[0] }), [queued(m[2]), queued(m[4])])).toEqual({
+        items: [persisted(m[1]), queued(m[2]), persisted(m[3])],
+        hasNextPage: true,
+        hasPreviousPage: true,
+      });
+    });
+
+    it('fills a page to exactly `count` without trimming it or saying that more follow', () => {
+      const page = storedPage([m[1], m[3], m[4]]);
+
+      expect(withPending(page, first(4), [queued(m[2])])).toEqual({
+        items: [persisted(m[1]), queued(m[2]), persisted(m[3]), persisted(m[4])],
+        hasNextPage: false,
+        hasPreviousPage: false,
+      });
+    });
+  });
+
+  describe('backward (last / before)', () => {
+    it('puts pending messages in their accepted places, oldest first', () => {
+      const page = storedPage([m[2], m[4]]);
+
+      expect(withPending(page, last(10), [queued(m[1]), buffered(m[3]), queued(m[5])])).toEqual({
+        items: [queued(m[1]), persisted(m[2]), buffered(m[3]), persisted(m[4]), queued(m[5])],
+        hasNextPage: false,
+        hasPreviousPage: false,
+      });
+    });
+
+    it('keeps out the pending message at its cursor, and says that it follows the page', () => {
+      // The previous (newer) page began with m5, still pending: nothing stored follows this one.
+      const page = storedPage([m[3], m[4]]);
+
+      expect(withPending(page, last(10, { before: m[5] }), [queued(m[2]), queued(m[5])])).toEqual({
+        items: [queued(m[2]), persisted(m[3]), persisted(m[4])],
+        hasNextPage: true,
+        hasPreviousPage: false,
+      });
+    });
+
+    it('says that pending messages past its cursor follow the page', () => {
+      const page = storedPage([m[3]]);
+
+      expect(withPending(page, last(10, { before: m[4] }), [buffered(m[7])])).toEqual({
+        items: [persisted(m[3])],
+        hasNextPage: true,
+        hasPreviousPage: false,
+      });
+    });
+
+    it('does not take pending messages before its cursor for ones that follow it', () => {
+      const page = storedPage([m[3]]);
+
+      expect(withPending(page, last(10, { before: m[4] }), [queued(m[2])])).toEqual({
+        items: [queued(m[2]), persisted(m[3])],
+        hasNextPage: false,
+        hasPreviousPage: false,
+      });
+    });
+
+    it('keeps out pending messages at or before `after`, without a flag for them', () => {
+      const page = storedPage([m[2], m[3]]);
+
+      expect(withPending(page, last(10, { after: m[1] }), [queued(m[0]), queued(m[1])])).toEqual({
+        items: [persisted(m[2]), persisted(m[3])],
+        hasNextPage: false,
+        hasPreviousPage: false,
+      });
+    });
+
+    it('while more is stored before it, leaves pending messages before the first stored one to an earlier page', () => {
+      const page = storedPage([m[3], m[5]], { hasPreviousPage: true });
+
+      expect(withPending(page, last(5), [queued(m[2]), queued(m[4])])).toEqual({
+        items: [persisted(m[3]), queued(m[4]), persisted(m[5])],
+        hasNextPage: false,
+        hasPreviousPage: true,
+      });
+    });
+
+    it('with nothing more stored before it, takes the pending messages before the first stored one', () => {
+      const page = storedPage([m[3], m[5]], { hasNextPage: true });
+
+      expect(
+        withPending(page, last(5, { before: m[6] }), [buffered(m[1]), queued(m[2]), queued(m[4])]),
+      ).toEqual({
+        items: [buffered(m[1]), queued(m[2]), persisted(m[3]), queued(m[4]), persisted(m[5])],
+        hasNextPage: true,
+        hasPreviousPage: false,
+      });
+    });
+
+    it('trims a page merged past `count` at its oldest end, and says that more precede', () => {
+      const page = storedPage([m[2], m[4]], { hasNextPage: true });
+
+      expect(
+        withPending(page, last(3, { before: m[6] }), [queued(m[1]), queued(m[3]), queued(m[5])]),
+      ).toEqual({
+        items: [queued(m[3]), persisted(m[4]), queued(m[5])],
+        hasNextPage: true,
+        hasPreviousPage: true,
+      });
+    });
+
+    it('fills a page to exactly `count` without trimming it or saying that more precede', () => {
+      const page = storedPage([m[2], m[4]]);
+
+      expect(withPending(page, last(3), [queued(m[3])])).toEqual({
+        items: [persisted(m[2]), queued(m[3]), persisted(m[4])],
+        hasNextPage: false,
+        hasPreviousPage: false,
+      });
+    });
+  });
+
+  describe('a pending message the page holds already (stored meanwhile)', () => {
+    it('is listed once, as persisted', () => {
+      const page = storedPage([m[1], m[2], m[3]]);
+
+      expect(withPending(page, first(10), [queued(m[2]), queued(m[4])])).toEqual({
+        items: [persisted(m[1]), persisted(m[2]), persisted(m[3]), queued(m[4])],
+        hasNextPage: false,
+        hasPreviousPage: false,
+      });
+    });
+
+    it('does not count twice towards `count`', () => {
+      const page = storedPage([m[1], m[2], m[3]]);
+
+      expect(withPending(page, first(3), [buffered(m[3])])).toEqual({
+        items: [persisted(m[1]), persisted(m[2]), persisted(m[3])],
+        hasNextPage: false,
+        hasPreviousPage: false,
+      });
+      expect(withPending(page, last(3), [buffered(m[1])])).toEqual({
+        items: [persisted(m[1]), persisted(m[2]), persisted(m[3])],
+        hasNextPage: false,
+        hasPreviousPage: false,
+      });
+    });
+  });
+
+  describe('paging the merged view page by page (property, seeded)', () => {
+    // Each seed is a stored list and a pending set; a failure names its seed to replay it.
+    const SEEDS = Array.from({ length: 200 }, (_, index) => index + 1);
+
+    it('forward: every message of stored and pending once, in key order, from every cursor', () => {
+      const failures: unknown[] = [];
+      for (const seed of SEEDS) checkWalk(seed, forwardWalk, failures);
+
+      // The first failing case in full (its seed replays it); then how many there were.
+      expect(failures.slice(0, 1)).toEqual([]);
+      expect(failures).toHaveLength(0);
+    });
+
+    it('backward: every message of stored and pending once, in key order, from every cursor', () => {
+      const failures: unknown[] = [];
+      for (const seed of SEEDS) checkWalk(seed, backwardWalk, failures);
+
+      expect(failures.slice(0, 1)).toEqual([]);
+      expect(failures).toHaveLength(0);
+    });
+  });
+});
+
+/** Mulberry32: a small seeded generator, so that a failing case comes back from its seed. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Scenario {
+  /** What the database holds, in key order. */
+  stored: MessageRecord[];
+  /** What this instance holds, oldest first; some of them stored meanwhile. */
+  pending: PendingMessage[];
+  /** Every message of the session once, in key order, as a reader should see it. */
+  union: ListedMessage[];
+  /** The cursors tried: none, a key before every message, and every key (gaps included). */
+  cursors: (string | undefined)[];
+  sizeOf: (record: MessageRecord) => number;
+  maxBytes: number;
+}
+
+function scenario(seed: number): Scenario {
+  const random = seeded(seed);
+  const pick = <T>(choices: readonly T[]): T => choices[Math.floor(random() * choices.length)];
+  const universe = Array.from({ length: Math.floor(random() * 11) }, (_, sequence) =>
+    message(sequence + 1),
+  );
+  const stored: MessageRecord[] = [];
+  const pending: PendingMessage[] = [];
+  const union: ListedMessage[] = [];
+  for (const record of universe) {
+    // Neither (a gap in the keys), stored, pending, or pending and stored meanwhile.
+    const fate = pick(['gap', 'stored', 'stored', 'pending', 'pending', 'both'] as const);
+    if (fate === 'gap') continue;
+    const status = pick([AppendStatus.QUEUED, AppendStatus.BUFFERED] as const);
+    if (fate !== 'pending') stored.push(record);
+    if (fate !== 'stored') pending.push({ record, status });
+    union.push({ record, status: fate === 'pending' ? status : AppendStatus.PERSISTED });
+  }
+  const sizes = new Map(universe.map((record) => [record.id, 1 + Math.floor(random() * 3)]));
+  return {
+    stored,
+    pending,
+    union,
+    cursors: [undefined, message(0).orderKey, ...universe.map((record) => record.orderKey)],
+    sizeOf: (record) => sizes.get(record.id) ?? 1,
+    maxBytes: pick([1, 2, 4, Number.POSITIVE_INFINITY]),
+  };
+}
+
+/** Which way a walk goes: the request for the next page, and where the page after it starts. */
+interface Walk {
+  direction: 'forward' | 'backward';
+  request(count: number, cursor: string | undefined): PageRequest<string>;
+  next(items: ListedMessage[]): string;
+  /** A page's items in the order the walk meets them. */
+  met(items: ListedMessage[]): ListedMessage[];
+  /** The messages a walk from `cursor` must list, in the order it meets them. */
+  expected(union: ListedMessage[], cursor: string | undefined): ListedMessage[];
+  /** Whether anything lies on the other side of `cursor` (the flag away from the walk). */
+  behind(union: ListedMessage[], cursor: string | undefined): boolean;
+  ahead(page: Page<ListedMessage>): boolean;
+  back(page: Page<ListedMessage>): boolean;
+}
+
+const forwardWalk: Walk = {
+  direction: 'forward',
+  request: (count, after) => ({ direction: 'forward', count, after }),
+  next: (items) => items[items.length - 1].record.orderKey,
+  met: (items) => items,
+  expected: (union, after) =>
+    union.filter(({ record }) => after === undefined || record.orderKey > after),
+  behind: (union, after) =>
+    after !== undefined && union.some(({ record }) => record.orderKey <= after),
+  ahead: (page) => page.hasNextPage,
+  back: (page) => page.hasPreviousPage,
+};
+
+const backwardWalk: Walk = {
+  direction: 'backward',
+  request: (count, before) => ({ direction: 'backward', count, before }),
+  next: (items) => items[0].record.orderKey,
+  met: (items) => [...items].reverse(),
+  expected: (union, before) =>
+    union.filter(({ record }) => before === undefined || record.orderKey < before).reverse(),
+  behind: (union, before) =>
+    before !== undefined && union.some(({ record }) => record.orderKey >= before),
+  ahead: (page) => page.hasPreviousPage,
+  back: (page) => page.hasNextPage,
+};
+
+/**
+ * For every page size and starting cursor, walks the merged view one way, building each stored
+ * page from the stored list alone (as the database would) and feeding each page's far key to
+ * the next request: every message comes once, in order; no page holds more than `count` and
+ * none is empty unless nothing is left; the flag ahead is set on every page but the last; the
+ * flag behind says whether anything lies behind the page. Failures go to `failures`, each
+ * with what a replay needs.
+ */
+function checkWalk(seed: number, walk: Walk, failures: unknown[]): void {
+  const { stored, pending, union, cursors, sizeOf, maxBytes } = scenario(seed);
+  for (let count = 1; count <= union.length + 1; count += 1) {
+    for (const start of cursors) {
+      const listed: string[] = [];
+      const sizes: number[] = [];
+      const aheadFlags: boolean[] = [];
+      const behindFlags: boolean[] = [];
+      let cursor = start;
+      // A walk that does not end within this many pages goes round in circles.
+      for (let pages = 0; pages <= union.length + 1; pages += 1) {
+        const request = walk.request(count, cursor);
+        const page = pageOfList(stored, request, (record) => record.orderKey, maxBytes, sizeOf);
+        const merged = withPending(page, request, pending);
+        listed.push(...walk.met(merged.items).map(label));
+        sizes.push(merged.items.length);
+        aheadFlags.push(walk.ahead(merged));
+        behindFlags.push(walk.back(merged));
+        if (!walk.ahead(merged) || merged.items.length === 0) break;
+        cursor = walk.next(merged.items);
+      }
+      const expected = walk.expected(union, start);
+      const actual = {
+        listed,
+        oversized: sizes.filter((size) => size > count),
+        emptyPages: sizes.filter((size) => size === 0).length,
+        aheadFlags,
+        behindFlags,
+      };
+      const wanted = {
+        listed: expected.map(label),
+        oversized: [],
+        emptyPages: expected.length === 0 ? 1 : 0,
+        aheadFlags: aheadFlags.map((_, page) => page < aheadFlags.length - 1),
+        behindFlags: behindFlags.map((_, page) => page > 0 || walk.behind(union, start)),
+      };
+      if (JSON.stringify(actual) !== JSON.stringify(wanted)) {
+        failures.push({ seed, direction: walk.direction, count, start, maxBytes, actual, wanted });
+      }
+    }
+  }
+}
+
+function label(message: ListedMessage): string {
+  return `${message.record.id}:${message.status}`;
+}
