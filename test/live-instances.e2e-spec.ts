@@ -47,8 +47,7 @@ const contentsOf = (events: Edge[], name: string) =>
   events.map((edge) => edge.node.content).filter((content) => content.startsWith(`${name}-`));
 const sequence = (name: string, count: number, from = 0) =>
   Array.from({ length: count }, (_, index) => `${name}-${from + index}`);
-// Notice channels are the whole database's, not the schema's: suites running in parallel
-// notify them too. Session ids of their own keep their notices from reaching ours.
+// Session ids of the suite's own: nothing another test of it appended can be mistaken for them.
 const uniqueSession = (label: string) => `${label}-${randomBytes(4).toString('hex')}`;
 
 describeOnPostgres('live updates across three instances sharing PostgreSQL', () => {

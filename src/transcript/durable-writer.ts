@@ -18,7 +18,7 @@ type Written = Extract<WriteAttempt, { kind: 'written' }>;
 
 /** Drops what a backlog holds that must not be written back (see SessionEraser.prune). */
 export interface BacklogPruner {
-  /** False when it cannot tell now: the write-back then waits, as for a failed write. */
+  /** False when it cannot tell now: the write-back then stops, and the next one tries again. */
   prune(queue: PendingQueue): Promise<boolean>;
 }
 

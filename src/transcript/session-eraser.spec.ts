@@ -155,6 +155,19 @@ describe(SessionEraser.name, () => {
       expect(announced).toEqual(['s']);
     });
 
+    it('answers the deletion, announcing it, when what is held cannot be dropped after the database deleted', async () => {
+      build(new UnforgettingSpool());
+      await hold([messageRecord('s', 1)]);
+      deletion.rows = { existed: true, messages: 2 };
+
+      expect(await sut.erase('s')).toEqual({ existed: true, stored: 2, held: 0 });
+
+      expect(announced).toEqual(['s']);
+      expect(eraserLines('warn')).toEqual([
+        'Deleted session s, but could not drop what is held of it yet: EIO: i/o error, unlink',
+      ]);
+    });
+
     it('leaves what is held of other sessions', async () => {
       const [t1, t2] = [1, 2].map((sequence) => messageRecord('t', sequence));
       await onDiskOnly([t1]);

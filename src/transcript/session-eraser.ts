@@ -39,7 +39,15 @@ export class SessionEraser {
     return this.backlog.withSession(sessionId, async (queue) => {
       // The database first: when it cannot delete, nothing is dropped here either.
       const rows = await this.deletion.delete(sessionId, Date.now());
-      const held = await this.dropHeld(queue);
+      let held = 0;
+      try {
+        held = await this.dropHeld(queue);
+      } catch (error) {
+        // Deleted all the same: prune() drops what is left when it is written back.
+        this.logger.warn(
+          `Deleted session ${sessionId}, but could not drop what is held of it yet: ${describeError(error)}`,
+        );
+      }
       this.events.emit(SessionDeleted.event, new SessionDeleted(sessionId));
       return { existed: rows.existed, stored: rows.messages, held };
     });
