@@ -40,12 +40,14 @@ describe.each(databaseKinds())('the message store on %s', (database) => {
       { sessionId: 'store-a', records: a },
       { sessionId: 'store-b', records: b },
     ]);
+    // Each message is numbered in its session's commit order, the revision the last number.
     expect(results).toEqual([
-      { inserted: a, skipped: [], revision: 2 },
-      { inserted: b, skipped: [], revision: 1 },
+      { inserted: a, skipped: [], seqs: [1, 2], revision: 2 },
+      { inserted: b, skipped: [], seqs: [1], revision: 1 },
     ]);
+    expect([...a, ...b].map((message) => message.commitSeq)).toEqual([1, 2, 1]);
     const [third] = await sut.write([{ sessionId: 'store-a', records: [record('store-a', 'a2')] }]);
-    expect(third.revision).toBe(3);
+    expect(third).toMatchObject({ seqs: [3], revision: 3 });
 
     expect(await stored('store-a')).toEqual(['a0', 'a1', 'a2']);
     expect(await sessions.findMetadata('store-a')).toMatchObject({ messageCount: 3, revision: 3 });
@@ -79,11 +81,16 @@ describe.each(databaseKinds())('the message store on %s', (database) => {
     expect(await stored('store-replay')).toEqual(['kept', 'new', 'plain']);
     expect(replay.inserted.map((message) => message.content)).toEqual(['new', 'plain']);
     expect(replay.skipped).toEqual([kept, sameClientId, repeat]);
-    expect(replay.revision).toBe(3);
+    // Every record tried took a number (kept was 1): the skipped ones leave gaps, and the
+    // revision is the last number an inserted one took.
+    expect(replay.seqs).toEqual([4, 6]);
+    expect(replay.revision).toBe(6);
     expect(await sessions.findMetadata('store-replay')).toMatchObject({
       messageCount: 3,
-      revision: 3,
+      revision: 6,
     });
+    const full = await sessions.loadFull('store-replay');
+    expect(full?.messages.map((message) => message.commitSeq)).toEqual([1, 4, 6]);
   });
 
   it('answers a write whose every record is stored with no revision, and changes nothing', async () => {
@@ -93,7 +100,7 @@ describe.each(databaseKinds())('the message store on %s', (database) => {
 
     const [again] = await sut.write([{ sessionId: 'store-again', records: [first] }]);
 
-    expect(again).toEqual({ inserted: [], skipped: [first], revision: null });
+    expect(again).toEqual({ inserted: [], skipped: [first], seqs: [], revision: null });
     expect(await sessions.findMetadata('store-again')).toEqual(before);
   });
 
