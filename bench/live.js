@@ -3,7 +3,7 @@
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { median, post, startServer } from './lib.js';
-import { DEFAULT_BENCH_DATABASE_URL, freshPostgresDatabase, shown } from './raw-postgres.js';
+import { onFreshPostgres } from './raw-postgres.js';
 
 const SUBSCRIBERS = 100;
 const APPENDERS = 8;
@@ -119,20 +119,6 @@ async function deliveryRun(label, env) {
 
 export async function liveDelivery() {
   await deliveryRun('SQLite', {});
-  const baseUrl = process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL;
-  let database;
-  try {
-    database = await freshPostgresDatabase(baseUrl);
-  } catch (error) {
-    console.log(
-      `\nLive delivery, PostgreSQL: skipped, no database could be created on ${shown(baseUrl)} (${error.message || error.code}); BENCH_DATABASE_URL names the server to use`,
-    );
-    return;
-  }
-  try {
-    // Through LISTEN/NOTIFY: the write NOTIFYs, the listener reads the messages back by id.
-    await deliveryRun('PostgreSQL', { DATABASE_URL: database.url });
-  } finally {
-    await database.drop();
-  }
+  // Through LISTEN/NOTIFY: the write NOTIFYs, the listener reads the messages back by id.
+  await onFreshPostgres('Live delivery', (url) => deliveryRun('PostgreSQL', { DATABASE_URL: url }));
 }

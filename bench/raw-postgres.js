@@ -39,6 +39,28 @@ export async function freshPostgresDatabase(baseUrl) {
   };
 }
 
+/**
+ * Runs `work(url)` on a fresh database of the bench's PostgreSQL (BENCH_DATABASE_URL), dropped
+ * after; when none can be created, says why under `label` and answers `skipped`.
+ */
+export async function onFreshPostgres(label, work, skipped) {
+  const baseUrl = process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL;
+  let database;
+  try {
+    database = await freshPostgresDatabase(baseUrl);
+  } catch (error) {
+    console.log(
+      `\n${label}, PostgreSQL: skipped, no database could be created on ${shown(baseUrl)} (${error.message || error.code}); BENCH_DATABASE_URL names the server to use`,
+    );
+    return skipped;
+  }
+  try {
+    return await work(database.url);
+  } finally {
+    await database.drop();
+  }
+}
+
 /** One driver connection to `url`; `insertRate(records, options)` as in raw-inserts.js. */
 export async function openRawPostgres(url) {
   const client = new pg.Client({ connectionString: url });

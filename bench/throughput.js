@@ -6,12 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chatRecords } from './raw-inserts.js';
-import {
-  DEFAULT_BENCH_DATABASE_URL,
-  freshPostgresDatabase,
-  openRawPostgres,
-  shown,
-} from './raw-postgres.js';
+import { onFreshPostgres, openRawPostgres } from './raw-postgres.js';
 import { openRawSqlite } from './raw-sqlite.js';
 import { load, median, post, startServer } from './lib.js';
 
@@ -119,33 +114,25 @@ export async function batchSqlite() {
  * its start, under other session ids: one schema, one table and its indexes, grown by both,
  * and no second server start or database to keep alike.
  */
-export async function batchPostgres() {
-  const baseUrl = process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL;
-  let database;
-  try {
-    database = await freshPostgresDatabase(baseUrl);
-  } catch (error) {
-    console.log(
-      `\nBatch appends, PostgreSQL: skipped, no database could be created on ${shown(baseUrl)} (${error.message || error.code}); BENCH_DATABASE_URL names the server to use`,
-    );
-    return [];
-  }
-  try {
-    const server = await startServer({ DATABASE_URL: database.url });
-    let raw;
-    try {
-      raw = await openRawPostgres(database.url);
-      return await batchRounds('PostgreSQL', server.url, raw, {
-        rawPrefix: 'raw-',
-        where: 'into the same database, sessions of its own',
-      });
-    } finally {
-      await raw?.close();
-      await server.stop();
-    }
-  } finally {
-    await database.drop();
-  }
+export function batchPostgres() {
+  return onFreshPostgres(
+    'Batch appends',
+    async (url) => {
+      const server = await startServer({ DATABASE_URL: url });
+      let raw;
+      try {
+        raw = await openRawPostgres(url);
+        return await batchRounds('PostgreSQL', server.url, raw, {
+          rawPrefix: 'raw-',
+          where: 'into the same database, sessions of its own',
+        });
+      } finally {
+        await raw?.close();
+        await server.stop();
+      }
+    },
+    [],
+  );
 }
 
 /**

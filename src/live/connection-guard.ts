@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { type Express } from 'express';
 import { type IncomingMessage } from 'node:http';
+import { type Duplex } from 'node:stream';
 import proxyaddr from 'proxy-addr';
 import { AuthFailureLog } from '../common/auth/auth-failure-log.js';
 import { Authenticator, type Principal } from '../common/auth/authenticator.js';
@@ -104,4 +105,29 @@ export class ConnectionGuard {
     this.budget.charge(source);
     return this.budget.retryAfterSeconds(source) > 0;
   }
+}
+
+/** Whether a browser page on another origin than the server's opened the connection. */
+export function crossOrigin(request: IncomingMessage): boolean {
+  const origin = request.headers.origin;
+  if (origin === undefined) return false;
+  try {
+    return new URL(origin).host !== request.headers.host;
+  } catch {
+    return true;
+  }
+}
+
+/** A close reason fits in 123 bytes. */
+export function closeReason(reason: string): string {
+  return Buffer.byteLength(reason) <= 123 ? reason : `${reason.slice(0, 110)}…`;
+}
+
+/** Answers an upgrade with `refusal` and closes the socket. */
+export function refuseUpgrade(socket: Duplex, refusal: UpgradeRefusal): void {
+  const retry =
+    refusal.retryAfterSeconds === undefined ? '' : `Retry-After: ${refusal.retryAfterSeconds}\r\n`;
+  socket.end(
+    `HTTP/1.1 ${refusal.status} ${refusal.text}\r\n${retry}Connection: close\r\nContent-Length: 0\r\n\r\n`,
+  );
 }

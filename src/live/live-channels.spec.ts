@@ -1,9 +1,9 @@
+import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { CommitFeed, type CommitListener } from '../database/commit-feed.js';
 import { type MessageRecord } from '../message/message-record.js';
-import { MessageRole } from '../message/message-role.js';
 import { recordBytes, type SessionRecord } from '../message/session-record.js';
 import { type BoundedFeed } from './bounded-feed.js';
 import { LiveChannels } from './live-channels.js';
@@ -28,19 +28,11 @@ class FakeCommitFeed extends CommitFeed {
 }
 
 function message(sessionId: string, index: number, content = `message ${index}`): MessageRecord {
-  return {
+  return acceptedRecord(sessionId, content, {
     id: `${sessionId}-m${index}`,
-    sessionId,
     orderKey: String(index).padStart(8, '0'),
-    role: MessageRole.USER,
-    content,
-    clientMessageId: null,
-    toolName: null,
-    toolCallId: null,
-    toolCalls: null,
-    metadata: null,
     acceptedAt: index,
-  };
+  });
 }
 
 function session(id: string, changes: Partial<SessionRecord> = {}): SessionRecord {

@@ -60,7 +60,10 @@ export class LiveChannels implements CommitListener, OnModuleInit {
   }
 
   messages(sessionId: string, records: MessageRecord[]): void {
-    for (const feed of [...(this.messageChannels.get(sessionId) ?? [])]) {
+    // Every commit comes here, followed or not: nothing is allocated for one nobody follows.
+    const feeds = this.messageChannels.get(sessionId);
+    if (!feeds) return;
+    for (const feed of [...feeds]) {
       for (const record of records) if (!feed.push(record)) break;
     }
   }

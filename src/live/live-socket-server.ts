@@ -24,7 +24,7 @@ import { type GraphQLContext } from '../common/graphql/graphql-context.js';
 import { queryProtection } from '../common/graphql/query-protection.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { ClientSocket } from './client-socket.js';
-import { ConnectionGuard, type UpgradeRefusal } from './connection-guard.js';
+import { ConnectionGuard, closeReason, crossOrigin, refuseUpgrade } from './connection-guard.js';
 import { LiveChannels } from './live-channels.js';
 import { checkSubscription } from './subscription-checks.js';
 
@@ -294,27 +294,4 @@ async function within(ms: number, promise: Promise<unknown>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
-}
-
-function crossOrigin(request: IncomingMessage): boolean {
-  const origin = request.headers.origin;
-  if (origin === undefined) return false;
-  try {
-    return new URL(origin).host !== request.headers.host;
-  } catch {
-    return true;
-  }
-}
-
-/** A close reason fits in 123 bytes. */
-function closeReason(reason: string): string {
-  return Buffer.byteLength(reason) <= 123 ? reason : `${reason.slice(0, 110)}…`;
-}
-
-function refuseUpgrade(socket: Duplex, refusal: UpgradeRefusal): void {
-  const retry =
-    refusal.retryAfterSeconds === undefined ? '' : `Retry-After: ${refusal.retryAfterSeconds}\r\n`;
-  socket.end(
-    `HTTP/1.1 ${refusal.status} ${refusal.text}\r\n${retry}Connection: close\r\nContent-Length: 0\r\n\r\n`,
-  );
 }
