@@ -63,7 +63,10 @@ export class SessionResolver {
       "Sets a session's title and metadata, moving its revision on by one. With expectedRevision, only while the session is still at that revision (REVISION_CONFLICT otherwise, and nothing changes). NOT_FOUND for a session that does not exist.",
   })
   @RequireScope('append', 'input.id')
-  async updateSession(@Args('input') input: UpdateSessionInput): Promise<Session> {
+  async updateSession(
+    @Args('input', { description: 'The session, the fields to change, and the revision expected.' })
+    input: UpdateSessionInput,
+  ): Promise<Session> {
     const changes = sessionChangesOf(input, this.config.maxMessageBytes);
     const outcome = await this.reader.update(
       input.id,

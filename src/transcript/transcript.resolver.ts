@@ -47,7 +47,10 @@ export class TranscriptResolver {
       'Appends one message to a session, creating the session if it is new. The status says what the answer promises: committed (PERSISTED), in the journal on local disk until the database takes it (QUEUED), or held in memory only because neither could take it (BUFFERED).',
   })
   @RequireScope('append', 'input.sessionId')
-  async appendMessage(@Args('input') input: AppendMessageInput): Promise<AppendMessagePayload> {
+  async appendMessage(
+    @Args('input', { description: 'The session and the message to append to it.' })
+    input: AppendMessageInput,
+  ): Promise<AppendMessagePayload> {
     const { sessionId, ...message } = input;
     const result = await this.transcripts.append(sessionId, [message], () => 'input');
     return { message: toMessageModel(result.records[0], result.status), status: result.status };
@@ -58,7 +61,10 @@ export class TranscriptResolver {
       'Appends several messages to one session in one round trip, stored atomically and in order. The status is the weakest promise among them.',
   })
   @RequireScope('append', 'input.sessionId')
-  async appendMessages(@Args('input') input: AppendMessagesInput): Promise<AppendMessagesPayload> {
+  async appendMessages(
+    @Args('input', { description: 'The session and its messages, in the order to store them.' })
+    input: AppendMessagesInput,
+  ): Promise<AppendMessagesPayload> {
     const result = await this.transcripts.append(
       input.sessionId,
       input.messages,

@@ -11,7 +11,7 @@ export class DeleteSessionArgs {
 
 @ObjectType({ description: 'What deleteSession removed.' })
 export class DeleteSessionPayload {
-  @Field(() => ID)
+  @Field(() => ID, { description: 'The session that was deleted.' })
   id: string;
 
   @Field({ description: 'Whether there was anything of the session to delete.' })
