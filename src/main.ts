@@ -7,6 +7,7 @@ import { configureHttp } from './common/http/configure-http.js';
 import { LOG_LEVELS, validateEnvironment, type Environment } from './config/environment.js';
 import { describeError } from './common/errors/describe-error.js';
 import { ScribeConfig } from './config/scribe-config.js';
+import { SafeConsoleLogger } from './common/logging/safe-console-logger.js';
 
 /** Nest log levels from the most severe down to and including `level`. */
 export function logLevelsUpTo(level: Environment['LOG_LEVEL']): LogLevel[] {
@@ -25,7 +26,8 @@ async function bootstrap(): Promise<void> {
   }
   const app = await NestFactory.create<NestExpressApplication>(AppModule, {
     bodyParser: false,
-    logger: logLevelsUpTo(environment.LOG_LEVEL),
+    // Every line escaped as it is written: client bytes never forge a line or a terminal escape.
+    logger: new SafeConsoleLogger({ logLevels: logLevelsUpTo(environment.LOG_LEVEL) }),
     return503OnClosing: true,
   });
   configureHttp(app);

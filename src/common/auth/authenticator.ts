@@ -135,8 +135,7 @@ export class Authenticator {
         ...(settings.audience !== undefined ? { audience: settings.audience } : {}),
       });
     } catch (error) {
-      const reason = error instanceof Error ? error.message : 'invalid';
-      return { kind: 'refused', reason: `The bearer JWT is not valid: ${reason}` };
+      return { kind: 'refused', reason: `The bearer JWT is not valid: ${jwtRefusal(error)}` };
     }
     const prefix = claims.session_prefix;
     if (prefix !== undefined && (typeof prefix !== 'string' || prefix === '')) {
@@ -153,6 +152,19 @@ export class Authenticator {
       },
     };
   }
+}
+
+/** The verifier's own refusals (a bad signature, an expired token, a wrong audience). */
+const JWT_ERRORS = new Set(['JsonWebTokenError', 'TokenExpiredError', 'NotBeforeError']);
+
+/**
+ * Why a JWT was refused, in the verifier's words when they are its own. Anything else (a
+ * SyntaxError from a payload that is not JSON) quotes the client's bytes, so it is not repeated
+ * to the logs or the client.
+ */
+function jwtRefusal(error: unknown): string {
+  if (error instanceof Error && JWT_ERRORS.has(error.name)) return error.message;
+  return error instanceof SyntaxError ? 'its header or payload is not JSON' : 'invalid';
 }
 
 /** Whether the JWT's header carries `crit`; an unreadable header is left to verify, which refuses it. */
