@@ -165,4 +165,50 @@ describe('a read shows no gap past MAX_PENDING_PER_SESSION (SQLite lock held by 
       }, 20_000);
     },
   );
+
+  faultTest(
+    'a page reads back at most MAX_PAGE_BYTES of the journal and ends before what it did not read',
+    async () => {
+      const dataDir = await dataDirectory();
+      const target = await server({
+        DATA_DIR: dataDir,
+        MAX_PENDING_PER_SESSION: '2',
+        MAX_PAGE_BYTES: '65536',
+      });
+      const holder = await lockDatabase(dataDir);
+      const accepted: string[] = [];
+      for (let index = 0; index < 12; index += 1) {
+        // About 16 KiB each: a page holds a few of them, whatever its `first`.
+        const content = `${String(index).padStart(2, '0')}:${'x'.repeat(16 * 1024)}`;
+        expect((await appendMessage(target, 'wide', content)).status).toBe('QUEUED');
+        accepted.push(content);
+      }
+
+      for (const direction of ['first', 'last'] as const) {
+        const pages: number[] = [];
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        for (let more = true; more;) {
+          const forward = direction === 'first';
+          const listed = await page(target, 'wide', {
+            [direction]: 1000,
+            ...(cursor ? { [forward ? 'after' : 'before']: cursor } : {}),
+          });
+          expect(listed.totalCount).toBe(accepted.length);
+          const contents = listed.edges.map((edge) => edge.node.content);
+          pages.push(contents.length);
+          if (forward) seen.push(...contents);
+          else seen.unshift(...contents);
+          more = forward ? listed.pageInfo.hasNextPage : listed.pageInfo.hasPreviousPage;
+          cursor = forward ? listed.pageInfo.endCursor : listed.pageInfo.startCursor;
+          expect(pages.length).toBeLessThan(20);
+        }
+        expect(seen).toEqual(accepted);
+        // Ten in the journal only, read back a few lines a page; the held two come on top.
+        expect(Math.max(...pages)).toBeLessThanOrEqual(6);
+        expect(pages.length).toBeGreaterThan(2);
+      }
+      await holder.release();
+    },
+  );
 });
