@@ -8,11 +8,47 @@ export interface PendingMessage {
 }
 
 /**
+ * The slice of a session's order keys a page asks for (the shape of a page request): of the
+ * keys strictly between `after` and `before`, the first `count` or the last `count`.
+ */
+export interface KeyWindow {
+  direction: 'forward' | 'backward';
+  count: number;
+  after?: string;
+  before?: string;
+}
+
+/** A session's messages held in the journal only (left memory past MAX_PENDING_PER_SESSION). */
+export interface JournalOnlyMessages {
+  /** Those of the window nearest its cursor, read back (QUEUED), oldest first. */
+  messages: PendingMessage[];
+  /**
+   * The key of the first of the window's (from its cursor) not read back, the page's count or
+   * byte bound reached: a page must end before it, or it would show a gap.
+   */
+  horizon?: string;
+  /** Some lie beyond the window's cursor (`after` forward, `before` backward). */
+  beyondCursor: boolean;
+  /** How many the journal holds for the session. */
+  total: number;
+}
+
+/**
  * What the write path holds for the database, as the read side may see it: so that a client
  * that re-reads after an append answered QUEUED or BUFFERED finds its message in its place.
  * Declared here because the read side cannot import the write side.
  */
 export abstract class PendingMessages {
-  /** The session's pending messages, oldest first (a copy). */
+  /** The session's pending messages held in memory, oldest first (a copy). */
   abstract of(sessionId: string): PendingMessage[];
+
+  /** Whether the journal alone holds some of the session's messages. */
+  abstract inJournalOnly(sessionId: string): boolean;
+
+  /** The session's journal-only messages a page of `window` may list, at most `maxBytes`. */
+  abstract journalOnly(
+    sessionId: string,
+    window: KeyWindow,
+    maxBytes: number,
+  ): Promise<JournalOnlyMessages>;
 }

@@ -513,3 +513,155 @@ function checkWalk(seed: number, walk: Walk, failures: unknown[]): void {
 function label(message: ListedMessage): string {
   return `${message.record.id}:${message.status}`;
 }
+
+describe(`${withPending.name} with messages read back from the journal`, () => {
+  const page = (items: MessageRecord[], flags = {}) => storedPage(items, flags);
+
+  it('ends a forward page before the horizon and says more follow', () => {
+    const listed = withPending(page([m[0], m[1], m[4]]), first(5), [queued(m[2])], {
+      horizon: m[3].orderKey,
+      beyondCursor: false,
+    });
+
+    expect(listed).toEqual({
+      items: [persisted(m[0]), persisted(m[1]), queued(m[2])],
+      hasNextPage: true,
+      hasPreviousPage: false,
+    });
+  });
+
+  it('ends a backward page after the horizon and says more precede', () => {
+    const listed = withPending(page([m[5]]), last(5), [queued(m[3]), queued(m[4])], {
+      horizon: m[2].orderKey,
+      beyondCursor: false,
+    });
+
+    expect(listed).toEqual({
+      items: [queued(m[3]), queued(m[4]), persisted(m[5])],
+      hasNextPage: false,
+      hasPreviousPage: true,
+    });
+  });
+
+  it('keeps the message at the horizon off the page even when it is stored by now', () => {
+    const listed = withPending(page([m[1], m[2]]), first(5), [queued(m[1])], {
+      horizon: m[2].orderKey,
+      beyondCursor: false,
+    });
+
+    expect(listed.items).toEqual([persisted(m[1])]);
+  });
+
+  it('keeps the message at the horizon off a backward page too', () => {
+    const listed = withPending(page([m[1], m[2]]), last(5), [queued(m[2])], {
+      horizon: m[1].orderKey,
+      beyondCursor: false,
+    });
+
+    expect(listed.items).toEqual([persisted(m[2])]);
+  });
+
+  it('lists a message both held and read back once', () => {
+    const listed = withPending(page([]), first(5), [queued(m[1]), queued(m[1]), queued(m[2])]);
+
+    expect(listed.items).toEqual([queued(m[1]), queued(m[2])]);
+  });
+
+  it("takes the journal's word that some lie before the cursor, forward", () => {
+    const listed = withPending(page([m[3]]), first(2, { after: m[2] }), [], {
+      beyondCursor: true,
+    });
+
+    expect(listed).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
+  });
+
+  it("takes the journal's word that some lie after the cursor, backward", () => {
+    const listed = withPending(page([m[1]]), last(2, { before: m[2] }), [], {
+      beyondCursor: true,
+    });
+
+    expect(listed).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
+  });
+
+  it('without a horizon or anything beyond the cursor, keeps the flags as they are', () => {
+    const listed = withPending(page([m[1]], { hasNextPage: false }), first(1), [], {
+      beyondCursor: false,
+    });
+
+    expect(listed).toEqual({
+      items: [persisted(m[1])],
+      hasNextPage: false,
+      hasPreviousPage: false,
+    });
+  });
+
+  // Stored m0…m2, journal-only m3…m6, held m7…m9: every walk, whatever the page's count and
+  // however few journal lines a read may take, lists all ten once, in order, with no empty page.
+  const stored = m.slice(0, 3);
+  const journalOnly = m.slice(3, 7);
+  const held = m.slice(7).map(queued);
+
+  /** What the journal gives a read: the `lines` of the window nearest its cursor. */
+  function readBack(request: PageRequest<string>, lines: number) {
+    const inside = journalOnly.filter(
+      ({ orderKey }) =>
+        (request.after === undefined || orderKey > request.after) &&
+        (request.before === undefined || orderKey < request.before),
+    );
+    const forward = request.direction === 'forward';
+    const nearest = forward ? inside : [...inside].reverse();
+    const taken = nearest.slice(0, Math.min(lines, request.count));
+    const beyondCursor = journalOnly.some(({ orderKey }) =>
+      forward
+        ? request.after !== undefined && orderKey <= request.after
+        : request.before !== undefined && orderKey >= request.before,
+    );
+    return {
+      messages: (forward ? taken : taken.reverse()).map(queued),
+      horizon: nearest[taken.length]?.orderKey,
+      beyondCursor,
+    };
+  }
+
+  for (const direction of ['forward', 'backward'] as const) {
+    for (const count of [1, 2, 3, 4, 11]) {
+      for (const lines of [1, 2, 3, 5]) {
+        it(`walks ${direction} ${count} at a time, ${lines} journal line(s) a read`, () => {
+          const seen: string[] = [];
+          let cursor: string | undefined;
+          for (let pages = 0; pages < 40; pages += 1) {
+            const request: PageRequest<string> =
+              direction === 'forward'
+                ? { direction, count, after: cursor }
+                : { direction, count, before: cursor };
+            const fromDatabase = pageOfList(
+              stored,
+              request,
+              (r) => r.orderKey,
+              1e9,
+              () => 1,
+            );
+            const journal = readBack(request, lines);
+            const listed = withPending(
+              fromDatabase,
+              request,
+              [...held, ...journal.messages],
+              journal,
+            );
+            expect(listed.items.length).toBeGreaterThan(0);
+            const ids = listed.items.map(({ record }) => record.id);
+            if (direction === 'forward') seen.push(...ids);
+            else seen.unshift(...ids);
+            const more = direction === 'forward' ? listed.hasNextPage : listed.hasPreviousPage;
+            const behind = direction === 'forward' ? listed.hasPreviousPage : listed.hasNextPage;
+            expect(behind).toBe(pages > 0);
+            if (!more) break;
+            cursor = (direction === 'forward' ? listed.items.at(-1) : listed.items[0])?.record
+              .orderKey;
+          }
+          expect(seen).toEqual(m.map(({ id }) => id));
+        });
+      }
+    }
+  }
+});

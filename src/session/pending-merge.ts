@@ -10,27 +10,65 @@ export interface ListedMessage {
 }
 
 /**
+ * What the pending messages read back from the journal leave out of a page: past the
+ * `horizon` (the first not read back, the page's byte bound reached), and whether some lie
+ * beyond the page's cursor.
+ */
+export interface JournalBounds {
+  horizon?: string;
+  beyondCursor: boolean;
+}
+
+/**
  * A page of what is stored, with this instance's pending messages in their accepted places
  * (read your own writes). A pending message belongs to this page when its key lies inside the
  * page's window and, while the database holds more beyond the page's far end, before that end:
  * past it, it belongs to a later page. Merged past `count`, the far end is trimmed and the page
  * says more follow. A pending message the page holds already (stored while this ran) counts once.
+ * Nothing past the journal's horizon is listed: the page ends before a message it cannot show
+ * rather than show a gap, and says more follow.
  */
 export function withPending(
   page: Page<MessageRecord>,
   request: PageRequest<string>,
   pending: readonly PendingMessage[],
+  journal: JournalBounds = { beyondCursor: false },
+): Page<ListedMessage> {
+  const forward = request.direction === 'forward';
+  const merged = merge(page, request, pending, journal.beyondCursor);
+  const { horizon } = journal;
+  if (horizon === undefined) return merged;
+  const before = (item: ListedMessage) =>
+    forward ? item.record.orderKey < horizon : item.record.orderKey > horizon;
+  // A message lies at the horizon: the page always has more in its direction.
+  return forward
+    ? { ...merged, items: merged.items.filter(before), hasNextPage: true }
+    : { ...merged, items: merged.items.filter(before), hasPreviousPage: true };
+}
+
+function merge(
+  page: Page<MessageRecord>,
+  request: PageRequest<string>,
+  pending: readonly PendingMessage[],
+  journalBeyondCursor: boolean,
 ): Page<ListedMessage> {
   const stored = page.items.map((record) => ({ record, status: AppendStatus.PERSISTED }));
   const ids = new Set(page.items.map((record) => record.id));
   const forward = request.direction === 'forward';
-  const unstored = pending.filter((message) => !ids.has(message.record.id));
+  // One message may be both in memory and read back from the journal (evicted meanwhile).
+  const unstored = pending.filter((message) => {
+    if (ids.has(message.record.id)) return false;
+    ids.add(message.record.id);
+    return true;
+  });
   const inWindow = unstored.filter(({ record }) => within(record.orderKey, request));
-  const beyondCursor = unstored.some(({ record }) =>
-    forward
-      ? request.after !== undefined && record.orderKey <= request.after
-      : request.before !== undefined && record.orderKey >= request.before,
-  );
+  const beyondCursor =
+    journalBeyondCursor ||
+    unstored.some(({ record }) =>
+      forward
+        ? request.after !== undefined && record.orderKey <= request.after
+        : request.before !== undefined && record.orderKey >= request.before,
+    );
   const flags = forward
     ? { hasNextPage: page.hasNextPage, hasPreviousPage: page.hasPreviousPage || beyondCursor }
     : { hasNextPage: page.hasNextPage || beyondCursor, hasPreviousPage: page.hasPreviousPage };

@@ -1,5 +1,11 @@
 import { EventEmitter2 } from '@nestjs/event-emitter';
-import { type PendingMessages } from '../message/pending-messages.js';
+import {
+  PendingMessages,
+  type JournalOnlyMessages,
+  type KeyWindow,
+  type PendingMessage,
+} from '../message/pending-messages.js';
+import { AppendStatus } from '../message/append-status.js';
 import { type SessionUpdates } from '../database/session-updates.js';
 
 const noPending = { of: () => [] } as unknown as PendingMessages;
@@ -138,5 +144,84 @@ describe(SessionReader.name, () => {
       await reader.messagePage('s', forward(7, 'k'));
       expect(calls).toEqual([['s', forward(7, 'k'), MAX_PAGE_BYTES]]);
     });
+  });
+});
+
+describe(`${SessionReader.name}.heldWithJournal`, () => {
+  const request = { direction: 'forward' as const, count: 10 };
+
+  /**
+   * What the write path holds, as a fake over the port: the journal's read moves the stored
+   * count by `storedPerRead` (a write-back storing while the snapshot is taken).
+   */
+  class MovingBacklog extends PendingMessages {
+    stored = 3;
+    storedPerRead: number[] = [];
+    reads = 0;
+    readonly held: PendingMessage[] = [
+      { record: acceptedRecord('s', 'held'), status: AppendStatus.QUEUED },
+    ];
+
+    of(): PendingMessage[] {
+      return this.held;
+    }
+
+    inJournalOnly(): boolean {
+      return true;
+    }
+
+    journalOnly(_id: string, _window: KeyWindow, maxBytes: number): Promise<JournalOnlyMessages> {
+      this.stored += this.storedPerRead[this.reads] ?? 0;
+      this.reads += 1;
+      // The page's byte bound, told back through the total.
+      return Promise.resolve({ messages: [], beyondCursor: false, total: maxBytes / 10_000 });
+    }
+  }
+
+  function readerOver(backlog: MovingBacklog): SessionReader {
+    const queries = {
+      findMetadata: () => Promise.resolve({ messageCount: backlog.stored }),
+    } as unknown as SessionQueries;
+    return new SessionReader(
+      queries,
+      ScribeConfig.fromVariables({ MAX_PAGE_BYTES: '70000' }),
+      new MetricsService(),
+      new EventEmitter2(),
+      backlog,
+      {} as SessionUpdates,
+    );
+  }
+
+  it('takes one snapshot while the stored count holds still, the journal read within the page bound', async () => {
+    const backlog = new MovingBacklog();
+
+    const sut = await readerOver(backlog).heldWithJournal('s', request);
+
+    expect(sut).toEqual({
+      held: backlog.held,
+      journal: { messages: [], beyondCursor: false, total: 7 },
+      stored: 3,
+    });
+    expect(backlog.reads).toBe(1);
+  });
+
+  it('takes the snapshot again while a write-back moves the stored count under it', async () => {
+    const backlog = new MovingBacklog();
+    backlog.storedPerRead = [2, 1];
+
+    const sut = await readerOver(backlog).heldWithJournal('s', request);
+
+    expect(backlog.reads).toBe(3);
+    expect(sut.stored).toBe(6);
+  });
+
+  it('gives up after three snapshots, with the last count', async () => {
+    const backlog = new MovingBacklog();
+    backlog.storedPerRead = [1, 1, 1, 1];
+
+    const sut = await readerOver(backlog).heldWithJournal('s', request);
+
+    expect(backlog.reads).toBe(3);
+    expect(sut.stored).toBe(6);
   });
 });

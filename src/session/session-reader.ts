@@ -19,11 +19,18 @@ import {
   SessionDeleted,
   WriteFailed,
 } from '../message/message-events.js';
-import { PendingMessages, type PendingMessage } from '../message/pending-messages.js';
+import {
+  PendingMessages,
+  type JournalOnlyMessages,
+  type PendingMessage,
+} from '../message/pending-messages.js';
 import { recordBytes, type FullSession, type SessionRecord } from '../message/session-record.js';
 import { pageOfList, type Page, type PageRequest } from '../common/pagination/page-request.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { SessionResolveGate, type SessionResolveGateStatus } from './session-resolve-gate.js';
+
+// Reads of a session's stored count around a snapshot of what it holds (see heldWithJournal).
+const COUNT_ATTEMPTS = 3;
 
 /**
  * What the API reads sessions through: full loads go through the SessionResolveGate
@@ -72,6 +79,39 @@ export class SessionReader {
     return this.held.of(id);
   }
 
+  /** Whether some of the session's accepted messages are in this instance's journal only. */
+  inJournalOnly(id: string): boolean {
+    return this.held.inJournalOnly(id);
+  }
+
+  /**
+   * The session's journal-only messages a page of `request` may list, read back from disk: at
+   * most the page's count and MAX_PAGE_BYTES of them, so that a read stays bounded.
+   */
+  journalOnly(id: string, request: PageRequest<string>): Promise<JournalOnlyMessages> {
+    return this.held.journalOnly(id, request, this.maxPageBytes);
+  }
+
+  /**
+   * What this instance holds of the session, in memory and (for a page of `request`) in the
+   * journal only, with how many of its messages are stored, as of one moment: the stored count
+   * is read before and after, and read again while a write-back moved it meanwhile (a message
+   * would be counted twice or not at all). After a few tries the last is taken.
+   */
+  async heldWithJournal(
+    id: string,
+    request: PageRequest<string>,
+  ): Promise<{ held: PendingMessage[]; journal: JournalOnlyMessages; stored: number }> {
+    let stored = await this.storedCount(id);
+    for (let attempt = 1; ; attempt += 1) {
+      const held = this.held.of(id);
+      const journal = await this.journalOnly(id, request);
+      const after = await this.storedCount(id);
+      if (after === stored || attempt === COUNT_ATTEMPTS) return { held, journal, stored: after };
+      stored = after;
+    }
+  }
+
   metadata(id: string): Promise<SessionRecord | null> {
     return this.gate.resolveMetadata(id);
   }
@@ -106,6 +146,10 @@ export class SessionReader {
 
   count(filter?: SessionFilter): Promise<number> {
     return this.queries.countSessions(filter);
+  }
+
+  private async storedCount(id: string): Promise<number> {
+    return (await this.queries.findMetadata(id))?.messageCount ?? 0;
   }
 
   /** A page of a session straight from the database, bounded by MAX_PAGE_BYTES. */

@@ -21,6 +21,7 @@ import {
 } from 'graphql';
 import { pageConnection, toConnection, type Connection } from '../common/pagination/connection.js';
 import { TwoWayPageArgs, pageRequestOf } from '../common/pagination/page.args.js';
+import { type Page, type PageRequest } from '../common/pagination/page-request.js';
 import {
   decodeMessageCursor,
   heldCursorKey,
@@ -39,7 +40,7 @@ import { ScribeException } from '../common/errors/scribe.exception.js';
 import { GateStatus } from './models/gate-status.model.js';
 import { MessageConnection } from '../common/graphql/models/message-connection.model.js';
 import { Session, SessionConnection } from '../common/graphql/models/session.model.js';
-import { withPending } from './pending-merge.js';
+import { withPending, type ListedMessage } from './pending-merge.js';
 import { SessionReader } from './session-reader.js';
 import { decodeSessionCursor, sessionListKey } from './session.mapper.js';
 import { toSessionModel } from '../common/graphql/session.mapper.js';
@@ -47,9 +48,13 @@ import { toSessionModel } from '../common/graphql/session.mapper.js';
 /**
  * A Session as resolved, carrying the whole transcript when a full load produced it, and what
  * this instance held of it just before (a held message stored meanwhile is then in one or both
- * of them, counted once, never in neither).
+ * of them, counted once, never in neither), and whether its journal alone held some then.
  */
-type ResolvedSession = Session & { transcript?: MessageRecord[]; held?: PendingMessage[] };
+type ResolvedSession = Session & {
+  transcript?: MessageRecord[];
+  held?: PendingMessage[];
+  journaled?: boolean;
+};
 
 @Resolver(() => Session)
 export class SessionResolver {
@@ -105,12 +110,13 @@ export class SessionResolver {
       return metadata ? toSessionModel(metadata) : this.onlyPending(args.id);
     }
     const held = this.reader.pending(args.id);
+    const journaled = this.reader.inJournalOnly(args.id);
     // A client that hangs up stops waiting; the load itself goes on for the others.
     const full = await this.reader.full(args.id, requestAbortSignal(context.req), context.req);
     if (!full) return this.onlyPending(args.id);
     // Too large to hold whole: its pages come straight from the database (keyset reads).
     return full.complete
-      ? { ...toSessionModel(full.session), transcript: full.messages, held }
+      ? { ...toSessionModel(full.session), transcript: full.messages, held, journaled }
       : toSessionModel(full.session);
   }
 
@@ -155,37 +161,54 @@ export class SessionResolver {
     @Args() args: TwoWayPageArgs,
   ): Promise<Connection<Message>> {
     const request = pageRequestOf(args, decodeMessageCursor);
-    // Read before the messages (see ResolvedSession).
-    const pending = session.held ?? this.reader.pending(session.id);
+    // Read before the messages (see ResolvedSession), and before asking whether the journal
+    // alone holds some: a message that leaves memory after this is in `held`.
+    const held = session.held ?? this.reader.pending(session.id);
+    if (session.journaled || this.reader.inJournalOnly(session.id)) {
+      return this.withJournal(session.id, request);
+    }
     const page = session.transcript
       ? this.reader.transcriptPage(session.transcript, request)
       : await this.reader.messagePage(session.id, request);
-    const listed = withPending(page, request, pending);
     const onPage = new Set(page.items.map((record) => record.id));
-    const unstored = pending.filter((message) => !onPage.has(message.record.id)).length;
-    return pageConnection(
-      listed,
-      session.messageCount + unstored,
-      // A held message's cursor says so: a subscription after it must not take the commit
-      // number it gets later as a place the client has seen everything before.
-      (message) =>
-        message.status === AppendStatus.PERSISTED
-          ? message.record.orderKey
-          : heldCursorKey(message.record.orderKey),
-      (message) => toMessageModel(message.record, message.status),
-    );
+    const unstored = held.filter((message) => !onPage.has(message.record.id)).length;
+    return connectionOf(withPending(page, request, held), session.messageCount + unstored);
+  }
+
+  /**
+   * A page of a session some of whose messages only the journal holds: those of the page read
+   * back, then the page from the database (never a cached transcript, which may lack what the
+   * write-back stored since), so that a message stored meanwhile is in one or both.
+   */
+  private async withJournal(
+    id: string,
+    request: PageRequest<string>,
+  ): Promise<Connection<Message>> {
+    const { held, journal, stored } = await this.reader.heldWithJournal(id, request);
+    const page = await this.reader.messagePage(id, request);
+    const pending = [...held, ...journal.messages];
+    const unstored = new Set(pending.map(({ record }) => record.id)).size;
+    // Journal-only messages this page did not read back are accepted all the same.
+    const unread = journal.total - journal.messages.length;
+    return connectionOf(withPending(page, request, pending, journal), stored + unstored + unread);
   }
 
   /** A session not stored yet, whose first messages this instance holds: it exists for them. */
-  private onlyPending(id: string): ResolvedSession | null {
-    const pending = this.reader.pending(id);
-    if (pending.length === 0) return null;
+  private async onlyPending(id: string): Promise<ResolvedSession | null> {
+    const held = this.reader.pending(id).map(({ record }) => record);
+    // Its oldest (or all) may be in the journal only: one line read back tells when it began.
+    const [oldest] = this.reader.inJournalOnly(id)
+      ? (await this.reader.journalOnly(id, { direction: 'forward', count: 1 })).messages
+      : [];
+    const first = oldest?.record ?? held[0];
+    if (!first) return null;
+    const last = held.at(-1) ?? first;
     return {
       id,
       title: null,
       metadata: null,
-      createdAt: new Date(pending[0].record.acceptedAt),
-      updatedAt: new Date(pending[pending.length - 1].record.acceptedAt),
+      createdAt: new Date(first.acceptedAt),
+      updatedAt: new Date(last.acceptedAt),
       messageCount: 0,
       revision: 0,
       transcript: [],
@@ -211,4 +234,18 @@ function selectsField(info: GraphQLResolveInfo, name: string): boolean {
       return fragment ? visit(fragment.selectionSet.selections) : false;
     });
   return info.fieldNodes.some((node) => visit(node.selectionSet?.selections ?? []));
+}
+
+function connectionOf(listed: Page<ListedMessage>, totalCount: number): Connection<Message> {
+  return pageConnection(
+    listed,
+    totalCount,
+    // A held message's cursor says so: a subscription after it must not take the commit
+    // number it gets later as a place the client has seen everything before.
+    (message) =>
+      message.status === AppendStatus.PERSISTED
+        ? message.record.orderKey
+        : heldCursorKey(message.record.orderKey),
+    (message) => toMessageModel(message.record, message.status),
+  );
 }

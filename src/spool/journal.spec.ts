@@ -638,4 +638,53 @@ describe(Journal.name, () => {
       expect(await sut.find('s', 's-1')).toBeUndefined();
     });
   });
+
+  describe('readWindow', () => {
+    const queued = (record: MessageRecord) => ({ record, status: 'QUEUED' });
+
+    it("reads back the window's disk-only records nearest its cursor, and counts them all", async () => {
+      const journaled = await onDiskOnly(records.slice(0, 4));
+
+      const window = await sut.readWindow(
+        's',
+        { direction: 'backward', count: 2, before: records[3].orderKey },
+        1e6,
+      );
+
+      expect(window).toEqual({
+        messages: [queued(records[1]), queued(records[2])],
+        horizon: records[0].orderKey,
+        beyondCursor: true,
+        total: 4,
+      });
+      expect(files.log.at(-1)).toBe(
+        `readRanges ${FIRST_SEGMENT} ${journaled[1].location.offset}+${
+          journaled[3].location.offset - journaled[1].location.offset
+        }`,
+      );
+    });
+
+    it('leaves out a line that no longer reads back, and sets nothing aside', async () => {
+      const journaled = await onDiskOnly(records.slice(0, 3));
+      corrupt(journaled[1]);
+
+      const window = await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6);
+
+      expect(window.messages).toEqual([queued(records[0]), queued(records[2])]);
+      expect(window.total).toBe(3);
+      expect(setAsideLines()).toEqual([]);
+      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
+    });
+
+    it('reads nothing from disk for a session with no disk-only record', async () => {
+      await journal(records.slice(0, 2));
+
+      expect(await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6)).toEqual({
+        messages: [],
+        beyondCursor: false,
+        total: 0,
+      });
+      expect(files.calls('read') + files.calls('readRanges')).toBe(0);
+    });
+  });
 });

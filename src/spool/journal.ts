@@ -1,8 +1,11 @@
 import { type Failpoints } from '../common/failpoints.js';
+import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
+import { type JournalOnlyMessages, type KeyWindow } from '../message/pending-messages.js';
 import { type JournalFiles } from './journal-files.js';
 import { type DiskEntry, type JournalIndex, type RecordLocation } from './journal-index.js';
 import { SegmentCache, readBack } from './journal-reader.js';
+import { selectWindow } from './journal-window.js';
 import { type JournalAppend, type JournalWriter } from './journal-writer.js';
 import { type SetAsideEntry, type SetAsideLog } from './set-aside-log.js';
 
@@ -169,6 +172,35 @@ export class Journal {
     if (!entry) return undefined;
     const [found] = await readBack(this.files, [entry], this.cache, this.cacheable);
     return found.kind === 'record' ? found.record : undefined;
+  }
+
+  /**
+   * The session's disk-only records a page of `window` may list (see selectWindow), read back.
+   * A line that does not read back is left out: the drain sets it aside, so it is never stored
+   * (or it was stored meanwhile, and the database read the caller makes next has it).
+   */
+  async readWindow(
+    sessionId: string,
+    window: KeyWindow,
+    maxBytes: number,
+  ): Promise<JournalOnlyMessages> {
+    const all = this.index.diskOnlyOf(sessionId, Number.MAX_SAFE_INTEGER);
+    const { entries, horizon, beyondCursor } = selectWindow(all, window, maxBytes);
+    const unread = entries.filter((entry) => !entry.record);
+    const results =
+      unread.length > 0 ? await readBack(this.files, unread, this.cache, this.cacheable) : [];
+    const read = new Map(unread.map((entry, index) => [entry, results[index]]));
+    const records = entries.flatMap((entry) => {
+      if (entry.record) return [entry.record];
+      const result = read.get(entry);
+      return result?.kind === 'record' ? [result.record] : [];
+    });
+    return {
+      messages: records.map((record) => ({ record, status: AppendStatus.QUEUED })),
+      horizon,
+      beyondCursor,
+      total: all.length,
+    };
   }
 
   /** Reads back `entries`; unreadable ones are set aside at once, so they cannot stall the drain. */

@@ -4,6 +4,7 @@ import { Failpoints } from '../common/failpoints.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { ScribeInstance } from '../config/scribe-instance.js';
 import { type MessageRecord } from '../message/message-record.js';
+import { type JournalOnlyMessages, type KeyWindow } from '../message/pending-messages.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import {
   Journal,
@@ -200,6 +201,11 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   /** See {@link Journal.find}. */
   find(sessionId: string, id: string): Promise<MessageRecord | undefined> {
     return this.journal.find(sessionId, id);
+  }
+
+  /** See {@link Journal.readWindow}. */
+  readWindow(sessionId: string, window: KeyWindow, maxBytes: number): Promise<JournalOnlyMessages> {
+    return this.journal.readWindow(sessionId, window, maxBytes);
   }
 
   hasDiskOnly(sessionId: string): boolean {

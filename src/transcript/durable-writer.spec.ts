@@ -450,6 +450,32 @@ describe(DurableWriter.name, () => {
       expect(store.contents()).toEqual(['a', 'b', 'c', 'd']);
     });
 
+    it('keeps an evicted message where a read finds it, in memory or in the journal, while it is journaled', async () => {
+      build({ cap: 2 });
+      store.goDown();
+      spool.failDisk();
+      const [a, b, c] = records('s1', 'a', 'b', 'c');
+      await acceptEach([a]);
+      spool.healDisk();
+      // What a reader sees just as each journal write completes, before the writer goes on.
+      const seen: string[][] = [];
+      const append = spool.append.bind(spool);
+      spool.append = async (batch) => {
+        const outcome = await append(batch);
+        seen.push([
+          ...spool.diskOnlyContents('s1'),
+          ...backlog.of('s1').map(({ record }) => record.content),
+        ]);
+        return outcome;
+      };
+
+      await acceptEach([b, c]);
+
+      expect(seen.every((contents) => contents.includes('a'))).toBe(true);
+      expect(seen).toHaveLength(3);
+      expect(backlog.totalBuffered).toBe(0);
+    });
+
     it('decides for each evicted message: dropped when held in memory only, spooled when journaled', async () => {
       build({ cap: 2 });
       store.goDown();

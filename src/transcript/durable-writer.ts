@@ -202,14 +202,16 @@ export class DurableWriter {
     const cap = this.maxPendingPerSession;
     const overflow = queue.size - cap;
     if (overflow <= 0) return;
-    const evicted = queue.shift(overflow);
-    const unjournaled = evicted.filter((entry) => entry.location === null);
+    const unjournaled = queue.peek(overflow).filter((entry) => entry.location === null);
     if (unjournaled.length > 0) {
       const appended = await this.spool.append(unjournaled.map((entry) => entry.record));
       if (appended.kind === 'written') {
-        unjournaled.forEach((entry, index) => (entry.location = appended.locations[index]));
+        unjournaled.forEach((entry, index) => queue.journaled(entry, appended.locations[index]));
       }
     }
+    // Out of memory and into the journal's index in one step: a read between the two would
+    // find the messages in neither (see HeldMessages).
+    const evicted = queue.shift(overflow);
     for (const entry of evicted) {
       if (entry.location === null) {
         this.metrics.messagesDropped.inc();

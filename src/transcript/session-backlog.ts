@@ -1,7 +1,7 @@
 import { KeyedMutex } from '../common/concurrency/keyed-mutex.js';
 import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
-import { PendingMessages, type PendingMessage } from '../message/pending-messages.js';
+import { type PendingMessage } from '../message/pending-messages.js';
 import { type RecordLocation } from '../spool/spool.service.js';
 
 /** An accepted message waiting for the database, and where the journal holds it. */
@@ -32,7 +32,7 @@ export interface PendingQueue {
  * everything done to a session: its queue can be read or changed only inside withSession(),
  * through the handle it passes, which stops working once the lock is let go.
  */
-export class SessionBacklog extends PendingMessages {
+export class SessionBacklog {
   private readonly locks = new KeyedMutex();
   private readonly queues = new Map<string, PendingEntry[]>();
   private count = 0;

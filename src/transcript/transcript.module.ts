@@ -14,6 +14,7 @@ import { SpoolService } from '../spool/spool.service.js';
 import { CoalescingWriter } from './coalescing-writer.js';
 import { DatabaseHealth } from './database-health.js';
 import { DurableWriter } from './durable-writer.js';
+import { HeldMessages } from './held-messages.js';
 import { TranscriptRecovery } from './recovery.js';
 import { SessionBacklog } from './session-backlog.js';
 import { SessionEraser } from './session-eraser.js';
@@ -31,7 +32,12 @@ import { TranscriptService } from './transcript.service.js';
     TranscriptService,
     TranscriptResolver,
     { provide: SessionBacklog, useFactory: () => new SessionBacklog() },
-    { provide: PendingMessages, useExisting: SessionBacklog },
+    {
+      provide: PendingMessages,
+      inject: [SessionBacklog, SpoolService],
+      useFactory: (backlog: SessionBacklog, spool: SpoolService) =>
+        new HeldMessages(backlog, spool),
+    },
     {
       provide: CoalescingWriter,
       inject: [MessageStore],

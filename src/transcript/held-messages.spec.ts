@@ -1,0 +1,59 @@
+import { type JournalOnlyMessages, type KeyWindow } from '../message/pending-messages.js';
+import { acceptedRecord } from '../message/testing/message-record.fixture.js';
+import { type SpoolService } from '../spool/spool.service.js';
+import { HeldMessages } from './held-messages.js';
+import { SessionBacklog } from './session-backlog.js';
+
+/** The journal as HeldMessages reads it: which sessions it holds, and the windows asked of it. */
+class FakeJournal {
+  readonly diskOnly = new Set<string>();
+  readonly windows: { sessionId: string; window: KeyWindow; maxBytes: number }[] = [];
+  readonly answer: JournalOnlyMessages = { messages: [], beyondCursor: true, total: 4 };
+
+  hasDiskOnly(sessionId: string): boolean {
+    return this.diskOnly.has(sessionId);
+  }
+
+  readWindow(sessionId: string, window: KeyWindow, maxBytes: number): Promise<JournalOnlyMessages> {
+    this.windows.push({ sessionId, window, maxBytes });
+    return Promise.resolve(this.answer);
+  }
+}
+
+describe(HeldMessages.name, () => {
+  const window: KeyWindow = { direction: 'backward', count: 5 };
+  let backlog: SessionBacklog;
+  let journal: FakeJournal;
+  let sut: HeldMessages;
+
+  beforeEach(() => {
+    backlog = new SessionBacklog();
+    journal = new FakeJournal();
+    sut = new HeldMessages(backlog, journal as unknown as SpoolService);
+  });
+
+  it("lists the backlog's messages held in memory", async () => {
+    const record = acceptedRecord('s', 'held');
+    await backlog.withSession('s', async (queue) => queue.push([{ record, location: null }]));
+
+    expect(sut.of('s')).toEqual([{ record, status: 'BUFFERED' }]);
+  });
+
+  it('reads nothing from the journal for a session it holds nothing of', async () => {
+    expect(sut.inJournalOnly('s')).toBe(false);
+    expect(await sut.journalOnly('s', window, 1000)).toEqual({
+      messages: [],
+      beyondCursor: false,
+      total: 0,
+    });
+    expect(journal.windows).toEqual([]);
+  });
+
+  it("reads the page's window back from the journal when it holds some", async () => {
+    journal.diskOnly.add('s');
+
+    expect(sut.inJournalOnly('s')).toBe(true);
+    expect(await sut.journalOnly('s', window, 1000)).toBe(journal.answer);
+    expect(journal.windows).toEqual([{ sessionId: 's', window, maxBytes: 1000 }]);
+  });
+});

@@ -1,0 +1,40 @@
+import {
+  PendingMessages,
+  type JournalOnlyMessages,
+  type KeyWindow,
+  type PendingMessage,
+} from '../message/pending-messages.js';
+import { type SpoolService } from '../spool/spool.service.js';
+import { type SessionBacklog } from './session-backlog.js';
+
+/**
+ * What the read side sees of the write path: a session's messages held in memory (its
+ * backlog), and the older ones that left memory past MAX_PENDING_PER_SESSION and that only
+ * the journal holds, so that a read can list both in their places.
+ */
+export class HeldMessages extends PendingMessages {
+  constructor(
+    private readonly backlog: SessionBacklog,
+    private readonly spool: SpoolService,
+  ) {
+    super();
+  }
+
+  of(sessionId: string): PendingMessage[] {
+    return this.backlog.of(sessionId);
+  }
+
+  inJournalOnly(sessionId: string): boolean {
+    return this.spool.hasDiskOnly(sessionId);
+  }
+
+  async journalOnly(
+    sessionId: string,
+    window: KeyWindow,
+    maxBytes: number,
+  ): Promise<JournalOnlyMessages> {
+    // Most reads: nothing has left memory, and nothing is read from disk.
+    if (!this.spool.hasDiskOnly(sessionId)) return { messages: [], beyondCursor: false, total: 0 };
+    return this.spool.readWindow(sessionId, window, maxBytes);
+  }
+}
