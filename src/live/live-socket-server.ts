@@ -6,12 +6,14 @@ import {
 } from '@nestjs/common';
 import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { GraphQLSchemaHost } from '@nestjs/graphql';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, getOperationAST } from 'graphql';
 import { type ServerOptions } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { type IncomingMessage, type Server } from 'node:http';
 import { type Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { type Principal } from '../common/auth/authenticator.js';
+import { fieldScopeRefusal } from '../common/auth/field-scopes.plugin.js';
 import { describeError } from '../common/errors/describe-error.js';
 import {
   errorKind,
@@ -51,6 +53,8 @@ interface Connection {
   acknowledged: boolean;
   /** The caller's credentials, as each of its operations presents them (see `context`). */
   authorization: string | undefined;
+  /** Who it authenticated as, once acknowledged: what its operations may select. */
+  principal?: Principal;
   /** Ids of its subscriptions, from the subscribe until graphql-ws says it is complete. */
   running: Set<string>;
   expiry?: NodeJS.Timeout;
@@ -212,6 +216,13 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
           protection.validationRules,
         );
         if (Array.isArray(checked)) return this.refused(ctx, checked);
+        // Every field of every event needs its scope, as over HTTP: checked once, here.
+        const operation = getOperationAST(checked.document, checked.operationName);
+        const hidden =
+          operation &&
+          connection.principal &&
+          fieldScopeRefusal(checked.schema, checked.document, operation, connection.principal);
+        if (hidden) return this.refused(ctx, [hidden]);
         connection.running.add(id);
         this.running.add(connection);
         return checked;
@@ -250,6 +261,7 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
     connection.acknowledged = true;
     this.guard.acknowledged();
     connection.authorization = authorization;
+    connection.principal = admission.principal;
     const expiresAt = admission.principal.expiresAt;
     if (expiresAt !== undefined) {
       // Subscriptions already running would outlive the token: the connection ends with it.
