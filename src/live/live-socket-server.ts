@@ -6,14 +6,13 @@ import {
 } from '@nestjs/common';
 import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { GraphQLSchemaHost } from '@nestjs/graphql';
-import { GraphQLError, getOperationAST } from 'graphql';
+import { GraphQLError } from 'graphql';
 import { type ServerOptions } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { type IncomingMessage, type Server } from 'node:http';
 import { type Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { type Principal } from '../common/auth/authenticator.js';
-import { fieldScopeRefusal } from '../common/auth/field-scopes.plugin.js';
 import { describeError } from '../common/errors/describe-error.js';
 import {
   errorKind,
@@ -214,15 +213,9 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
           payload,
           this.config.queryLimits,
           protection.validationRules,
+          connection.principal,
         );
         if (Array.isArray(checked)) return this.refused(ctx, checked);
-        // Every field of every event needs its scope, as over HTTP: checked once, here.
-        const operation = getOperationAST(checked.document, checked.operationName);
-        const hidden =
-          operation &&
-          connection.principal &&
-          fieldScopeRefusal(checked.schema, checked.document, operation, connection.principal);
-        if (hidden) return this.refused(ctx, [hidden]);
         connection.running.add(id);
         this.running.add(connection);
         return checked;
