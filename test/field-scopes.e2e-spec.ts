@@ -54,6 +54,7 @@ describe.each(databaseKinds())('scopes below the root field on %s', (database) =
         undefined,
         APPEND_ONLY,
       );
+      expect(response.status).toBe(403);
       expect(response.errors?.map((error) => error.extensions?.code)).toEqual(['FORBIDDEN']);
       expect(response.errors?.[0].message).toMatch(/needs the read scope/);
       expect(JSON.stringify(response.body)).not.toMatch(/hunter2|t-secret|m-secret/);
