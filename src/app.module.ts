@@ -3,6 +3,8 @@ import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AuthFailureLog } from './common/auth/auth-failure-log.js';
 import { AuthModule } from './common/auth/auth.module.js';
+import { Authenticator } from './common/auth/authenticator.js';
+import { fieldScopesPlugin } from './common/auth/field-scopes.plugin.js';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { GraphQLModule } from '@nestjs/graphql';
 import { type Request } from 'express';
@@ -31,8 +33,12 @@ import { TranscriptModule } from './transcript/transcript.module.js';
     DatabaseModule,
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,
-      inject: [ScribeConfig, AuthFailureLog],
-      useFactory: (config: ScribeConfig, refusals: AuthFailureLog) => {
+      inject: [ScribeConfig, AuthFailureLog, Authenticator],
+      useFactory: (
+        config: ScribeConfig,
+        refusals: AuthFailureLog,
+        authenticator: Authenticator,
+      ) => {
         const protection = queryProtection(config.queryLimits);
         return {
           path: '/graphql',
@@ -48,7 +54,11 @@ import { TranscriptModule } from './transcript/transcript.module.js';
           formatError: (formatted, error) =>
             formatGraphQLError(formatted, error, config.development),
           ...protection,
-          plugins: [errorLogPlugin(refusals), ...protection.plugins],
+          plugins: [
+            errorLogPlugin(refusals),
+            fieldScopesPlugin(authenticator),
+            ...protection.plugins,
+          ],
           context: ({ req }: { req: Request }): GraphQLContext => ({ req }),
         };
       },

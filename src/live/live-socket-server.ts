@@ -12,6 +12,7 @@ import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { type IncomingMessage, type Server } from 'node:http';
 import { type Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { type Principal } from '../common/auth/authenticator.js';
 import { describeError } from '../common/errors/describe-error.js';
 import {
   errorKind,
@@ -51,6 +52,8 @@ interface Connection {
   acknowledged: boolean;
   /** The caller's credentials, as each of its operations presents them (see `context`). */
   authorization: string | undefined;
+  /** Who it authenticated as, once acknowledged: what its operations may select. */
+  principal?: Principal;
   /** Ids of its subscriptions, from the subscribe until graphql-ws says it is complete. */
   running: Set<string>;
   expiry?: NodeJS.Timeout;
@@ -210,6 +213,7 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
           payload,
           this.config.queryLimits,
           protection.validationRules,
+          connection.principal,
         );
         if (Array.isArray(checked)) return this.refused(ctx, checked);
         connection.running.add(id);
@@ -250,6 +254,7 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
     connection.acknowledged = true;
     this.guard.acknowledged();
     connection.authorization = authorization;
+    connection.principal = admission.principal;
     const expiresAt = admission.principal.expiresAt;
     if (expiresAt !== undefined) {
       // Subscriptions already running would outlive the token: the connection ends with it.

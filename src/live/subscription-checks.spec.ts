@@ -7,6 +7,9 @@ import {
   type ValidationRule,
 } from 'graphql';
 import { type QueryLimitSettings } from '../config/scribe-config.js';
+import { type Principal } from '../common/auth/authenticator.js';
+import { FIELD_SCOPE } from '../common/auth/field-scope.js';
+import { type Scope } from '../config/access-settings.js';
 import { checkSubscription, type SubscribePayload } from './subscription-checks.js';
 
 const schema = buildSchema(`
@@ -241,5 +244,32 @@ describe(checkSubscription.name, () => {
       ]);
       expect(refusals(payload(3, 'Light'))).toBe('accepted');
     });
+  });
+
+  it("refuses a field of the event that the connection's caller may not see", () => {
+    const scoped = buildSchema(`
+      type Session { id: ID, title: String }
+      type Query { session: Session }
+      type Subscription { sessionUpdated(id: ID!): Session! }
+    `);
+    const session = scoped.getType('Session') as unknown as {
+      getFields(): Record<string, { extensions: object }>;
+    };
+    session.getFields().id.extensions = { [FIELD_SCOPE]: 'public' };
+    session.getFields().title.extensions = { [FIELD_SCOPE]: 'read' };
+    const caller = (scopes: Scope[]): Principal => ({
+      anonymous: false,
+      who: 'x',
+      scopes: new Set(scopes),
+      sessionPrefix: undefined,
+    });
+    const payload = { query: 'subscription { sessionUpdated(id: "s") { id title } }' };
+    const refused = checkSubscription(scoped, payload, limits, [], caller(['append']));
+    expect(Array.isArray(refused) && refused.map((error) => error.message)).toEqual([
+      'Session.title needs the read scope, which this caller lacks',
+    ]);
+    expect(Array.isArray(checkSubscription(scoped, payload, limits, [], caller(['read'])))).toBe(
+      false,
+    );
   });
 });

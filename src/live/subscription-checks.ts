@@ -10,6 +10,8 @@ import {
   type GraphQLSchema,
   type ValidationRule,
 } from 'graphql';
+import { type Principal } from '../common/auth/authenticator.js';
+import { fieldScopeRefusal } from '../common/auth/field-scopes.plugin.js';
 import { inputListTooLongError, oversizedInputList } from '../common/graphql/input-lists.js';
 import { refusal } from '../common/graphql/query-limits.plugin.js';
 import { queryTooComplexError } from '../common/graphql/query-limits.js';
@@ -26,7 +28,8 @@ export interface SubscribePayload {
  * The checks a query sent over HTTP passes (Apollo runs them there), for an operation sent
  * over the WebSocket: its token count while it parses, the validation rules (GraphQL's own,
  * GraphQL Armor's aliases and directives, Scribe's repeated fields), input lists, depth and
- * cost. Only subscriptions are taken: a query or a mutation has the HTTP endpoint, with its
+ * cost, and the scope of every field it selects (for `principal`, the connection's caller). Only
+ * subscriptions are taken: a query or a mutation has the HTTP endpoint, with its
  * body limits, refusal budget and error log, and no second way in.
  */
 export function checkSubscription(
@@ -34,6 +37,7 @@ export function checkSubscription(
   payload: SubscribePayload,
   limits: QueryLimitSettings,
   validationRules: readonly ValidationRule[],
+  principal?: Principal,
 ): ExecutionArgs | GraphQLError[] {
   if (typeof payload.query !== 'string') {
     return [requestError('The subscription has no query', 'BAD_REQUEST')];
@@ -72,6 +76,9 @@ export function checkSubscription(
       ),
     ];
   }
+  // Every field of every event needs its scope, as over HTTP: checked once, at subscribe.
+  const hidden = principal && fieldScopeRefusal(schema, document, operation, principal);
+  if (hidden) return [hidden];
   const oversized = oversizedInputList(schema, operation, variables);
   if (oversized) return [inputListTooLongError(oversized)];
   const reason = refusal(schema, document, variables, operationName, limits.maxFullReads);

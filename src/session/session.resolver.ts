@@ -78,11 +78,23 @@ export class SessionResolver {
       changes,
       input.expectedRevision ?? undefined,
     );
+    // A caller without `read` learns only whether its own change was made: with an
+    // expected revision, not whether the session exists nor the revision it is at.
+    const expected = input.expectedRevision ?? undefined;
+    const blind =
+      expected === undefined
+        ? undefined
+        : new ScribeException(
+            ScribeErrorCode.RevisionConflict,
+            `input.expectedRevision: the session is not at revision ${expected}, or does not exist; nothing was changed`,
+            'input.expectedRevision',
+          );
     if (outcome.kind === 'not-found') {
       throw new ScribeException(
         ScribeErrorCode.SessionNotFound,
         `input.id: no session ${JSON.stringify(input.id)}; a session is created by its first message`,
         'input.id',
+        blind,
       );
     }
     if (outcome.kind === 'conflict') {
@@ -90,6 +102,7 @@ export class SessionResolver {
         ScribeErrorCode.RevisionConflict,
         `input.expectedRevision: the session is at revision ${outcome.revision}, not ${input.expectedRevision}; nothing was changed. Read it again and retry.`,
         'input.expectedRevision',
+        blind,
       );
     }
     return toSessionModel(outcome.session);

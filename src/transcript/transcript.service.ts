@@ -159,10 +159,19 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
       const found = input.clientMessageId ? earlier.get(input.clientMessageId) : undefined;
       const field = found && conflictingField(input, found.record);
       if (field) {
+        const at = `${fieldOf(index)}.clientMessageId`;
+        const said = `${fieldOf(index)}: clientMessageId ${JSON.stringify(input.clientMessageId)} was accepted before with`;
+        const advice = 'nothing was stored. Send a new clientMessageId for a new message.';
         throw new ScribeException(
           ScribeErrorCode.IdempotencyConflict,
-          `${fieldOf(index)}: clientMessageId ${JSON.stringify(input.clientMessageId)} was accepted before with another ${field}; nothing was stored. Send a new clientMessageId for a new message.`,
-          `${fieldOf(index)}.clientMessageId`,
+          `${said} another ${field}; ${advice}`,
+          at,
+          // Naming the field would let a caller that cannot read guess a message field by field.
+          new ScribeException(
+            ScribeErrorCode.IdempotencyConflict,
+            `${said} something else; ${advice}`,
+            at,
+          ),
         );
       }
     });

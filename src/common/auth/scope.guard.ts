@@ -1,4 +1,10 @@
-import { Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import {
+  Injectable,
+  SetMetadata,
+  applyDecorators,
+  type CanActivate,
+  type ExecutionContext,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { GqlExecutionContext, type GqlContextType } from '@nestjs/graphql';
 import { type Request } from 'express';
@@ -6,6 +12,7 @@ import { type Scope } from '../../config/access-settings.js';
 import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 import { ScribeException } from '../errors/scribe.exception.js';
 import { Authenticator } from './authenticator.js';
+import { FieldScope } from './field-scope.js';
 
 const RULE = 'scribe:scope-rule';
 const ROOT_TYPES = new Set(['Query', 'Mutation', 'Subscription']);
@@ -16,9 +23,15 @@ interface ScopeRule {
   sessionArgument?: string;
 }
 
-/** What a root field needs: a scope, and for one session, where its id is. */
+/**
+ * What a root field needs: a scope, and for one session, where its id is. The scope is in the
+ * schema too, so the field check leaves a root field its caller may not run to this guard.
+ */
 export const RequireScope = (scope: Scope, sessionArgument?: string) =>
-  SetMetadata(RULE, { scope, sessionArgument } satisfies ScopeRule);
+  applyDecorators(
+    SetMetadata(RULE, { scope, sessionArgument } satisfies ScopeRule),
+    FieldScope(scope),
+  );
 
 /**
  * Every root field of the API declares the scope it needs (a root field without one is

@@ -1,9 +1,8 @@
 import { type ApolloServerPlugin } from '@apollo/server';
 import { Logger } from '@nestjs/common';
-import { unwrapResolverError } from '@apollo/server/errors';
 import { type GraphQLContext } from '../graphql/graphql-context.js';
 import { describeError } from './describe-error.js';
-import { errorKind, refusesClient } from './graphql-error.util.js';
+import { errorKind, originalOf, refusesClient } from './graphql-error.util.js';
 import { type AuthFailureLog } from '../auth/auth-failure-log.js';
 import { markRefused } from '../http/refusal-gate.js';
 import { sourceOf } from '../http/source-address.js';
@@ -31,7 +30,7 @@ export function errorLogPlugin(
           if (errors.some(refusesClient)) markRefused(contextValue.req);
           for (const error of errors) {
             const kind = errorKind(error);
-            const original = unwrapResolverError(error);
+            const original = originalOf(error);
             if (kind === 'fault') {
               logger.error(
                 `Unhandled error at ${error.path?.join('.') ?? 'request'}: ${describeError(original)}`,

@@ -11,6 +11,7 @@ import {
   errorKind,
   formatGraphQLError,
   graphqlCodeFor,
+  originalOf,
   refusesClient,
 } from './graphql-error.util.js';
 import { ScribeErrorCode } from './scribe-error-code.js';
@@ -307,6 +308,10 @@ describe(formatGraphQLError.name, () => {
       [ScribeErrorCode.SessionResolveTimeout, false],
       [ScribeErrorCode.ShuttingDown, false],
       [ScribeErrorCode.MessageRefused, false],
+      [ScribeErrorCode.SessionNotFound, true],
+      [ScribeErrorCode.RevisionConflict, true],
+      [ScribeErrorCode.IdempotencyConflict, true],
+      [ScribeErrorCode.SlowConsumer, false],
     ])('says a ScribeException with code %s refuses the client: %p', (code, expected) => {
       const exception = new ScribeException(code, 'x');
       expect(refusesClient(exception)).toBe(expected);
@@ -324,6 +329,20 @@ describe(formatGraphQLError.name, () => {
         extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' },
       });
       expect(refusesClient(notFound)).toBe(false);
+    });
+
+    it('finds the Scribe error that a refusal before execution carries', () => {
+      const forbidden = new ScribeException(ScribeErrorCode.Forbidden, 'Session.title needs read');
+      const carried = new GraphQLError(forbidden.message, { originalError: forbidden });
+      expect(originalOf(carried)).toBe(forbidden);
+      expect(originalOf(resolverError(forbidden))).toBe(forbidden);
+      const plain = new GraphQLError('Cannot query field "nope"');
+      expect(originalOf(plain)).toBe(plain);
+      expect(errorKind(carried)).toBe('unauthenticated');
+      expect(formatGraphQLError(carried.toJSON(), carried, false)).toEqual({
+        message: 'Session.title needs read',
+        extensions: { code: 'FORBIDDEN' },
+      });
     });
   });
 });

@@ -61,12 +61,23 @@ const SUGGESTION = / ?Did you mean .*\?$/;
 // graphql-js's parser, stopped by `parseOptions.maxTokens` ("more that" is its spelling).
 const TOKEN_LIMIT = /Document contains more th(?:an|at) (\d+) tokens/;
 
+/**
+ * What an error is at heart: a resolver's own error, or the Scribe error that a refusal raised
+ * before anything ran carries (a GraphQLError without a path, from a plugin).
+ */
+export function originalOf(error: unknown): unknown {
+  const original = unwrapResolverError(error);
+  return original instanceof GraphQLError && original.originalError instanceof ScribeException
+    ? original.originalError
+    : original;
+}
+
 /** Who an error is owed to: what the client sent or did, or a fault of the server's own. */
 export type ErrorKind = 'client' | 'unauthenticated' | 'fault';
 
 /** The one classification, used for the answer (formatGraphQLError) and the log (errorLogPlugin). */
 export function errorKind(error: unknown): ErrorKind {
-  const original = unwrapResolverError(error);
+  const original = originalOf(error);
   if (original instanceof ScribeException) {
     return original.code === ScribeErrorCode.Unauthenticated ||
       original.code === ScribeErrorCode.Forbidden
@@ -85,6 +96,11 @@ export function errorKind(error: unknown): ErrorKind {
 // waiting for a slot, a shutdown, a database that refused a write).
 const CLIENTS_DOING = new Set([
   ScribeErrorCode.InvalidInput,
+  // Each tells a caller something of a session (its existence, its revision, whether a
+  // message is one it guessed): answered at most MAX_REFUSALS_PER_MINUTE times a minute.
+  ScribeErrorCode.SessionNotFound,
+  ScribeErrorCode.RevisionConflict,
+  ScribeErrorCode.IdempotencyConflict,
   ScribeErrorCode.Unauthenticated,
   ScribeErrorCode.Forbidden,
   ScribeErrorCode.QueryTooExpensive,
@@ -95,7 +111,7 @@ const CLIENTS_DOING = new Set([
  * run. These spend the source's refusal budget even when the answer is HTTP 200.
  */
 export function refusesClient(error: unknown): boolean {
-  const original = unwrapResolverError(error);
+  const original = originalOf(error);
   if (original instanceof ScribeException) return CLIENTS_DOING.has(original.code);
   // Automatic persisted queries start with a hash the server may not know: the client then
   // sends the query. That is the protocol, not a refusal.
@@ -114,7 +130,7 @@ export function formatGraphQLError(
   error: unknown,
   development: boolean,
 ): GraphQLFormattedError {
-  const original = unwrapResolverError(error);
+  const original = originalOf(error);
   const base = { locations: formatted.locations, path: formatted.path };
   if (original instanceof ScribeException) {
     return {

@@ -12,6 +12,11 @@ export class ScribeException extends Error {
     message: string,
     /** The input field at fault, when there is one (`input.sessionId`, `first`, ...). */
     readonly field?: string,
+    /**
+     * What a caller without the `read` scope is told instead, when this answer would tell it
+     * something stored (a revision, whether a session exists, which field a message differs in).
+     */
+    readonly toNonReaders?: ScribeException,
   ) {
     super(message);
   }

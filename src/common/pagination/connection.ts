@@ -1,5 +1,6 @@
 import { type Type } from '@nestjs/common';
 import { Field, Int, ObjectType } from '@nestjs/graphql';
+import { FieldScope } from '../auth/field-scope.js';
 import { encodeCursor } from './cursor.js';
 import { PageInfo } from './page-info.model.js';
 import { type Page } from './page-request.js';
@@ -17,6 +18,8 @@ export interface Connection<T> {
 
 /** Builds the Relay edge type for `nodeType`, named `<name>Edge`. */
 export function EdgeType<T>(nodeType: Type<T>, name: string): Type<Edge<T>> {
+  // Cursors name stored items, and counts count them.
+  @FieldScope('read')
   @ObjectType(`${name}Edge`, {
     description: `One ${name.toLowerCase()} in a page, with its cursor.`,
   })
@@ -42,6 +45,7 @@ export function ConnectionType<T>(
   name: string,
   edgeType: Type<Edge<T>> = EdgeType(nodeType, name),
 ): Type<Connection<T>> {
+  @FieldScope('read')
   @ObjectType(`${name}Connection`, { description: `A page of ${name.toLowerCase()}s.` })
   class ConnectionClass {
     @Field(() => [edgeType], { description: 'The items of this page, in order.' })

@@ -1,5 +1,7 @@
 import { Field, ObjectType } from '@nestjs/graphql';
+import { FieldScope } from '../auth/field-scope.js';
 
+@FieldScope('read')
 @ObjectType({ description: 'Where a page of a connection sits in the whole list.' })
 export class PageInfo {
   @Field({

@@ -1,5 +1,7 @@
 import { Field, Int, ObjectType } from '@nestjs/graphql';
+import { FieldScope } from '../../common/auth/field-scope.js';
 
+@FieldScope('admin')
 @ObjectType({ description: 'The SessionResolveGate of this instance.' })
 export class GateStatus {
   @Field(() => Int, { description: 'Full session loads running now.' })

@@ -1,5 +1,7 @@
 import { Field, Float, ID, Int, ObjectType } from '@nestjs/graphql';
+import { FieldScope } from '../../common/auth/field-scope.js';
 
+@FieldScope('admin')
 @ObjectType({ description: 'Journaled messages of one session still waiting for the database.' })
 export class SpoolSessionMessages {
   @Field(() => ID, { description: 'The session.' })
@@ -9,6 +11,7 @@ export class SpoolSessionMessages {
   messages: number;
 }
 
+@FieldScope('admin')
 @ObjectType({
   description:
     "A record or file the journal could not replay (set aside in set-aside.jsonl), or a file in the spool directory that is not the journal's (left untouched).",
@@ -36,6 +39,7 @@ export class SpoolSetAside {
   messageId: string | null;
 }
 
+@FieldScope('admin')
 @ObjectType({ description: 'The on-disk journal of this instance.' })
 export class SpoolStatus {
   @Field({ description: 'The spool directory.' })

@@ -1,7 +1,10 @@
 import { Field, ObjectType } from '@nestjs/graphql';
+import { FieldScope } from '../../common/auth/field-scope.js';
 import { AppendStatus } from './append-status.enum.js';
 import { Message } from '../../common/graphql/models/message.model.js';
 
+// The append's own outcome; the Message's fields declare their own scopes.
+@FieldScope('public')
 @ObjectType({ description: 'The result of appendMessage.' })
 export class AppendMessagePayload {
   @Field(() => Message, { description: 'The accepted message, with its server-assigned id.' })
@@ -11,6 +14,7 @@ export class AppendMessagePayload {
   status: AppendStatus;
 }
 
+@FieldScope('public')
 @ObjectType({ description: 'The result of appendMessages.' })
 export class AppendMessagesPayload {
   @Field(() => [Message], { description: 'The accepted messages, in order.' })

@@ -1,6 +1,7 @@
 import { ArgsType, Field, ID, Int, ObjectType } from '@nestjs/graphql';
 import { Matches } from 'class-validator';
 import { SESSION_ID_PATTERN, SESSION_ID_RULE } from '../../common/validation/session-id.js';
+import { FieldScope } from '../../common/auth/field-scope.js';
 
 @ArgsType()
 export class DeleteSessionArgs {
@@ -9,6 +10,7 @@ export class DeleteSessionArgs {
   id: string;
 }
 
+@FieldScope('admin')
 @ObjectType({ description: 'What deleteSession removed.' })
 export class DeleteSessionPayload {
   @Field(() => ID, { description: 'The session that was deleted.' })

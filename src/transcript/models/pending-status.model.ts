@@ -1,6 +1,8 @@
 import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
 import { GraphQLDateTime } from 'graphql-scalars';
+import { FieldScope } from '../../common/auth/field-scope.js';
 
+@FieldScope('admin')
 @ObjectType({ description: 'Pending messages of one session on this instance.' })
 export class PendingSessionStatus {
   @Field(() => ID, { description: 'The session.' })
@@ -19,6 +21,7 @@ export class PendingSessionStatus {
   hasSpooledMessages: boolean;
 }
 
+@FieldScope('admin')
 @ObjectType({ description: 'The pending queues of this instance.' })
 export class PendingStatus {
   @Field({ description: 'False while database writes fail.' })

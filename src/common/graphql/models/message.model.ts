@@ -1,18 +1,26 @@
 import { Field, ID, ObjectType } from '@nestjs/graphql';
 import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
+import { FieldScope } from '../../auth/field-scope.js';
 import { AppendStatus } from './append-status.enum.js';
 import { MessageRole } from './message-role.enum.js';
 
+// What a message says and when it was accepted needs `read`, in an append's answer too: a
+// retry answers the message first accepted. Its id (derived from the session and the
+// clientMessageId), session and status are the append's own outcome.
+@FieldScope('read')
 @ObjectType({ description: 'One message of a session transcript.' })
 export class Message {
+  @FieldScope('public')
   @Field(() => ID, {
     description: 'Server-assigned id (a UUID), given when the append was accepted.',
   })
   id: string;
 
+  @FieldScope('public')
   @Field(() => ID, { description: 'The session the message belongs to.' })
   sessionId: string;
 
+  @FieldScope('public')
   @Field(() => AppendStatus, {
     description:
       'PERSISTED once stored. QUEUED or BUFFERED for a message this instance accepted and holds until the database takes it: a read on that instance shows it in its accepted place; other instances see it once it is stored.',

@@ -1,11 +1,16 @@
 import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
 import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
+import { FieldScope } from '../../auth/field-scope.js';
 import { ConnectionType } from '../../pagination/connection.js';
 
+// All that is stored of a session needs `read`, wherever a Session is answered; its id is
+// what the caller named.
+@FieldScope('read')
 @ObjectType({
   description: 'A chat session: its metadata and, through `messages`, its transcript.',
 })
 export class Session {
+  @FieldScope('public')
   @Field(() => ID, { description: 'The client-chosen session id.' })
   id: string;
 

@@ -1,0 +1,67 @@
+import { type ApolloServerPlugin } from '@apollo/server';
+import {
+  GraphQLError,
+  type DocumentNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
+import { ScribeException } from '../errors/scribe.exception.js';
+import { type GraphQLContext } from '../graphql/graphql-context.js';
+import { type Authenticator, type Principal } from './authenticator.js';
+import { hiddenField } from './field-scope-check.js';
+
+/**
+ * The refusal of an operation that names a field its caller may not see, or undefined when
+ * it may run: UNAUTHENTICATED for an anonymous caller (present a token), FORBIDDEN otherwise,
+ * naming the field and the scope, as the scope guard does for a root field.
+ */
+export function fieldScopeRefusal(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  principal: Principal,
+): GraphQLError | undefined {
+  const hidden = hiddenField(schema, document, operation, principal.scopes);
+  if (!hidden) return undefined;
+  const refusal =
+    hidden.needs === undefined
+      ? new ScribeException(ScribeErrorCode.Forbidden, `${hidden.coordinate} declares no scope`)
+      : principal.anonymous
+        ? new ScribeException(
+            ScribeErrorCode.Unauthenticated,
+            `${hidden.coordinate} needs Authorization: Bearer <token> with the ${hidden.needs} scope`,
+          )
+        : new ScribeException(
+            ScribeErrorCode.Forbidden,
+            `${hidden.coordinate} needs the ${hidden.needs} scope, which this caller lacks`,
+          );
+  const status = refusal.code === ScribeErrorCode.Unauthenticated ? 401 : 403;
+  return new GraphQLError(refusal.message, {
+    originalError: refusal,
+    extensions: { http: { status } },
+  });
+}
+
+/**
+ * Refuses, before it runs, an operation over HTTP that selects a field its caller may not see
+ * (see hiddenField). The caller is the one the HTTP layer authenticated: its outcome is cached
+ * per request, so this costs no second verification.
+ */
+export function fieldScopesPlugin(
+  authenticator: Pick<Authenticator, 'forRequest'>,
+): ApolloServerPlugin<GraphQLContext> {
+  return {
+    requestDidStart: () =>
+      Promise.resolve({
+        didResolveOperation: async ({ schema, document, operation, contextValue }) => {
+          if (!operation) return;
+          const outcome = await authenticator.forRequest(contextValue.req);
+          // Refused credentials are answered 401 before GraphQL, or by the root field's guard.
+          if (outcome.kind === 'refused') return;
+          const refusal = fieldScopeRefusal(schema, document, operation, outcome.principal);
+          if (refusal) throw refusal;
+        },
+      }),
+  };
+}
