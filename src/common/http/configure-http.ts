@@ -46,8 +46,13 @@ export function configureHttp(app: NestExpressApplication): void {
   // On every path: a probe of paths that do not exist is refused (404) as much as a bad query.
   app.use(refusalGate(config.maxRefusalsPerMinute, app.get(RefusalBudget)));
   const maxQueryBytes = config.queryLimits.maxBytes;
-  const budget = config.maxRefusalsPerMinute > 0 ? app.get(RefusalBudget) : undefined;
-  applyServerDeadlines(app.getHttpServer(), config.httpTimeouts, budget);
+  // A head cut by the server is charged to the socket's address: not behind a proxy, whose
+  // address every client shares.
+  const headBudget =
+    config.maxRefusalsPerMinute > 0 && config.trustProxy === false
+      ? app.get(RefusalBudget)
+      : undefined;
+  applyServerDeadlines(app.getHttpServer(), config.httpTimeouts, headBudget);
   // Credentials first, from the head alone: refused ones never cost a byte of the body.
   app.use(
     '/graphql',
