@@ -1,6 +1,5 @@
 import { EventEmitter } from 'node:events';
 import { type Server } from 'node:http';
-import { type Socket } from 'node:net';
 import { RefusalBudget } from './refusal-budget.js';
 import { applyServerDeadlines } from './server-deadlines.js';
 
@@ -37,7 +36,7 @@ function harness(budget: RefusalBudget | undefined = new RefusalBudget(1, 100, (
     server.emit(
       'clientError',
       Object.assign(new Error(code), { code }),
-      socket as unknown as Socket,
+      socket,
     );
     return socket;
   };
