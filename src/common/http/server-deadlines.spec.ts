@@ -33,11 +33,7 @@ function harness(budget: RefusalBudget | undefined = new RefusalBudget(1, 100, (
     debug: (line: string) => debug.push(line),
   });
   const clientError = (code: string, socket = new FakeSocket()) => {
-    server.emit(
-      'clientError',
-      Object.assign(new Error(code), { code }),
-      socket,
-    );
+    server.emit('clientError', Object.assign(new Error(code), { code }), socket);
     return socket;
   };
   return { server, clientError, budget, debug };
