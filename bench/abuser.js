@@ -4,7 +4,7 @@
 // would. Started with fork(); sends back how many requests it made once told to stop.
 import { postBytes } from './lib.js';
 
-process.once('message', async ({ url, body, connections, localAddress }) => {
+process.once('message', async ({ url, body, connections, localAddress, headers }) => {
   const payload = Buffer.from(body);
   let stop = false;
   let sent = 0;
@@ -14,7 +14,7 @@ process.once('message', async ({ url, body, connections, localAddress }) => {
       while (!stop) {
         // A server that turns the client away may close the connection before the body is
         // sent (EPIPE, ECONNRESET): an attacker just sends the next one.
-        await postBytes(url, payload, '/graphql', localAddress).catch(() => undefined);
+        await postBytes(url, payload, '/graphql', localAddress, headers).catch(() => undefined);
         sent += 1;
       }
     }),

@@ -114,7 +114,13 @@ export function post(baseUrl, body, path = '/graphql') {
  * from a given local address: all of 127.0.0.0/8 reaches a server on loopback, as distinct
  * sources.
  */
-export function postBytes(baseUrl, payload, path = '/graphql', localAddress = undefined) {
+export function postBytes(
+  baseUrl,
+  payload,
+  path = '/graphql',
+  localAddress = undefined,
+  headers = {},
+) {
   const url = new URL(path, baseUrl);
   return new Promise((resolve, reject) => {
     const request = http.request(
@@ -123,7 +129,11 @@ export function postBytes(baseUrl, payload, path = '/graphql', localAddress = un
         method: 'POST',
         agent,
         localAddress,
-        headers: { 'content-type': 'application/json', 'content-length': payload.length },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': payload.length,
+          ...headers,
+        },
       },
       (response) => {
         const chunks = [];

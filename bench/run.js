@@ -10,6 +10,7 @@ import {
 import { heapAfterLargeReads, underAbuse } from './abuse.js';
 import { cheapReadsUnderLoad, coldFanOutInProcess, coldFanOutOverHttp } from './gate.js';
 import { liveDelivery } from './live.js';
+import { preAuthBurst } from './preauth.js';
 import { singleAppend } from './single-append.js';
 import { batchMemory, batchPostgres, batchSqlite } from './throughput.js';
 
@@ -45,6 +46,7 @@ const sections = {
   },
   abuse: async () => {
     await underAbuse();
+    await preAuthBurst();
     await heapAfterLargeReads();
   },
   live: async () => {

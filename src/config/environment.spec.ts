@@ -29,6 +29,10 @@ const DEFAULTS = {
   MAX_QUERY_ALIASES: 30,
   MAX_FULL_READS_PER_REQUEST: 10,
   MAX_REFUSALS_PER_MINUTE: 60,
+  HEADERS_TIMEOUT_MS: 10_000,
+  BODY_TIMEOUT_MS: 10_000,
+  BODY_MIN_BYTES_PER_SECOND: 65_536,
+  KEEP_ALIVE_TIMEOUT_MS: 5000,
   MAX_SUBSCRIPTIONS: 1000,
   SUBSCRIPTION_BUFFER: 256,
   SUBSCRIPTION_BUFFER_BYTES: 16 * 1024 * 1024,
@@ -64,6 +68,10 @@ const INTEGER_VARIABLES = [
   'MAX_QUERY_ALIASES',
   'MAX_FULL_READS_PER_REQUEST',
   'MAX_REFUSALS_PER_MINUTE',
+  'HEADERS_TIMEOUT_MS',
+  'BODY_TIMEOUT_MS',
+  'BODY_MIN_BYTES_PER_SECOND',
+  'KEEP_ALIVE_TIMEOUT_MS',
   'MAX_SUBSCRIPTIONS',
   'SUBSCRIPTION_BUFFER',
   'SUBSCRIPTION_BUFFER_BYTES',
@@ -185,6 +193,18 @@ describe(validateEnvironment.name, () => {
         '-1',
         'MAX_REFUSALS_PER_MINUTE must be a whole number (got "-1")',
       ],
+      ['HEADERS_TIMEOUT_MS', '99', 'HEADERS_TIMEOUT_MS must not be less than 100'],
+      ['HEADERS_TIMEOUT_MS', '600001', 'HEADERS_TIMEOUT_MS must not be greater than 600000'],
+      ['BODY_TIMEOUT_MS', '99', 'BODY_TIMEOUT_MS must not be less than 100'],
+      ['BODY_TIMEOUT_MS', '600001', 'BODY_TIMEOUT_MS must not be greater than 600000'],
+      ['BODY_MIN_BYTES_PER_SECOND', '1023', 'BODY_MIN_BYTES_PER_SECOND must not be less than 1024'],
+      [
+        'BODY_MIN_BYTES_PER_SECOND',
+        '1073741825',
+        'BODY_MIN_BYTES_PER_SECOND must not be greater than 1073741824',
+      ],
+      ['KEEP_ALIVE_TIMEOUT_MS', '99', 'KEEP_ALIVE_TIMEOUT_MS must not be less than 100'],
+      ['KEEP_ALIVE_TIMEOUT_MS', '600001', 'KEEP_ALIVE_TIMEOUT_MS must not be greater than 600000'],
     ])('refuses %s=%s', (key, value, message) => {
       const error = refusal({ [key]: value });
 
@@ -201,6 +221,10 @@ describe(validateEnvironment.name, () => {
       ['MAX_PAGE_BYTES', '1073741824', 1073741824],
       ['MAX_REFUSALS_PER_MINUTE', '0', 0],
       ['MAX_REFUSALS_PER_MINUTE', '1000000', 1000000],
+      ['HEADERS_TIMEOUT_MS', '100', 100],
+      ['BODY_TIMEOUT_MS', '600000', 600000],
+      ['BODY_MIN_BYTES_PER_SECOND', '1024', 1024],
+      ['KEEP_ALIVE_TIMEOUT_MS', '100', 100],
     ])('accepts %s=%s at the edge', (key, value, expected) => {
       expect(validateEnvironment({ [key]: value })).toMatchObject({ [key]: expected });
     });
@@ -468,5 +492,24 @@ describe(ScribeConfig.name, () => {
     expect(ScribeConfig.fromVariables({ MAX_REFUSALS_PER_MINUTE: '0' }).maxRefusalsPerMinute).toBe(
       0,
     );
+  });
+
+  it('derives the HTTP deadlines, a whole request bounded past the longest body', () => {
+    expect(
+      ScribeConfig.fromVariables({
+        HEADERS_TIMEOUT_MS: '2000',
+        BODY_TIMEOUT_MS: '3000',
+        BODY_MIN_BYTES_PER_SECOND: '65536',
+        MAX_BODY_BYTES: String(4 * 1024 * 1024),
+        KEEP_ALIVE_TIMEOUT_MS: '4000',
+      }).httpTimeouts,
+    ).toEqual({
+      headersTimeoutMs: 2000,
+      bodyTimeoutMs: 3000,
+      bodyMinBytesPerSecond: 65536,
+      keepAliveTimeoutMs: 4000,
+      // 2 s + 3 s + 64 s (4 MiB at 64 KiB/s) + 5 s.
+      requestTimeoutMs: 74_000,
+    });
   });
 });

@@ -28,6 +28,20 @@ export interface SubscriptionSettings {
   readonly keepAliveMs: number;
 }
 
+/** Deadlines of the HTTP server: for a request's head, its body, and an idle connection. */
+export interface HttpTimeoutSettings {
+  readonly headersTimeoutMs: number;
+  /** A body must arrive within `bodyTimeoutMs` + 1 s per `bodyMinBytesPerSecond` received. */
+  readonly bodyTimeoutMs: number;
+  readonly bodyMinBytesPerSecond: number;
+  readonly keepAliveTimeoutMs: number;
+  /**
+   * Node's own bound on a whole request's arrival: a backstop past the longest head and body
+   * the two deadlines above allow (the body's is checked first, and answered with a code).
+   */
+  readonly requestTimeoutMs: number;
+}
+
 /** Typed, resolved view of the validated environment. */
 export class ScribeConfig {
   readonly port: number;
@@ -48,6 +62,7 @@ export class ScribeConfig {
   readonly subscriptions: SubscriptionSettings;
   /** Refused requests per source address and minute before it is answered 429; 0: off. */
   readonly maxRefusalsPerMinute: number;
+  readonly httpTimeouts: HttpTimeoutSettings;
   /** Express's `trust proxy` setting: false, a number of proxies, or which addresses. */
   readonly trustProxy: false | number | string;
   /** Origins browsers may call from (CORS); empty: none. */
@@ -101,6 +116,19 @@ export class ScribeConfig {
       keepAliveMs: get('SUBSCRIPTION_KEEPALIVE_MS'),
     };
     this.maxRefusalsPerMinute = get('MAX_REFUSALS_PER_MINUTE');
+    const bodyTimeoutMs = get('BODY_TIMEOUT_MS');
+    const bodyMinBytesPerSecond = get('BODY_MIN_BYTES_PER_SECOND');
+    this.httpTimeouts = {
+      headersTimeoutMs: get('HEADERS_TIMEOUT_MS'),
+      bodyTimeoutMs,
+      bodyMinBytesPerSecond,
+      keepAliveTimeoutMs: get('KEEP_ALIVE_TIMEOUT_MS'),
+      requestTimeoutMs:
+        get('HEADERS_TIMEOUT_MS') +
+        bodyTimeoutMs +
+        Math.ceil((this.maxBodyBytes * 1000) / bodyMinBytesPerSecond) +
+        5000,
+    };
     const trustProxy = get('TRUST_PROXY');
     this.trustProxy = !trustProxy
       ? false

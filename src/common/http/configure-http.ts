@@ -6,16 +6,20 @@ import { AuthFailureLog } from '../auth/auth-failure-log.js';
 import { describeError } from '../errors/describe-error.js';
 import { Authenticator } from '../auth/authenticator.js';
 import { jsonBodyProblem, queryTooLarge, type BodyRefusal } from '../validation/json-body.js';
+import { bodyDeadline } from './body-deadline.js';
+import { credentialsFirst } from './credentials-first.js';
 import { serveGraphqlIde } from './graphql-ide.js';
+import { answerRefusal, type HttpRefusalCode } from './http-refusal.js';
 import { RefusalBudget } from './refusal-budget.js';
-import { refusalGate } from './refusal-gate.js';
-import { sourceOf } from './source-address.js';
+import { chargeRefusal, refusalGate } from './refusal-gate.js';
+import { applyServerDeadlines } from './server-deadlines.js';
 
 /**
- * Everything a request meets before GraphQL, cheapest first: the refusal budget of its source,
- * the body's size and shape (checked on the bytes, before parsing), the query's size, the
- * caller's credentials; and plain JSON answers (no stack traces) for what is refused on the
- * way. Shared by main.ts and the tests.
+ * Everything a request meets before GraphQL, cheapest first: the server's deadlines for its
+ * head, the refusal budget of its source, the caller's credentials (from the head: no byte of
+ * the body is read for refused ones), the body's declared size, its deadline, its size and
+ * shape (checked on the bytes, before parsing), the query's size; and plain JSON answers (no
+ * stack traces) for what is refused on the way. Shared by main.ts and the tests.
  */
 export function configureHttp(app: NestExpressApplication): void {
   const config = app.get(ScribeConfig);
@@ -42,6 +46,39 @@ export function configureHttp(app: NestExpressApplication): void {
   // On every path: a probe of paths that do not exist is refused (404) as much as a bad query.
   app.use(refusalGate(config.maxRefusalsPerMinute, app.get(RefusalBudget)));
   const maxQueryBytes = config.queryLimits.maxBytes;
+  // A head cut by the server is charged to the socket's address: not behind a proxy, whose
+  // address every client shares.
+  const headBudget =
+    config.maxRefusalsPerMinute > 0 && config.trustProxy === false
+      ? app.get(RefusalBudget)
+      : undefined;
+  applyServerDeadlines(app.getHttpServer(), config.httpTimeouts, headBudget);
+  // Credentials first, from the head alone: refused ones never cost a byte of the body.
+  app.use(
+    '/graphql',
+    credentialsFirst(app.get(Authenticator), app.get(AuthFailureLog), corsOrigins),
+  );
+  // A body declared too large is refused unread (body-parser would read it all first).
+  app.use('/graphql', (request: Request, response: Response, next: NextFunction) => {
+    if (Number(request.headers['content-length'] ?? 0) <= config.maxBodyBytes) return next();
+    answerRefusal(response, 413, 'PAYLOAD_TOO_LARGE', bodyTooLarge(config.maxBodyBytes), {
+      close: true,
+    });
+  });
+  const { bodyTimeoutMs, bodyMinBytesPerSecond } = config.httpTimeouts;
+  app.use(
+    '/graphql',
+    bodyDeadline(config.httpTimeouts, (_request, response) => {
+      chargeRefusal(response);
+      answerRefusal(
+        response,
+        408,
+        'REQUEST_TIMEOUT',
+        `The request body did not arrive in time: it may take BODY_TIMEOUT_MS (${bodyTimeoutMs} ms) and 1 s more per BODY_MIN_BYTES_PER_SECOND (${bodyMinBytesPerSecond}) bytes received`,
+        { close: true },
+      );
+    }),
+  );
   // Bodies are read for /graphql only: no other route takes one. express.json itself, not
   // app.useBodyParser: Nest reserves `verify` for its rawBody option.
   app.use(
@@ -74,34 +111,10 @@ export function configureHttp(app: NestExpressApplication): void {
     if (bytes <= maxQueryBytes) return next();
     refuse(response, { code: 'PAYLOAD_TOO_LARGE', message: queryTooLarge(maxQueryBytes) });
   });
-  // The caller is known before GraphQL parses or checks anything: refused credentials cost no
-  // work (a typed list of 400,000 items in the variables took seconds to check). The scope
-  // each field needs is checked later, by ScopeGuard, on the same outcome.
-  const authenticator = app.get(Authenticator);
-  const refusals = app.get(AuthFailureLog);
-  app.use('/graphql', (request: Request, response: Response, next: NextFunction) => {
-    authenticator.forRequest(request).then(
-      (outcome) => {
-        // A page on another origin never calls anonymously, whatever anonymous callers may do
-        // here: a local instance open to anonymous callers must not be open to any web page
-        // a browser on the same machine happens to show.
-        const reason =
-          outcome.kind === 'refused'
-            ? outcome.reason
-            : outcome.principal.anonymous && corsOrigins.has(request.headers.origin ?? '')
-              ? 'Calls from another origin need Authorization: Bearer <token>'
-              : undefined;
-        if (reason === undefined) return next();
-        refusals.refused(sourceOf(request), `UNAUTHENTICATED: ${reason}`);
-        response.status(401).json({
-          errors: [{ message: reason, extensions: { code: 'UNAUTHENTICATED' } }],
-        });
-      },
-      (error: unknown) => next(error),
-    );
-  });
   const faults = new Logger('HTTP');
   app.use((error: unknown, request: Request, response: Response, next: NextFunction) => {
+    // Already answered in full (a body cut at its deadline, whose read then fails): done.
+    if (response.writableEnded) return;
     if (response.headersSent) return next(error);
     if (error instanceof RefusedBody) return refuse(response, error.refusal);
     const given = (error as { status?: number }).status;
@@ -113,18 +126,15 @@ export function configureHttp(app: NestExpressApplication): void {
         error instanceof Error ? error.stack : undefined,
       );
     }
-    const [message, code] =
+    const [message, code]: [string, HttpRefusalCode] =
       status === 413
-        ? [
-            `Request body exceeds MAX_BODY_BYTES (${config.maxBodyBytes} bytes)`,
-            'PAYLOAD_TOO_LARGE',
-          ]
+        ? [bodyTooLarge(config.maxBodyBytes), 'PAYLOAD_TOO_LARGE']
         : status === 415
           ? ['JSON request bodies must be UTF-8 (RFC 8259)', 'UNSUPPORTED_MEDIA_TYPE']
           : status < 500
             ? ['Malformed request body', 'BAD_REQUEST']
             : ['Internal server error', 'INTERNAL_SERVER_ERROR'];
-    response.status(status).json({ errors: [{ message, extensions: { code } }] });
+    answerRefusal(response, status, code, message);
   });
 }
 
@@ -144,7 +154,8 @@ const STATUS_OF = {
 } as const;
 
 function refuse(response: Response, refusal: BodyRefusal): void {
-  response.status(STATUS_OF[refusal.code]).json({
-    errors: [{ message: refusal.message, extensions: { code: refusal.code } }],
-  });
+  answerRefusal(response, STATUS_OF[refusal.code], refusal.code, refusal.message);
 }
+
+const bodyTooLarge = (maxBodyBytes: number) =>
+  `Request body exceeds MAX_BODY_BYTES (${maxBodyBytes} bytes)`;

@@ -30,6 +30,30 @@ describe('RefusalBudget', () => {
     expect(budget.retryAfterSeconds('a')).toBe(1);
   });
 
+  it('counts reservations as spent until they are given back, and never charges them', () => {
+    const budget = new RefusalBudget(2, 100, clock().now);
+    budget.reserve('a');
+    expect(budget.retryAfterSeconds('a')).toBe(0);
+    budget.reserve('a');
+    // Two in flight: a third waits for one of them (30 s, the time one refusal takes back).
+    expect(budget.retryAfterSeconds('a')).toBe(30);
+    expect(budget.retryAfterSeconds('b')).toBe(0);
+    budget.release('a');
+    expect(budget.retryAfterSeconds('a')).toBe(0);
+    budget.release('a');
+    budget.release('a');
+    // Given back in full, and no further: a release without a reservation adds nothing.
+    budget.charge('a');
+    budget.charge('a');
+    expect(budget.retryAfterSeconds('a')).toBe(30);
+  });
+
+  it('reserves nothing when budgets are off', () => {
+    const budget = new RefusalBudget(0, 100, clock().now);
+    for (let i = 0; i < 5; i++) budget.reserve('a');
+    expect(budget.retryAfterSeconds('a')).toBe(0);
+  });
+
   it('keeps each source to its own budget', () => {
     const budget = new RefusalBudget(1, 100, clock().now);
     budget.charge('a');

@@ -9,10 +9,17 @@ import { isIP } from 'node:net';
  * earned one back. Only refusals are counted, not requests: a well-behaved client never
  * spends any, however many requests it has in flight (counting every request and giving back
  * the successful ones, as request-rate limiters do, would refuse a busy honest client).
+ *
+ * A request whose credentials are not known yet holds a reservation, counted as if spent:
+ * otherwise a burst arriving at once would all pass before the first of it is refused. The
+ * reservation is given back as soon as the credentials are accepted (so a busy honest client
+ * holds next to none), or turned into a charge when they are refused.
  */
 export class RefusalBudget {
   // Sources with a spent or partly spent budget, oldest first; a full one needs no entry.
   private readonly sources = new Map<string, { tokens: number; at: number }>();
+  // Reservations of requests in flight, per source; bounded by the requests in flight.
+  private readonly reserved = new Map<string, number>();
 
   constructor(
     private readonly perMinute: number,
@@ -23,7 +30,7 @@ export class RefusalBudget {
   /** Whole seconds until `source` may be served again; 0 when it may now (or budgets are off). */
   retryAfterSeconds(source: string): number {
     if (this.perMinute === 0) return 0;
-    const tokens = this.tokensOf(source);
+    const tokens = this.tokensOf(source) - (this.reserved.get(source) ?? 0);
     // To the millisecond first, so that float error never adds a second.
     return tokens >= 1 ? 0 : Math.ceil(Math.round(((1 - tokens) * 60_000) / this.perMinute) / 1000);
   }
@@ -39,6 +46,20 @@ export class RefusalBudget {
     if (this.sources.size > this.maxSources) {
       this.sources.delete(this.sources.keys().next().value as string);
     }
+  }
+
+  /** Counts one request of `source` in flight as spent until release(); see the class. */
+  reserve(source: string): void {
+    if (this.perMinute === 0) return;
+    this.reserved.set(source, (this.reserved.get(source) ?? 0) + 1);
+  }
+
+  /** Gives back a reservation of `source` (charge() separately if the request was refused). */
+  release(source: string): void {
+    const held = this.reserved.get(source);
+    if (held === undefined) return;
+    if (held > 1) this.reserved.set(source, held - 1);
+    else this.reserved.delete(source);
   }
 
   private tokensOf(source: string): number {

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { type NextFunction, type Request, type Response } from 'express';
 import { LogRateLimit } from '../errors/log-rate-limit.js';
 import { RefusalBudget } from './refusal-budget.js';
-import { markRefused, refusalGate } from './refusal-gate.js';
+import { chargeRefusal, credentialsAccepted, markRefused, refusalGate } from './refusal-gate.js';
 
 class FakeResponse extends EventEmitter {
   statusCode = 200;
@@ -48,7 +48,7 @@ function harness(perMinute = 2) {
     const next: NextFunction = () => (passed = true);
     const request = { ip, res: response } as unknown as Request;
     gate(request, response as unknown as Response, next);
-    return { request, response, passed };
+    return { request, response, passed, express: response as unknown as Response };
   };
   return { send, warnings };
 }
@@ -142,5 +142,71 @@ describe('refusalGate', () => {
     const { send } = harness(1);
     for (let i = 0; i < 5; i++) send().response.abort(200);
     expect(send().passed).toBe(true);
+  });
+
+  it('counts requests in flight whose credentials are not known yet against the budget', async () => {
+    const { send } = harness(3);
+    // Three verdicts pending at once (an asynchronous check): a fourth is turned away.
+    const pending = [send(), send(), send()];
+    expect(pending.map((request) => request.passed)).toEqual([true, true, true]);
+    const verdicts = pending.map(
+      ({ express }) =>
+        new Promise<void>((resolve) => setImmediate(() => resolve(chargeRefusal(express)))),
+    );
+    const fourth = send();
+    expect(fourth.passed).toBe(false);
+    expect(fourth.response.statusCode).toBe(429);
+    await Promise.all(verdicts);
+    expect(send().passed).toBe(false);
+  });
+
+  it('gives the reservation back as soon as the credentials are accepted', () => {
+    const { send } = harness(2);
+    for (let i = 0; i < 5; i++) credentialsAccepted(send().express);
+    // Five accepted and still in flight hold nothing.
+    expect(send().passed).toBe(true);
+  });
+
+  it('gives the reservation of a request that ends well back when it ends', () => {
+    const { send } = harness(1);
+    send().response.finish(200);
+    expect(send().passed).toBe(true);
+  });
+
+  it('charges a refusal once, however it is reported', () => {
+    const { send } = harness(2);
+    const first = send();
+    chargeRefusal(first.express);
+    chargeRefusal(first.express);
+    first.response.finish(401);
+    // One of two spent: one more request passes, the next does not.
+    const second = send();
+    expect(second.passed).toBe(true);
+    second.response.finish(200);
+    expect(send().passed).toBe(true);
+  });
+
+  it('charges an accepted request that is refused later, when it ends', () => {
+    const { send } = harness(1);
+    const first = send();
+    credentialsAccepted(first.express);
+    credentialsAccepted(first.express);
+    first.response.finish(400);
+    expect(send().passed).toBe(false);
+  });
+
+  it('accepting after a refusal gives nothing back', () => {
+    const { send } = harness(1);
+    const first = send();
+    chargeRefusal(first.express);
+    credentialsAccepted(first.express);
+    first.response.finish(401);
+    expect(send().passed).toBe(false);
+  });
+
+  it('is a no-op on a request the gate did not see (budgets off)', () => {
+    const response = new FakeResponse() as unknown as Response;
+    expect(() => chargeRefusal(response)).not.toThrow();
+    expect(() => credentialsAccepted(response)).not.toThrow();
   });
 });

@@ -5,6 +5,37 @@ import { RefusalBudget, sourceKey } from './refusal-budget.js';
 import { sourceOf } from './source-address.js';
 
 const REFUSED = 'scribeRefused';
+const TICKET = 'scribeRefusalTicket';
+
+/** A request's standing with its source's budget, from the gate to its end. */
+interface Ticket {
+  readonly source: string;
+  readonly budget: RefusalBudget;
+  /** reserved: credentials not known yet; accepted: given back; charged: refused already. */
+  state: 'reserved' | 'accepted' | 'charged';
+}
+
+const ticketOf = (response: Response | undefined) => response?.locals[TICKET] as Ticket | undefined;
+
+/** The request's credentials were accepted: its reservation is given back at once. */
+export function credentialsAccepted(response: Response): void {
+  const ticket = ticketOf(response);
+  if (ticket?.state !== 'reserved') return;
+  ticket.state = 'accepted';
+  ticket.budget.release(ticket.source);
+}
+
+/**
+ * The request is refused now (its credentials, or a deadline): its source is charged at once,
+ * not when the answer has gone, so that the requests arriving meanwhile already see it.
+ */
+export function chargeRefusal(response: Response): void {
+  const ticket = ticketOf(response);
+  if (!ticket || ticket.state === 'charged') return;
+  if (ticket.state === 'reserved') ticket.budget.release(ticket.source);
+  ticket.state = 'charged';
+  ticket.budget.charge(ticket.source);
+}
 
 /**
  * Marks a request as refused though its HTTP status is 200: a GraphQL answer whose
@@ -20,11 +51,12 @@ const isRefusal = (response: Response) =>
   response.locals[REFUSED] === true;
 
 /**
- * Express middleware, first on /graphql: turns away, unread, the requests of a source whose
- * refusal budget is spent (HTTP 429, RATE_LIMITED, Retry-After, connection closed), and
- * charges the budget for each request of the source that ends refused: answered 4xx, or with
- * its credentials refused (markRefused). The WARN line that a
- * source is being turned away is rate-limited like the other access lines.
+ * Express middleware, first on every path: turns away, unread, the requests of a source whose
+ * refusal budget is spent (HTTP 429, RATE_LIMITED, Retry-After, connection closed). Each
+ * request it lets in holds a reservation of the budget until its credentials are accepted
+ * (credentialsAccepted) or refused (chargeRefusal, which charges at once); a request that
+ * ends refused otherwise (answered 4xx, or markRefused) is charged when it ends. The WARN
+ * line that a source is being turned away is rate-limited like the other access lines.
  */
 export function refusalGate(
   perMinute: number,
@@ -57,10 +89,14 @@ export function refusalGate(
       });
       return;
     }
+    budget.reserve(source);
+    const ticket: Ticket = { source, budget, state: 'reserved' };
+    response.locals[TICKET] = ticket;
     // On close, not finish: a client that goes away before its refusal is written has cost
     // the refusing all the same (the status is set before the write fails).
     response.once('close', () => {
-      if (isRefusal(response)) budget.charge(source);
+      if (isRefusal(response)) chargeRefusal(response);
+      else if (ticket.state === 'reserved') budget.release(source);
     });
     next();
   };

@@ -1,0 +1,37 @@
+import { type Response } from 'express';
+
+/**
+ * The codes of what is refused at the HTTP layer, before GraphQL (where ScribeErrorCode and its
+ * mapping take over): each is the `extensions.code` of a plain JSON answer.
+ */
+export type HttpRefusalCode =
+  | 'BAD_REQUEST'
+  | 'BAD_USER_INPUT'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'UNAUTHENTICATED'
+  | 'RATE_LIMITED'
+  | 'REQUEST_TIMEOUT'
+  | 'INTERNAL_SERVER_ERROR';
+
+/** The body of every such answer, as GraphQL clients read errors. */
+export function refusalBody(code: HttpRefusalCode, message: string): string {
+  return JSON.stringify({ errors: [{ message, extensions: { code } }] });
+}
+
+/**
+ * Answers a refusal. With `close`, for one decided before the body is read (or while it is):
+ * the connection is closed once the answer is written, so the body is never drained (Node
+ * would otherwise read all of it to keep the connection), and the client still reads the
+ * answer, which goes out before the close.
+ */
+export function answerRefusal(
+  response: Response,
+  status: number,
+  code: HttpRefusalCode,
+  message: string,
+  { close = false } = {},
+): void {
+  if (close) response.setHeader('Connection', 'close');
+  response.status(status).type('application/json').send(refusalBody(code, message));
+}
