@@ -26,6 +26,14 @@ const DESCRIBED = `
   }
   "A moment."
   scalar DateTime
+  type Mutation {
+    "Touch."
+    touch: Int
+  }
+  type Subscription {
+    "Ticks."
+    tick: Int
+  }
   type Query {
     "One session."
     session("Which." id: ID!, "Changed how." change: Change): Session
