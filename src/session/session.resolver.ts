@@ -19,7 +19,8 @@ import {
   type GraphQLResolveInfo,
   type SelectionNode,
 } from 'graphql';
-import { pageConnection, toConnection, type Connection } from '../common/pagination/connection.js';
+import { pageConnection, type Connection } from '../common/pagination/connection.js';
+import { recordBytes, sessionBytes } from '../message/session-record.js';
 import { TwoWayPageArgs, pageRequestOf } from '../common/pagination/page.args.js';
 import {
   decodeMessageCursor,
@@ -29,6 +30,7 @@ import {
 import { AppendStatus } from '../message/append-status.js';
 import { Message } from '../common/graphql/models/message.model.js';
 import { type MessageRecord } from '../message/message-record.js';
+import { type SessionRecord } from '../message/session-record.js';
 import { type PendingMessage } from '../message/pending-messages.js';
 import { SessionArgs } from './dto/session.args.js';
 import { SessionsArgs, sessionFilterOf } from './dto/sessions.args.js';
@@ -97,14 +99,22 @@ export class SessionResolver {
     @Info() info: GraphQLResolveInfo,
     @Context() context: GraphQLContext,
   ): Promise<ResolvedSession | null> {
+    // Metadata is already in memory (cached or read) when it is charged: it is one value.
+    const charge = (record: SessionRecord) => {
+      if (selectsField(info, 'metadata') || selectsField(info, 'title')) {
+        context.budget?.charge(sessionBytes(record));
+      }
+    };
     if (!selectsField(info, 'messages')) {
       const metadata = await this.reader.metadata(args.id);
+      if (metadata) charge(metadata);
       return metadata ? toSessionModel(metadata) : this.onlyPending(args.id);
     }
     const held = this.reader.pending(args.id);
     // A client that hangs up stops waiting; the load itself goes on for the others.
     const full = await this.reader.full(args.id, requestAbortSignal(context.req), context.req);
     if (!full) return this.onlyPending(args.id);
+    charge(full.session);
     // Too large to hold whole: its pages come straight from the database (keyset reads).
     return full.complete
       ? { ...toSessionModel(full.session), transcript: full.messages, held }
@@ -116,18 +126,20 @@ export class SessionResolver {
       'Sessions, most recently updated first; with `filter`, only those that match (`totalCount` counts those).',
   })
   @RequireScope('read')
-  async sessions(@Args() page: SessionsArgs): Promise<Connection<Session>> {
+  async sessions(
+    @Args() page: SessionsArgs,
+    @Context() context: GraphQLContext,
+  ): Promise<Connection<Session>> {
     const filter = sessionFilterOf(page.filter);
     const after = page.after ? decodeSessionCursor(page.after) : undefined;
-    const [rows, totalCount, hasPreviousPage] = await Promise.all([
-      this.reader.list(page.first, after, filter),
+    const budget = context.budget;
+    const [listed, totalCount, hasPreviousPage] = await Promise.all([
+      this.reader.list(page.first, after, filter, budget && ((bytes) => budget.admit(bytes))),
       this.reader.count(filter),
       after ? this.reader.anySessionAtOrBefore(after, filter) : false,
     ]);
-    return toConnection(
-      rows,
-      page.first,
-      hasPreviousPage,
+    return pageConnection(
+      { items: listed.sessions, hasNextPage: listed.more, hasPreviousPage },
       totalCount,
       sessionListKey,
       toSessionModel,
@@ -150,15 +162,28 @@ export class SessionResolver {
   async messages(
     @Parent() session: ResolvedSession,
     @Args() args: TwoWayPageArgs,
+    @Context() context: GraphQLContext,
   ): Promise<Connection<Message>> {
     const request = pageRequestOf(args, decodeMessageCursor);
+    const budget = context.budget;
     // Read before the messages (see ResolvedSession).
     const pending = session.held ?? this.reader.pending(session.id);
     const page = session.transcript
       ? this.reader.transcriptPage(session.transcript, request)
-      : await this.reader.messagePage(session.id, request);
+      : await this.reader.messagePage(
+          session.id,
+          request,
+          budget && ((bytes) => budget.admit(bytes)),
+        );
     const listed = withPending(page, request, pending);
     const onPage = new Set(page.items.map((record) => record.id));
+    // What the database page reserved is paid; the rest (a cached transcript's page, held
+    // messages) is in memory already, and its answer is charged before it is built.
+    await budget?.admit(
+      listed.items
+        .filter((message) => !(onPage.has(message.record.id) && !session.transcript))
+        .reduce((sum, message) => sum + recordBytes(message.record), 0),
+    );
     const unstored = pending.filter((message) => !onPage.has(message.record.id)).length;
     return pageConnection(
       listed,
