@@ -8,6 +8,7 @@ import {
   replayRate,
 } from './durability.js';
 import { heapAfterLargeReads, underAbuse } from './abuse.js';
+import { amplification } from './amplification.js';
 import { cheapReadsUnderLoad, coldFanOutInProcess, coldFanOutOverHttp } from './gate.js';
 import { liveDelivery } from './live.js';
 import { singleAppend } from './single-append.js';
@@ -46,6 +47,11 @@ const sections = {
   abuse: async () => {
     await underAbuse();
     await heapAfterLargeReads();
+    await amplification();
+  },
+  // The amplification figure alone (part of `abuse`).
+  amplification: async () => {
+    await amplification();
   },
   live: async () => {
     await liveDelivery();

@@ -55,6 +55,18 @@ describe(ResponseBudget.name, () => {
     expect(slots.status()).toEqual({ active: 0, waiting: 0 });
   });
 
+  it('refuses a reservation that waited for its slot while a sibling passed the bound', async () => {
+    const slots = new BoundedSlots(1, 60_000);
+    const holder = new ResponseBudget(limits, slots);
+    await holder.admit(500);
+    const sut = new ResponseBudget(limits, slots);
+    const waiting = sut.admit(500);
+    expect(() => sut.charge(600)).toThrow(ScribeException);
+    holder.end();
+    await expect(waiting).rejects.toBe(sut.refused);
+    sut.end();
+  });
+
   it('answers RESPONSE_SLOT_TIMEOUT when no slot comes, and a late slot goes straight back', async () => {
     const slots = new BoundedSlots(1, 10);
     const holder = new ResponseBudget(limits, slots);

@@ -61,6 +61,8 @@ export class ResponseBudget {
         'The server is building other large answers; retry in a moment, or ask for smaller pages',
       );
     }
+    // Refused while it waited (a sibling resolver passed the bound): read nothing more.
+    if (this.refusal) throw this.refusal;
   }
 
   /** Reserves `bytes` of what is already in memory; throws the refusal past the bound. */
