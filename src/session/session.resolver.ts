@@ -123,7 +123,7 @@ export class SessionResolver {
 
   @Query(() => SessionConnection, {
     description:
-      'Sessions, most recently updated first; with `filter`, only those that match (`totalCount` counts those).',
+      'Sessions, most recently updated first; with `filter`, only those that match (`totalCount` counts those). A page ends early, with `hasNextPage`, once its titles and metadata reach MAX_PAGE_BYTES.',
   })
   @RequireScope('read')
   async sessions(
