@@ -24,6 +24,7 @@ describe.each(databaseKinds())('answers bounded in bytes on %s', (database) => {
       MAX_MESSAGE_BYTES: '40000',
       MAX_BODY_BYTES: '110000',
       MAX_RESPONSE_BYTES: String(MAX_RESPONSE_BYTES),
+      SESSION_CACHE_MAX_BYTES: String(1024 * 1024),
     });
     for (let i = 0; i < SESSIONS; i++) {
       const sessionId = `s${i}`;
@@ -84,5 +85,45 @@ describe.each(databaseKinds())('answers bounded in bytes on %s', (database) => {
         : null;
     }
     expect([...seen].sort()).toEqual(Array.from({ length: SESSIONS }, (_, i) => `s${i}`).sort());
+  });
+
+  it('bounds pages of messages under aliases, cached (small) or read from the database (large)', async () => {
+    const content = 'm'.repeat(30_000);
+    for (let i = 0; i < 6; i++) {
+      await sut.gql(APPEND, { input: { sessionId: 'small', role: 'USER', content } });
+    }
+    // 40 × 30,000 characters: past SESSION_CACHE_MAX_BYTES (1 MiB), so read page by page.
+    for (let i = 0; i < 40; i++) {
+      await sut.gql(APPEND, { input: { sessionId: 'large', role: 'USER', content } });
+    }
+    for (const id of ['small', 'large']) {
+      // A page holds two of these (about 120 KB as estimated): two fit the bound, three do not.
+      const read = `session(id: "${id}") { messages(first: 1000) { edges { node { content } } } }`;
+      const two = await sut.gql(aliased(2, read));
+      expect(two.errors).toBeUndefined();
+      expect(two.data.a1.messages.edges).toHaveLength(2);
+      expectRefused(await sut.gql(aliased(3, read)));
+    }
+  });
+
+  it("gives every answer a request id: the caller's when plain, else a new one", async () => {
+    const given = await sut
+      .http()
+      .post('/graphql')
+      .set('x-request-id', 'trace-42')
+      .send({ query: '{ __typename }' });
+    expect(given.headers['x-request-id']).toBe('trace-42');
+    const forged = await sut
+      .http()
+      .post('/graphql')
+      .set('x-request-id', 'a b"forged=1')
+      .send({ query: '{ __typename }' });
+    expect(forged.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const overlong = await sut
+      .http()
+      .post('/graphql')
+      .set('x-request-id', 'x'.repeat(65))
+      .send({ query: '{ __typename }' });
+    expect(overlong.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
