@@ -8,6 +8,7 @@ import {
   replayRate,
 } from './durability.js';
 import { heapAfterLargeReads, underAbuse } from './abuse.js';
+import { amplification } from './amplification.js';
 import { cheapReadsUnderLoad, coldFanOutInProcess, coldFanOutOverHttp } from './gate.js';
 import { liveDelivery } from './live.js';
 import { preAuthBurst } from './preauth.js';
@@ -48,6 +49,11 @@ const sections = {
     await underAbuse();
     await preAuthBurst();
     await heapAfterLargeReads();
+    await amplification();
+  },
+  // The amplification figure alone (part of `abuse`).
+  amplification: async () => {
+    await amplification();
   },
   live: async () => {
     await liveDelivery();

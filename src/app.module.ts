@@ -13,6 +13,13 @@ import { GraphQLExceptionFilter } from './common/errors/graphql-exception.filter
 import { formatGraphQLError } from './common/errors/graphql-error.util.js';
 import { type GraphQLContext } from './common/graphql/graphql-context.js';
 import { queryProtection } from './common/graphql/query-protection.js';
+import { serialiseAnswer } from './common/graphql/answer-serialiser.js';
+import { ResponseBudget } from './common/graphql/response-budget.js';
+import { responseBudgetPlugin } from './common/graphql/response-budget.plugin.js';
+import { BoundedSlots } from './common/concurrency/bounded-slots.js';
+import { requestAbortSignal } from './common/http/request-abort-signal.js';
+import { requestIdOf } from './common/http/request-id.js';
+import { MAX_TITLE_CHARACTERS } from './session/dto/update-session.input.js';
 import { createValidationPipe } from './common/validation/validation.pipe.js';
 import { ScribeConfig } from './config/scribe-config.js';
 import { ScribeConfigModule } from './config/scribe-config.module.js';
@@ -40,6 +47,15 @@ import { TranscriptModule } from './transcript/transcript.module.js';
         authenticator: Authenticator,
       ) => {
         const protection = queryProtection(config.queryLimits);
+        const limits = config.responseLimits;
+        // Shared by every request: how many large answers are built at once.
+        const largeAnswers = new BoundedSlots(limits.maxLarge, limits.slotTimeoutMs);
+        const answers = responseBudgetPlugin(limits.maxBytes, {
+          maxPageBytes: config.maxPageBytes,
+          maxMessageBytes: config.maxMessageBytes,
+          // Every character escaped as \uXXXX at worst.
+          maxTitleBytes: MAX_TITLE_CHARACTERS * 6,
+        });
         return {
           path: '/graphql',
           // Apollo stops (and its drain ends every socket of the HTTP server) only once the
@@ -54,12 +70,19 @@ import { TranscriptModule } from './transcript/transcript.module.js';
           formatError: (formatted, error) =>
             formatGraphQLError(formatted, error, config.development),
           ...protection,
+          stringifyResult: serialiseAnswer(),
           plugins: [
             errorLogPlugin(refusals),
             fieldScopesPlugin(authenticator),
             ...protection.plugins,
+            answers,
           ],
-          context: ({ req }: { req: Request }): GraphQLContext => ({ req }),
+          context: ({ req }: { req: Request }): GraphQLContext => {
+            const requestId = requestIdOf(req);
+            req.res?.setHeader('x-request-id', requestId);
+            const budget = new ResponseBudget(limits, largeAnswers, requestAbortSignal(req));
+            return { req, requestId, budget };
+          },
         };
       },
     }),

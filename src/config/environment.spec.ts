@@ -22,6 +22,8 @@ const DEFAULTS = {
   SESSION_CACHE_SIZE: 100,
   SESSION_CACHE_MAX_BYTES: 64 * 1024 * 1024,
   MAX_PAGE_BYTES: 8 * 1024 * 1024,
+  MAX_RESPONSE_BYTES: undefined,
+  MAX_LARGE_RESPONSES: 2,
   MAX_MESSAGE_BYTES: 1024 * 1024,
   MAX_BODY_BYTES: 16 * 1024 * 1024,
   MAX_QUERY_BYTES: 64 * 1024,
@@ -62,6 +64,8 @@ const INTEGER_VARIABLES = [
   'SESSION_CACHE_MAX_BYTES',
   'MAX_PAGE_BYTES',
   'MAX_MESSAGE_BYTES',
+  'MAX_RESPONSE_BYTES',
+  'MAX_LARGE_RESPONSES',
   'MAX_BODY_BYTES',
   'MAX_QUERY_BYTES',
   'MAX_QUERY_TOKENS',
@@ -319,6 +323,38 @@ describe(validateEnvironment.name, () => {
       const error = refusal({ MAX_MESSAGE_BYTES: String(16 * 1024 * 1024) });
 
       expect(error.message).toMatch(/^MAX_BODY_BYTES must be at least MAX_MESSAGE_BYTES/);
+    });
+  });
+
+  describe('MAX_RESPONSE_BYTES', () => {
+    const small = { MAX_PAGE_BYTES: '65536', MAX_MESSAGE_BYTES: '1000', MAX_BODY_BYTES: '66536' };
+
+    it('must hold one mutation and one page: body + page + message', () => {
+      const error = refusal({ ...small, MAX_RESPONSE_BYTES: String(66536 + 65536 + 1000 - 1) });
+
+      expect(error.message).toBe(
+        'MAX_RESPONSE_BYTES must be at least MAX_BODY_BYTES + MAX_PAGE_BYTES + MAX_MESSAGE_BYTES (133072), so that one mutation and one page always fit; got 133071',
+      );
+      const least = validateEnvironment({ ...small, MAX_RESPONSE_BYTES: '133072' });
+      expect(least.MAX_RESPONSE_BYTES).toBe(133072);
+    });
+
+    it('defaults to four pages, or to the least allowed when that is more', () => {
+      expect(ScribeConfig.fromVariables({}).responseLimits.maxBytes).toBe(32 * 1024 * 1024);
+      expect(
+        ScribeConfig.fromVariables({ MAX_PAGE_BYTES: String(1024 * 1024) }).responseLimits.maxBytes,
+      ).toBe(16 * 1024 * 1024 + 1024 * 1024 + 1024 * 1024);
+      expect(ScribeConfig.fromVariables(small).responseLimits).toEqual({
+        maxBytes: 4 * 65536,
+        largeBytes: 65536,
+        maxLarge: 2,
+        slotTimeoutMs: 10_000,
+      });
+    });
+
+    it('bounds MAX_LARGE_RESPONSES to 1..64', () => {
+      expect(refusal({ MAX_LARGE_RESPONSES: '0' }).message).toMatch(/^MAX_LARGE_RESPONSES/);
+      expect(refusal({ MAX_LARGE_RESPONSES: '65' }).message).toMatch(/^MAX_LARGE_RESPONSES/);
     });
   });
 });

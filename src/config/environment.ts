@@ -101,6 +101,22 @@ export class Environment {
   @Max(1024 * 1024 * 1024)
   MAX_PAGE_BYTES = 8 * 1024 * 1024;
 
+  /**
+   * The largest answer (serialised JSON, estimated from stored sizes) one request may get;
+   * unset: the larger of 4 × MAX_PAGE_BYTES and what one mutation and one page can answer.
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(64 * 1024)
+  @Max(256 * 1024 * 1024)
+  MAX_RESPONSE_BYTES?: number;
+
+  /** Requests whose answer grows past MAX_PAGE_BYTES that may be built at once; more wait. */
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  MAX_LARGE_RESPONSES = 2;
+
   @IsInt()
   @Min(1)
   @Max(256 * 1024 * 1024)
@@ -275,6 +291,8 @@ const INTEGER_KEYS = new Set([
   'SESSION_CACHE_MAX_BYTES',
   'MAX_PAGE_BYTES',
   'MAX_MESSAGE_BYTES',
+  'MAX_RESPONSE_BYTES',
+  'MAX_LARGE_RESPONSES',
   'MAX_BODY_BYTES',
   'MAX_QUERY_BYTES',
   'MAX_QUERY_TOKENS',
@@ -325,7 +343,33 @@ export function validateEnvironment(raw: Record<string, unknown>): Environment {
         `(${environment.MAX_MESSAGE_BYTES + BODY_ROOM_BYTES}); got ${environment.MAX_BODY_BYTES}`,
     );
   }
+  const leastResponse = leastResponseBytes(environment);
+  if (
+    environment.MAX_RESPONSE_BYTES !== undefined &&
+    environment.MAX_RESPONSE_BYTES < leastResponse
+  ) {
+    throw new InvalidEnvironmentError(
+      `MAX_RESPONSE_BYTES must be at least MAX_BODY_BYTES + MAX_PAGE_BYTES + MAX_MESSAGE_BYTES ` +
+        `(${leastResponse}), so that one mutation and one page always fit; got ${environment.MAX_RESPONSE_BYTES}`,
+    );
+  }
   checkTrustProxy(environment.TRUST_PROXY);
   corsOriginsOf(environment.CORS_ORIGINS);
   return environment;
+}
+
+/**
+ * The smallest MAX_RESPONSE_BYTES allowed: what one mutation can echo of its body, one page and
+ * one item past it, so that an honest request is never refused for its size alone.
+ */
+export function leastResponseBytes(environment: Environment): number {
+  return environment.MAX_BODY_BYTES + environment.MAX_PAGE_BYTES + environment.MAX_MESSAGE_BYTES;
+}
+
+/** MAX_RESPONSE_BYTES, or its default: a few pages, never less than leastResponseBytes. */
+export function maxResponseBytesOf(environment: Environment): number {
+  return (
+    environment.MAX_RESPONSE_BYTES ??
+    Math.max(4 * environment.MAX_PAGE_BYTES, leastResponseBytes(environment))
+  );
 }

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { accessSettings, type AccessSettings } from './access-settings.js';
 import {
   Environment,
+  maxResponseBytesOf,
   validateEnvironment,
   type LogLevelName,
   type SqliteSynchronousMode,
@@ -18,6 +19,17 @@ export interface QueryLimitSettings {
   readonly maxTokens: number;
   readonly maxAliases: number;
   readonly maxFullReads: number;
+}
+
+/** Bounds on the answer to one request, checked while it is built (see ResponseBudget). */
+export interface ResponseLimitSettings {
+  /** MAX_RESPONSE_BYTES: past it the answer is refused, QUERY_TOO_COMPLEX. */
+  readonly maxBytes: number;
+  /** Past this many bytes a request needs one of `maxLarge` slots to go on (MAX_PAGE_BYTES). */
+  readonly largeBytes: number;
+  readonly maxLarge: number;
+  /** How long a request waits for a slot before RESPONSE_SLOT_TIMEOUT. */
+  readonly slotTimeoutMs: number;
 }
 
 /** Bounds on live subscriptions (graphql-ws). */
@@ -59,6 +71,7 @@ export class ScribeConfig {
   readonly maxMessageBytes: number;
   readonly maxBodyBytes: number;
   readonly queryLimits: QueryLimitSettings;
+  readonly responseLimits: ResponseLimitSettings;
   readonly subscriptions: SubscriptionSettings;
   /** Refused requests per source address and minute before it is answered 429; 0: off. */
   readonly maxRefusalsPerMinute: number;
@@ -108,6 +121,12 @@ export class ScribeConfig {
       maxTokens: get('MAX_QUERY_TOKENS'),
       maxAliases: get('MAX_QUERY_ALIASES'),
       maxFullReads: get('MAX_FULL_READS_PER_REQUEST'),
+    };
+    this.responseLimits = {
+      maxBytes: maxResponseBytesOf(environment),
+      largeBytes: this.maxPageBytes,
+      maxLarge: get('MAX_LARGE_RESPONSES'),
+      slotTimeoutMs: this.sessionResolveTimeoutMs,
     };
     this.subscriptions = {
       maxSubscriptions: get('MAX_SUBSCRIPTIONS'),

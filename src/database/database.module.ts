@@ -12,6 +12,7 @@ import { MessageStore } from './message-store.js';
 import { PostgresMessageStore } from './postgres-message-store.js';
 import { SessionDeletion, Tombstones } from './session-deletion.js';
 import { CommitReads } from './commit-reads.js';
+import { SessionListQueries } from './session-list-queries.js';
 import { SessionQueries } from './session-queries.js';
 import { SessionUpdates } from './session-updates.js';
 import { SqliteMessageStore } from './sqlite-message-store.js';
@@ -34,6 +35,7 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
   ],
   providers: [
     SessionQueries,
+    SessionListQueries,
     SessionUpdates,
     CommitReads,
     SessionDeletion,
@@ -70,6 +72,7 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
   ],
   exports: [
     SessionQueries,
+    SessionListQueries,
     SessionUpdates,
     CommitReads,
     SessionDeletion,

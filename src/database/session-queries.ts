@@ -11,6 +11,7 @@ import {
 import { itemsWithin } from '../common/pagination/byte-bounded-page.js';
 import { type Page, type PageRequest } from '../common/pagination/page-request.js';
 import { MessageEntity } from './entities/message.entity.js';
+import { type PageAdmission } from './session-list-queries.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { messageRecordFromEntity, sessionRecordFromEntity } from './record-mappers.js';
 
@@ -28,18 +29,6 @@ export function estimatedRecordBytes(postgres: boolean): string {
     (column) => `coalesce(${bytes(column)}, 0)`,
   );
   return `${RECORD_OVERHEAD_BYTES} + 2 * (${[...always, ...maybe].join(' + ')})`;
-}
-
-/** A place in the session list: most recently updated first, ties broken by id. */
-export interface SessionListPosition {
-  updatedAt: number;
-  id: string;
-}
-
-/** Which sessions a list holds: updated at or after `updatedSince` (epoch ms), titles holding `titleContains`. */
-export interface SessionFilter {
-  updatedSince?: number;
-  titleContains?: string;
 }
 
 /** Reads of sessions and transcripts straight from the database. */
@@ -78,65 +67,10 @@ export class SessionQueries {
     return { session, messages, bytes, complete: true };
   }
 
-  /** Most recently updated first; `first + 1` rows so the caller can tell if more follow. */
-  async listSessions(
-    first: number,
-    after?: SessionListPosition,
-    filter: SessionFilter = {},
-  ): Promise<SessionRecord[]> {
-    const query = this.filtered(filter)
-      .orderBy('session.updated_at', 'DESC')
-      .addOrderBy('session.id', 'DESC')
-      .limit(first + 1);
-    if (after) {
-      query.andWhere(
-        '(session.updated_at < :updatedAt OR (session.updated_at = :updatedAt AND session.id < :id))',
-        after,
-      );
-    }
-    return (await query.getMany()).map(sessionRecordFromEntity);
-  }
-
   /** The messages with these ids, in no particular order; ids not stored are left out. */
   async messagesByIds(ids: readonly string[]): Promise<MessageRecord[]> {
     if (ids.length === 0) return [];
     return (await this.messages.findBy({ id: In([...ids]) })).map(messageRecordFromEntity);
-  }
-
-  /** Whether any session the filter keeps stands at or before `position` in the list. */
-  async anySessionAtOrBefore(
-    position: SessionListPosition,
-    filter: SessionFilter = {},
-  ): Promise<boolean> {
-    const found = await this.filtered(filter)
-      .select('1', 'one')
-      .andWhere(
-        '(session.updated_at > :updatedAt OR (session.updated_at = :updatedAt AND session.id >= :id))',
-        position,
-      )
-      .limit(1)
-      .getRawMany();
-    return found.length > 0;
-  }
-
-  countSessions(filter: SessionFilter = {}): Promise<number> {
-    return this.filtered(filter).getCount();
-  }
-
-  /** Sessions the filter keeps; a title is matched as it is (case counts) on both databases. */
-  private filtered(filter: SessionFilter) {
-    const query = this.sessions.createQueryBuilder('session').where('1 = 1');
-    if (filter.updatedSince !== undefined) {
-      query.andWhere('session.updated_at >= :since', { since: filter.updatedSince });
-    }
-    if (filter.titleContains !== undefined) {
-      const postgres = this.sessions.manager.connection.options.type === 'postgres';
-      query.andWhere(
-        postgres ? 'strpos(session.title, :title) > 0' : 'instr(session.title, :title) > 0',
-        { title: filter.titleContains },
-      );
-    }
-    return query;
   }
 
   /** A page of a transcript in accepted order after the order key `after`, `first + 1` rows. */
@@ -161,6 +95,7 @@ export class SessionQueries {
     sessionId: string,
     request: PageRequest<string>,
     maxBytes: number,
+    admit?: PageAdmission,
   ): Promise<Page<MessageRecord>> {
     const backward = request.direction === 'backward';
     const order = backward ? 'DESC' : 'ASC';
@@ -190,6 +125,8 @@ export class SessionQueries {
       maxBytes,
     );
     const more = rows.length > count;
+    // The answer's share is reserved before a row is read (see ResponseBudget).
+    await admit?.(rows.slice(0, count).reduce((sum, row) => sum + Number(row.bytes), 0));
     const flags = backward
       ? { hasNextPage: beyondCursor, hasPreviousPage: more }
       : { hasNextPage: more, hasPreviousPage: beyondCursor };

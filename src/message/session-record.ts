@@ -51,3 +51,12 @@ export function recordBytes(record: MessageRecord): number {
   }
   return RECORD_OVERHEAD_BYTES + 2 * units;
 }
+
+/** About how many bytes a session's title and metadata take, counted as recordBytes counts. */
+export function sessionBytes(session: SessionRecord): number {
+  let units = session.id.length + (session.title?.length ?? 0);
+  if (session.metadata !== null && session.metadata !== undefined) {
+    units += JSON.stringify(session.metadata).length;
+  }
+  return RECORD_OVERHEAD_BYTES + 2 * units;
+}

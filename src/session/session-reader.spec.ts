@@ -11,6 +11,7 @@ import { type SessionUpdates } from '../database/session-updates.js';
 const noPending = { of: () => [] } as unknown as PendingMessages;
 import { ScribeConfig } from '../config/scribe-config.js';
 import { type SessionQueries } from '../database/session-queries.js';
+import { type SessionListQueries } from '../database/session-list-queries.js';
 import { deferred, type Deferred } from '../common/testing/deferred.js';
 import { type FullSession } from '../message/session-record.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -41,6 +42,7 @@ function harness() {
     new EventEmitter2(),
     noPending,
     {} as SessionUpdates,
+    {} as SessionListQueries,
   );
   const release = (id: string) => {
     const index = running.findIndex((load) => load.id === id);
@@ -90,6 +92,7 @@ describe(SessionReader.name, () => {
         new EventEmitter2(),
         noPending,
         {} as SessionUpdates,
+        {} as SessionListQueries,
       );
     // recordBytes of each: 200 + 2 × (id, session, key and 10,000 characters) ≈ 20.3 kB; a
     // fourth one is taken at 61 kB < 64 KiB, a fifth is not.
@@ -189,6 +192,7 @@ describe(`${SessionReader.name}.heldWithJournal`, () => {
       new EventEmitter2(),
       backlog,
       {} as SessionUpdates,
+      {} as SessionListQueries,
     );
   }
 

@@ -2,11 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { Mutex } from 'async-mutex';
 import { EventEmitter2, OnEvent } from '@nestjs/event-emitter';
 import { ScribeConfig } from '../config/scribe-config.js';
+import { SessionQueries } from '../database/session-queries.js';
 import {
-  SessionQueries,
+  SessionListQueries,
+  type PageAdmission,
   type SessionFilter,
+  type SessionListPage,
   type SessionListPosition,
-} from '../database/session-queries.js';
+} from '../database/session-list-queries.js';
 import {
   SessionUpdates,
   type SessionChanges,
@@ -49,6 +52,7 @@ export class SessionReader {
     private readonly events: EventEmitter2,
     private readonly held: PendingMessages,
     private readonly updates: SessionUpdates,
+    private readonly lists: SessionListQueries,
   ) {
     this.maxPageBytes = config.maxPageBytes;
     this.gate = new SessionResolveGate(
@@ -131,21 +135,23 @@ export class SessionReader {
     return turn.runExclusive(() => this.gate.resolveFull(id, signal));
   }
 
+  /** A page of the session list, bounded by MAX_PAGE_BYTES; `admit` hears its bytes first. */
   list(
     first: number,
-    after?: SessionListPosition,
-    filter?: SessionFilter,
-  ): Promise<SessionRecord[]> {
-    return this.queries.listSessions(first, after, filter);
+    after: SessionListPosition | undefined,
+    filter: SessionFilter,
+    admit?: PageAdmission,
+  ): Promise<SessionListPage> {
+    return this.lists.listSessions(first, after, filter, this.maxPageBytes, admit);
   }
 
   /** Whether any session the filter keeps stands at or before `position` in the list. */
   anySessionAtOrBefore(position: SessionListPosition, filter?: SessionFilter): Promise<boolean> {
-    return this.queries.anySessionAtOrBefore(position, filter);
+    return this.lists.anySessionAtOrBefore(position, filter);
   }
 
   count(filter?: SessionFilter): Promise<number> {
-    return this.queries.countSessions(filter);
+    return this.lists.countSessions(filter);
   }
 
   private async storedCount(id: string): Promise<number> {
@@ -153,8 +159,12 @@ export class SessionReader {
   }
 
   /** A page of a session straight from the database, bounded by MAX_PAGE_BYTES. */
-  messagePage(sessionId: string, request: PageRequest<string>): Promise<Page<MessageRecord>> {
-    return this.queries.pageOfMessages(sessionId, request, this.maxPageBytes);
+  messagePage(
+    sessionId: string,
+    request: PageRequest<string>,
+    admit?: PageAdmission,
+  ): Promise<Page<MessageRecord>> {
+    return this.queries.pageOfMessages(sessionId, request, this.maxPageBytes, admit);
   }
 
   /** A page of a transcript already in memory, bounded as a page from the database is. */

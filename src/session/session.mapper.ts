@@ -1,7 +1,7 @@
 import { decodeCursor } from '../common/pagination/cursor.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { SESSION_ID_PATTERN } from '../common/validation/session-id.js';
-import { type SessionListPosition } from '../database/session-queries.js';
+import { type SessionListPosition } from '../database/session-list-queries.js';
 import { type SessionRecord } from '../message/session-record.js';
 
 /** Cursor key of the session list (most recently updated first). */

@@ -19,7 +19,8 @@ import {
   type GraphQLResolveInfo,
   type SelectionNode,
 } from 'graphql';
-import { pageConnection, toConnection, type Connection } from '../common/pagination/connection.js';
+import { pageConnection, type Connection } from '../common/pagination/connection.js';
+import { recordBytes, sessionBytes } from '../message/session-record.js';
 import { TwoWayPageArgs, pageRequestOf } from '../common/pagination/page.args.js';
 import { type Page, type PageRequest } from '../common/pagination/page-request.js';
 import {
@@ -30,6 +31,7 @@ import {
 import { AppendStatus } from '../message/append-status.js';
 import { Message } from '../common/graphql/models/message.model.js';
 import { type MessageRecord } from '../message/message-record.js';
+import { type SessionRecord } from '../message/session-record.js';
 import { type PendingMessage } from '../message/pending-messages.js';
 import { SessionArgs } from './dto/session.args.js';
 import { SessionsArgs, sessionFilterOf } from './dto/sessions.args.js';
@@ -118,8 +120,15 @@ export class SessionResolver {
     @Info() info: GraphQLResolveInfo,
     @Context() context: GraphQLContext,
   ): Promise<ResolvedSession | null> {
+    // Metadata is already in memory (cached or read) when it is charged: it is one value.
+    const charge = (record: SessionRecord) => {
+      if (selectsField(info, 'metadata') || selectsField(info, 'title')) {
+        context.budget?.charge(sessionBytes(record));
+      }
+    };
     if (!selectsField(info, 'messages')) {
       const metadata = await this.reader.metadata(args.id);
+      if (metadata) charge(metadata);
       return metadata ? toSessionModel(metadata) : this.onlyPending(args.id);
     }
     const held = this.reader.pending(args.id);
@@ -127,6 +136,7 @@ export class SessionResolver {
     // A client that hangs up stops waiting; the load itself goes on for the others.
     const full = await this.reader.full(args.id, requestAbortSignal(context.req), context.req);
     if (!full) return this.onlyPending(args.id);
+    charge(full.session);
     // Too large to hold whole: its pages come straight from the database (keyset reads).
     return full.complete
       ? { ...toSessionModel(full.session), transcript: full.messages, held, journaled }
@@ -135,21 +145,23 @@ export class SessionResolver {
 
   @Query(() => SessionConnection, {
     description:
-      'Sessions, most recently updated first; with `filter`, only those that match (`totalCount` counts those).',
+      'Sessions, most recently updated first; with `filter`, only those that match (`totalCount` counts those). A page ends early, with `hasNextPage`, once its titles and metadata reach MAX_PAGE_BYTES.',
   })
   @RequireScope('read')
-  async sessions(@Args() page: SessionsArgs): Promise<Connection<Session>> {
+  async sessions(
+    @Args() page: SessionsArgs,
+    @Context() context: GraphQLContext,
+  ): Promise<Connection<Session>> {
     const filter = sessionFilterOf(page.filter);
     const after = page.after ? decodeSessionCursor(page.after) : undefined;
-    const [rows, totalCount, hasPreviousPage] = await Promise.all([
-      this.reader.list(page.first, after, filter),
+    const budget = context.budget;
+    const [listed, totalCount, hasPreviousPage] = await Promise.all([
+      this.reader.list(page.first, after, filter, budget && ((bytes) => budget.admit(bytes))),
       this.reader.count(filter),
       after ? this.reader.anySessionAtOrBefore(after, filter) : false,
     ]);
-    return toConnection(
-      rows,
-      page.first,
-      hasPreviousPage,
+    return pageConnection(
+      { items: listed.sessions, hasNextPage: listed.more, hasPreviousPage },
       totalCount,
       sessionListKey,
       toSessionModel,
@@ -172,20 +184,27 @@ export class SessionResolver {
   async messages(
     @Parent() session: ResolvedSession,
     @Args() args: TwoWayPageArgs,
+    @Context() context: GraphQLContext,
   ): Promise<Connection<Message>> {
     const request = pageRequestOf(args, decodeMessageCursor);
+    const budget = context.budget;
+    const admit = budget && ((bytes: number) => budget.admit(bytes));
     // Read before the messages (see ResolvedSession), and before asking whether the journal
     // alone holds some: a message that leaves memory after this is in `held`.
     const held = session.held ?? this.reader.pending(session.id);
     if (session.journaled || this.reader.inJournalOnly(session.id)) {
-      return this.withJournal(session.id, request);
+      return this.withJournal(session.id, request, context);
     }
     const page = session.transcript
       ? this.reader.transcriptPage(session.transcript, request)
-      : await this.reader.messagePage(session.id, request);
+      : await this.reader.messagePage(session.id, request, admit);
+    const listed = withPending(page, request, held);
     const onPage = new Set(page.items.map((record) => record.id));
+    // What a database page reserved is paid; the rest (a cached transcript's page, held
+    // messages) is in memory already, and its answer is charged before it is built.
+    await chargeUnreserved(context, listed, session.transcript ? new Set() : onPage);
     const unstored = held.filter((message) => !onPage.has(message.record.id)).length;
-    return connectionOf(withPending(page, request, held), session.messageCount + unstored);
+    return connectionOf(listed, session.messageCount + unstored);
   }
 
   /**
@@ -196,14 +215,22 @@ export class SessionResolver {
   private async withJournal(
     id: string,
     request: PageRequest<string>,
+    context: GraphQLContext,
   ): Promise<Connection<Message>> {
+    const budget = context.budget;
     const { held, journal, stored } = await this.reader.heldWithJournal(id, request);
-    const page = await this.reader.messagePage(id, request);
+    const page = await this.reader.messagePage(
+      id,
+      request,
+      budget && ((bytes) => budget.admit(bytes)),
+    );
     const pending = [...held, ...journal.messages];
+    const listed = withPending(page, request, pending, journal);
+    await chargeUnreserved(context, listed, new Set(page.items.map((record) => record.id)));
     const unstored = new Set(pending.map(({ record }) => record.id)).size;
     // Journal-only messages this page did not read back are accepted all the same.
     const unread = journal.total - journal.messages.length;
-    return connectionOf(withPending(page, request, pending, journal), stored + unstored + unread);
+    return connectionOf(listed, stored + unstored + unread);
   }
 
   /** A session not stored yet, whose first messages this instance holds: it exists for them. */
@@ -247,6 +274,19 @@ function selectsField(info: GraphQLResolveInfo, name: string): boolean {
       return fragment ? visit(fragment.selectionSet.selections) : false;
     });
   return info.fieldNodes.some((node) => visit(node.selectionSet?.selections ?? []));
+}
+
+/** Charges the answer's budget for the listed messages a database page did not reserve. */
+async function chargeUnreserved(
+  context: GraphQLContext,
+  listed: Page<ListedMessage>,
+  reserved: ReadonlySet<string>,
+): Promise<void> {
+  await context.budget?.admit(
+    listed.items
+      .filter((message) => !reserved.has(message.record.id))
+      .reduce((sum, message) => sum + recordBytes(message.record), 0),
+  );
 }
 
 function connectionOf(listed: Page<ListedMessage>, totalCount: number): Connection<Message> {

@@ -2,6 +2,7 @@ import { HttpException } from '@nestjs/common';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { ClientClosedRequestError } from '../http/request-abort-signal.js';
+import { AnswerSerialisationError } from '../graphql/answer-serialiser.js';
 import { ScribeErrorCode } from './scribe-error-code.js';
 import { ScribeException } from './scribe.exception.js';
 
@@ -16,6 +17,10 @@ export function graphqlCodeFor(code: ScribeErrorCode): string {
       return 'FORBIDDEN';
     case ScribeErrorCode.QueryTooExpensive:
       return 'QUERY_TOO_EXPENSIVE';
+    case ScribeErrorCode.ResponseTooLarge:
+      return 'QUERY_TOO_COMPLEX';
+    case ScribeErrorCode.ResponseSlotTimeout:
+      return 'RESPONSE_SLOT_TIMEOUT';
     case ScribeErrorCode.SessionResolveTimeout:
       return 'SESSION_RESOLVE_TIMEOUT';
     case ScribeErrorCode.ShuttingDown:
@@ -104,6 +109,7 @@ const CLIENTS_DOING = new Set([
   ScribeErrorCode.Unauthenticated,
   ScribeErrorCode.Forbidden,
   ScribeErrorCode.QueryTooExpensive,
+  ScribeErrorCode.ResponseTooLarge,
 ]);
 
 /**
@@ -141,6 +147,10 @@ export function formatGraphQLError(
         ...(original.field ? { field: original.field } : {}),
       },
     };
+  }
+  if (original instanceof AnswerSerialisationError) {
+    // Logged already, with the request id the message gives the client.
+    return { ...base, message: original.message, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
   }
   if (original instanceof ClientClosedRequestError) {
     // The client is gone; this answer goes nowhere and is not worth an ERROR line.

@@ -4,6 +4,10 @@ export enum ScribeErrorCode {
   Unauthenticated = 'UNAUTHENTICATED',
   Forbidden = 'FORBIDDEN',
   QueryTooExpensive = 'QUERY_TOO_EXPENSIVE',
+  /** The answer would pass MAX_RESPONSE_BYTES; clients see QUERY_TOO_COMPLEX, as for any bound. */
+  ResponseTooLarge = 'RESPONSE_TOO_LARGE',
+  /** A large answer waited too long for one of MAX_LARGE_RESPONSES slots. */
+  ResponseSlotTimeout = 'RESPONSE_SLOT_TIMEOUT',
   SessionResolveTimeout = 'SESSION_RESOLVE_TIMEOUT',
   ShuttingDown = 'SHUTTING_DOWN',
   MessageRefused = 'MESSAGE_REFUSED',

@@ -12,7 +12,7 @@ export const MAX_QUERY_DEPTH = 12;
 export const MAX_MESSAGES_PER_QUERY = 100_000;
 
 /** The page size a paged field asks for (`first` or `last`), or undefined for a field that is not paged. */
-function pageSize(
+export function pageSize(
   field: Parameters<ComplexityEstimator>[0]['field'],
   args: Record<string, unknown>,
 ): number | undefined {

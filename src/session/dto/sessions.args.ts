@@ -4,7 +4,7 @@ import { GraphQLDateTime } from 'graphql-scalars';
 import { PageArgs } from '../../common/pagination/page.args.js';
 import { ScribeException } from '../../common/errors/scribe.exception.js';
 import { boundedTextProblem } from '../../common/validation/storable-values.js';
-import { type SessionFilter as SessionQueryFilter } from '../../database/session-queries.js';
+import { type SessionFilter as SessionQueryFilter } from '../../database/session-list-queries.js';
 
 export const MAX_TITLE_FILTER_CHARACTERS = 200;
 

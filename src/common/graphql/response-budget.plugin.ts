@@ -1,0 +1,82 @@
+import { type ApolloServerPlugin } from '@apollo/server';
+import { OperationTypeNode, type GraphQLSchema } from 'graphql';
+import { getComplexity } from 'graphql-query-complexity';
+import { graphqlCodeFor } from '../errors/graphql-error.util.js';
+import { answerBytesEstimator, type AnswerBounds } from './answer-bytes.js';
+import { awaitSerialisation } from './answer-serialiser.js';
+import { type GraphQLContext } from './graphql-context.js';
+import { queryTooComplexError } from './query-limits.js';
+
+/**
+ * Bounds every answer by MAX_RESPONSE_BYTES, in two ways. A mutation changes things as it
+ * runs, so it is refused before it runs when its worst case (answerBytesEstimator) passes the
+ * bound. A query is bounded while it runs, by the ResponseBudget its resolvers reserve from
+ * (a static worst case would refuse honest reads: any page of messages could be MAX_PAGE_BYTES);
+ * once refused, its answer is the one error, HTTP 400, and nothing of what was read.
+ */
+export function responseBudgetPlugin(
+  maxBytes: number,
+  bounds: AnswerBounds,
+): ApolloServerPlugin<GraphQLContext> {
+  const estimator = answerBytesEstimator(bounds);
+  return {
+    requestDidStart: () =>
+      Promise.resolve({
+        didResolveOperation: ({ schema, document, request, operation }) => {
+          if (operation?.operation !== OperationTypeNode.MUTATION) return Promise.resolve();
+          const worst = worstCase(schema, document, request, estimator);
+          if (worst === undefined || worst <= maxBytes) return Promise.resolve();
+          return Promise.reject(
+            queryTooComplexError(
+              `The answer could be ${worst} bytes, more than ${maxBytes} bytes (MAX_RESPONSE_BYTES): nothing was changed. Select fewer fields or send fewer mutations at once.`,
+            ),
+          );
+        },
+        willSendResponse: ({ response, contextValue }) => {
+          const { budget, requestId } = contextValue;
+          if (!budget) return Promise.resolve();
+          const body = response.body;
+          const refusal = budget.refused;
+          if (refusal && body.kind === 'single') {
+            body.singleResult = {
+              errors: [
+                {
+                  message: refusal.message,
+                  extensions: { code: graphqlCodeFor(refusal.code) },
+                },
+              ],
+            };
+            response.http.status = 400;
+          }
+          const data = body.kind === 'single' ? body.singleResult.data : undefined;
+          // The slot is kept while the answer is serialised: that string is its largest copy.
+          if (typeof data === 'object' && data !== null) {
+            awaitSerialisation(data, { requestId: requestId ?? '', done: () => budget.end() });
+          } else {
+            budget.end();
+          }
+          return Promise.resolve();
+        },
+      }),
+  };
+}
+
+function worstCase(
+  schema: GraphQLSchema,
+  document: Parameters<typeof getComplexity>[0]['query'],
+  request: { variables?: Record<string, unknown>; operationName?: string },
+  estimator: ReturnType<typeof answerBytesEstimator>,
+): number | undefined {
+  try {
+    return getComplexity({
+      schema,
+      query: document,
+      variables: request.variables,
+      operationName: request.operationName,
+      estimators: [estimator],
+    });
+  } catch {
+    // Variables that do not fit are the executor's to refuse; query-limits refuses the rest.
+    return undefined;
+  }
+}
