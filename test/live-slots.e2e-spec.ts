@@ -124,6 +124,18 @@ describe('subscriptions per principal', () => {
     });
   });
 
+  it("gives a principal's slots back when its token expires and the connection is closed", async () => {
+    const short = `Bearer ${jwt.sign({ sub: 'u4', scope: 'read' }, { secret: SECRET, expiresIn: 1 })}`;
+    const expiring = await connected(short);
+    expect(await subscribeAll([expiring], 3, 'x')).toEqual({ opened: 3, codes: [] });
+    expect((await expiring.closed).code).toBe(4401);
+    const renewed = await connected(bearer({ sub: 'u4', scope: 'read' }));
+    expect(await subscribeAll([renewed], 4, 'y')).toEqual({
+      opened: 3,
+      codes: ['TOO_MANY_SUBSCRIPTIONS'],
+    });
+  });
+
   it('anonymous callers count per source address', async () => {
     const {
       sut: open,
@@ -197,6 +209,22 @@ describe('connections per source', () => {
       expect(http.status).toBe(429);
     } finally {
       for (const socket of held) socket.socket.terminate();
+      await sut.close();
+    }
+  });
+  it('gives the slot of a connection that never sent connection_init back when it times out', async () => {
+    const { sut, url } = await listening({
+      MAX_CONNECTIONS_PER_SOURCE: '1',
+      MAX_REFUSALS_PER_MINUTE: '0',
+    });
+    const from = { headers: { 'x-forwarded-for': '192.0.2.44' } };
+    try {
+      const silent = await rawSocket(url, from);
+      expect(await refusedUpgrade(url, from.headers)).toBe(429);
+      expect((await silent.closed).code).toBe(4408);
+      const next = await rawSocket(url, from);
+      next.socket.terminate();
+    } finally {
       await sut.close();
     }
   });
