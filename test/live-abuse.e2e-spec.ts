@@ -33,6 +33,7 @@ describe('the WebSocket endpoint against abuse', () => {
       API_TOKENS: 'rw=read+append',
       JWT_SECRET: SECRET,
       MAX_SUBSCRIPTIONS: '8',
+      MAX_CONNECTIONS_PER_SOURCE: '8',
       MAX_REFUSALS_PER_MINUTE: '5',
     }));
   });
@@ -137,7 +138,11 @@ describe('the refusal budget on the WebSocket', () => {
 
 describe('connections that never say who they are', () => {
   it('may hold a quarter of MAX_SUBSCRIPTIONS; the rest stay for clients that do', async () => {
-    const { sut, url } = await listening({ ALLOW_ANONYMOUS: 'true', MAX_SUBSCRIPTIONS: '8' });
+    const { sut, url } = await listening({
+      ALLOW_ANONYMOUS: 'true',
+      MAX_SUBSCRIPTIONS: '8',
+      MAX_CONNECTIONS_PER_SOURCE: '8',
+    });
     try {
       const silent = [await rawSocket(url), await rawSocket(url)];
       expect(await refusedUpgrade(url)).toBe(503);

@@ -328,6 +328,9 @@ describe.each(databaseKinds())('subscription limits on %s', (database) => {
     ({ sut, url, channels } = await listening(database, {
       ALLOW_ANONYMOUS: 'true',
       MAX_SUBSCRIPTIONS: '2',
+      // The instance's cap, not a principal's or an address's (live-slots.e2e-spec.ts).
+      MAX_SUBSCRIPTIONS_PER_PRINCIPAL: '2',
+      MAX_CONNECTIONS_PER_SOURCE: '2',
       SUBSCRIPTION_KEEPALIVE_MS: '200',
     }));
   });

@@ -36,6 +36,9 @@ const DEFAULTS = {
   BODY_MIN_BYTES_PER_SECOND: 65_536,
   KEEP_ALIVE_TIMEOUT_MS: 5000,
   MAX_SUBSCRIPTIONS: 1000,
+  MAX_SUBSCRIPTIONS_PER_PRINCIPAL: undefined,
+  MAX_CONNECTIONS_PER_SOURCE: undefined,
+  SUBSCRIPTION_IDLE_MS: 20_000,
   SUBSCRIPTION_BUFFER: 256,
   SUBSCRIPTION_BUFFER_BYTES: 16 * 1024 * 1024,
   SUBSCRIPTION_KEEPALIVE_MS: 12_000,
@@ -77,6 +80,9 @@ const INTEGER_VARIABLES = [
   'BODY_MIN_BYTES_PER_SECOND',
   'KEEP_ALIVE_TIMEOUT_MS',
   'MAX_SUBSCRIPTIONS',
+  'MAX_SUBSCRIPTIONS_PER_PRINCIPAL',
+  'MAX_CONNECTIONS_PER_SOURCE',
+  'SUBSCRIPTION_IDLE_MS',
   'SUBSCRIPTION_BUFFER',
   'SUBSCRIPTION_BUFFER_BYTES',
   'SUBSCRIPTION_KEEPALIVE_MS',
@@ -357,6 +363,27 @@ describe(validateEnvironment.name, () => {
       expect(refusal({ MAX_LARGE_RESPONSES: '65' }).message).toMatch(/^MAX_LARGE_RESPONSES/);
     });
   });
+
+  describe('MAX_SUBSCRIPTIONS_PER_PRINCIPAL and MAX_CONNECTIONS_PER_SOURCE', () => {
+    it.each(['MAX_SUBSCRIPTIONS_PER_PRINCIPAL', 'MAX_CONNECTIONS_PER_SOURCE'])(
+      '%s may be MAX_SUBSCRIPTIONS, not more',
+      (key) => {
+        expect(validateEnvironment({ MAX_SUBSCRIPTIONS: '50', [key]: '50' })).toMatchObject({
+          [key]: 50,
+        });
+        expect(refusal({ MAX_SUBSCRIPTIONS: '50', [key]: '51' }).message).toBe(
+          `${key} must be at most MAX_SUBSCRIPTIONS (50); got 51`,
+        );
+        expect(refusal({ [key]: '0' }).message).toBe(`${key} must not be less than 1`);
+      },
+    );
+
+    it('refuses a SUBSCRIPTION_IDLE_MS below 100', () => {
+      expect(refusal({ SUBSCRIPTION_IDLE_MS: '99' }).message).toBe(
+        'SUBSCRIPTION_IDLE_MS must not be less than 100',
+      );
+    });
+  });
 });
 
 describe(ScribeConfig.name, () => {
@@ -479,6 +506,31 @@ describe(ScribeConfig.name, () => {
       expect(refusal({ CORS_ORIGINS: value }).message).toMatch(
         /^CORS_ORIGINS must list origins such as https:\/\/chat\.example\.com /,
       );
+    });
+  });
+
+  describe('live slots', () => {
+    it('gives a principal and a source a tenth of MAX_SUBSCRIPTIONS each, rounded up, unless set', () => {
+      expect(ScribeConfig.fromVariables({}).subscriptions).toMatchObject({
+        maxSubscriptions: 1000,
+        maxPerPrincipal: 100,
+        maxConnectionsPerSource: 100,
+        idleMs: 20_000,
+      });
+      expect(ScribeConfig.fromVariables({ MAX_SUBSCRIPTIONS: '15' }).subscriptions).toMatchObject({
+        maxPerPrincipal: 2,
+        maxConnectionsPerSource: 2,
+      });
+      expect(ScribeConfig.fromVariables({ MAX_SUBSCRIPTIONS: '1' }).subscriptions).toMatchObject({
+        maxPerPrincipal: 1,
+        maxConnectionsPerSource: 1,
+      });
+      const set = ScribeConfig.fromVariables({
+        MAX_SUBSCRIPTIONS_PER_PRINCIPAL: '7',
+        MAX_CONNECTIONS_PER_SOURCE: '9',
+        SUBSCRIPTION_IDLE_MS: '500',
+      }).subscriptions;
+      expect(set).toMatchObject({ maxPerPrincipal: 7, maxConnectionsPerSource: 9, idleMs: 500 });
     });
   });
 

@@ -158,6 +158,33 @@ export class Environment {
   MAX_SUBSCRIPTIONS = 1000;
 
   /**
+   * Live subscriptions one principal (a static token, a JWT's issuer and subject, an anonymous
+   * caller's address) may hold on one instance, over all its connections. Unset: a tenth of
+   * MAX_SUBSCRIPTIONS, so that one user cannot take every slot.
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  MAX_SUBSCRIPTIONS_PER_PRINCIPAL?: number;
+
+  /**
+   * WebSocket connections one source address (an IPv6 /64) may hold on one instance,
+   * acknowledged or not. Unset: a tenth of MAX_SUBSCRIPTIONS.
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  MAX_CONNECTIONS_PER_SOURCE?: number;
+
+  /** How long an acknowledged connection may hold no subscription before it is closed (4000). */
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  SUBSCRIPTION_IDLE_MS = 20_000;
+
+  /**
    * Messages one subscriber may fall behind by: past it (or past SUBSCRIPTION_BUFFER_BYTES)
    * its subscription ends with SLOW_CONSUMER rather than hold more memory.
    */
@@ -304,6 +331,9 @@ const INTEGER_KEYS = new Set([
   'BODY_MIN_BYTES_PER_SECOND',
   'KEEP_ALIVE_TIMEOUT_MS',
   'MAX_SUBSCRIPTIONS',
+  'MAX_SUBSCRIPTIONS_PER_PRINCIPAL',
+  'MAX_CONNECTIONS_PER_SOURCE',
+  'SUBSCRIPTION_IDLE_MS',
   'SUBSCRIPTION_BUFFER',
   'SUBSCRIPTION_BUFFER_BYTES',
   'SUBSCRIPTION_KEEPALIVE_MS',
@@ -352,6 +382,14 @@ export function validateEnvironment(raw: Record<string, unknown>): Environment {
       `MAX_RESPONSE_BYTES must be at least MAX_BODY_BYTES + MAX_PAGE_BYTES + MAX_MESSAGE_BYTES ` +
         `(${leastResponse}), so that one mutation and one page always fit; got ${environment.MAX_RESPONSE_BYTES}`,
     );
+  }
+  for (const key of ['MAX_SUBSCRIPTIONS_PER_PRINCIPAL', 'MAX_CONNECTIONS_PER_SOURCE'] as const) {
+    const value = environment[key];
+    if (value !== undefined && value > environment.MAX_SUBSCRIPTIONS) {
+      throw new InvalidEnvironmentError(
+        `${key} must be at most MAX_SUBSCRIPTIONS (${environment.MAX_SUBSCRIPTIONS}); got ${value}`,
+      );
+    }
   }
   checkTrustProxy(environment.TRUST_PROXY);
   corsOriginsOf(environment.CORS_ORIGINS);

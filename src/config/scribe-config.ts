@@ -35,6 +35,12 @@ export interface ResponseLimitSettings {
 /** Bounds on live subscriptions (graphql-ws). */
 export interface SubscriptionSettings {
   readonly maxSubscriptions: number;
+  /** Subscriptions one principal may hold on this instance (MAX_SUBSCRIPTIONS_PER_PRINCIPAL). */
+  readonly maxPerPrincipal: number;
+  /** Connections one source address may hold on this instance (MAX_CONNECTIONS_PER_SOURCE). */
+  readonly maxConnectionsPerSource: number;
+  /** How long an acknowledged connection may hold no subscription (SUBSCRIPTION_IDLE_MS). */
+  readonly idleMs: number;
   readonly bufferMessages: number;
   readonly bufferBytes: number;
   readonly keepAliveMs: number;
@@ -128,8 +134,14 @@ export class ScribeConfig {
       maxLarge: get('MAX_LARGE_RESPONSES'),
       slotTimeoutMs: this.sessionResolveTimeoutMs,
     };
+    const maxSubscriptions = get('MAX_SUBSCRIPTIONS');
+    // A tenth each by default: one user, or one address, leaves nine tenths to the others.
+    const share = Math.max(1, Math.ceil(maxSubscriptions / 10));
     this.subscriptions = {
-      maxSubscriptions: get('MAX_SUBSCRIPTIONS'),
+      maxSubscriptions,
+      maxPerPrincipal: get('MAX_SUBSCRIPTIONS_PER_PRINCIPAL') ?? share,
+      maxConnectionsPerSource: get('MAX_CONNECTIONS_PER_SOURCE') ?? share,
+      idleMs: get('SUBSCRIPTION_IDLE_MS'),
       bufferMessages: get('SUBSCRIPTION_BUFFER'),
       bufferBytes: get('SUBSCRIPTION_BUFFER_BYTES'),
       keepAliveMs: get('SUBSCRIPTION_KEEPALIVE_MS'),

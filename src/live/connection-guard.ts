@@ -8,6 +8,7 @@ import { AuthFailureLog } from '../common/auth/auth-failure-log.js';
 import { Authenticator, type Principal } from '../common/auth/authenticator.js';
 import { RefusalBudget, sourceKey } from '../common/http/refusal-budget.js';
 import { ScribeConfig } from '../config/scribe-config.js';
+import { SlotCounts } from './slot-counts.js';
 
 /** Why an upgrade is turned away: its HTTP status, and what to say. */
 export interface UpgradeRefusal {
@@ -20,17 +21,22 @@ export type Admission =
   { kind: 'admitted'; principal: Principal } | { kind: 'refused'; code: number; reason: string };
 
 /**
- * Who may hold a WebSocket, and how many: the HTTP endpoint's refusal budget applies here too
- * (a source whose budget is spent is answered 429 before the upgrade; refused credentials and
- * refused operations spend it), and of MAX_SUBSCRIPTIONS connections at most a quarter may wait
- * unauthenticated (the 3 s before `connection_init`), so that clients that never say who they
- * are cannot take every slot. Authenticated connections are not counted per source: behind a
- * proxy without TRUST_PROXY every client shares one address.
+ * Who may hold a WebSocket, and how many:
+ * - The HTTP endpoint's refusal budget applies here too: a source whose budget is spent is
+ *   answered 429 before the upgrade; refused credentials and refused operations spend it.
+ * - At most MAX_SUBSCRIPTIONS connections in all (past it, 503: the instance is full, through no
+ *   fault of the caller's), and of those at most a quarter unauthenticated (the 3 s before
+ *   `connection_init`), so that clients that never say who they are cannot take every slot.
+ * - At most MAX_CONNECTIONS_PER_SOURCE per source address (an IPv6 /64, as the refusal budget
+ *   counts it), acknowledged or not: past it, 429, and the refusal spends the source's budget,
+ *   since it is the source's own doing. Behind a proxy, TRUST_PROXY must name it, or every
+ *   client shares the proxy's address and its cap.
  */
 @Injectable()
 export class ConnectionGuard {
   private unacknowledged = 0;
   private readonly share: number;
+  private readonly sources: SlotCounts;
 
   constructor(
     private readonly config: ScribeConfig,
@@ -40,6 +46,7 @@ export class ConnectionGuard {
     private readonly adapterHost: HttpAdapterHost,
   ) {
     this.share = Math.max(1, Math.ceil(config.subscriptions.maxSubscriptions / 4));
+    this.sources = new SlotCounts(config.subscriptions.maxConnectionsPerSource);
   }
 
   /** The source a connection counts against: the client's address, as Express sees it. */
@@ -49,7 +56,10 @@ export class ConnectionGuard {
     return sourceKey(proxyaddr(request, trust));
   }
 
-  /** Why an upgrade from `source` must be refused now; undefined when it may go ahead. */
+  /**
+   * Why an upgrade from `source` must be refused now; undefined when it may go ahead. A refusal
+   * for the source's own connections spends its budget.
+   */
   refusal(source: string, connections: number): UpgradeRefusal | undefined {
     const wait = this.budget.retryAfterSeconds(source);
     if (wait > 0) return { status: 429, text: 'Too Many Requests', retryAfterSeconds: wait };
@@ -59,11 +69,16 @@ export class ConnectionGuard {
     ) {
       return { status: 503, text: 'Service Unavailable' };
     }
+    if (this.sources.full(source)) {
+      this.budget.charge(source);
+      return { status: 429, text: 'Too Many Requests' };
+    }
     return undefined;
   }
 
-  /** A connection opened; it waits for `connection_init` until `acknowledged`. */
-  opened(): void {
+  /** A connection of `source` opened; it waits for `connection_init` until `acknowledged`. */
+  opened(source: string): void {
+    this.sources.take(source);
     this.unacknowledged += 1;
   }
 
@@ -71,8 +86,15 @@ export class ConnectionGuard {
     this.unacknowledged -= 1;
   }
 
-  closed(wasAcknowledged: boolean): void {
+  /** A connection opened by `opened` closed (once per connection). */
+  closed(source: string, wasAcknowledged: boolean): void {
+    this.sources.give(source);
     if (!wasAcknowledged) this.unacknowledged -= 1;
+  }
+
+  /** Connections held: of `source`, and waiting for `connection_init` (for tests). */
+  held(source: string): { source: number; unacknowledged: number } {
+    return { source: this.sources.heldBy(source), unacknowledged: this.unacknowledged };
   }
 
   /** The connection's credentials (`authorization`), and whether a page on `origin` may use them. */

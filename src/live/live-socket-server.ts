@@ -12,7 +12,6 @@ import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { type IncomingMessage, type Server } from 'node:http';
 import { type Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { type Principal } from '../common/auth/authenticator.js';
 import { describeError } from '../common/errors/describe-error.js';
 import {
   errorKind,
@@ -27,17 +26,18 @@ import { ScribeConfig } from '../config/scribe-config.js';
 import { ClientSocket } from './client-socket.js';
 import { ConnectionGuard, closeReason, crossOrigin, refuseUpgrade } from './connection-guard.js';
 import { LiveChannels } from './live-channels.js';
+import { LiveConnection } from './live-connection.js';
+import { SlotCounts } from './slot-counts.js';
 import { checkSubscription } from './subscription-checks.js';
 
 export const GRAPHQL_PATH = '/graphql';
-/** Subscriptions one connection may hold: one client cannot take the instance's every slot. */
-export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
 /** Room in a WebSocket message for the variables and framing around the query text. */
 const MESSAGE_ROOM_BYTES = 16 * 1024;
 /** How long a shutdown waits for subscribers to be told before it closes their sockets. */
 const SHUTDOWN_NOTICE_MS = 2000;
 /** WebSocket close codes (4000-4999 are the application's; graphql-ws uses 4400-4500). */
 const CLOSE_GOING_AWAY = 1001;
+const CLOSE_IDLE = 4000;
 const CLOSE_INIT_TIMEOUT = 4408;
 const CLOSE_DUPLICATE_ID = 4409;
 const CLOSE_RATE_LIMITED = 4429;
@@ -46,19 +46,6 @@ type Context = Parameters<
   NonNullable<ServerOptions<Record<string, unknown>, Extra>['onConnect']>
 >[0];
 
-/** A connection as this server knows it. */
-interface Connection {
-  source: string;
-  acknowledged: boolean;
-  /** The caller's credentials, as each of its operations presents them (see `context`). */
-  authorization: string | undefined;
-  /** Who it authenticated as, once acknowledged: what its operations may select. */
-  principal?: Principal;
-  /** Ids of its subscriptions, from the subscribe until graphql-ws says it is complete. */
-  running: Set<string>;
-  expiry?: NodeJS.Timeout;
-}
-
 /**
  * Live subscriptions over graphql-ws on the API's own path. graphql-ws speaks the protocol;
  * this wires it into the HTTP server itself rather than through the GraphQL driver's
@@ -66,7 +53,8 @@ interface Connection {
  * messages of up to 100 MiB, and whose operations skip the checks every HTTP request passes.
  * Here who may connect is ConnectionGuard's; a connection authenticates once
  * (`connectionParams.authorization`, or the upgrade's Authorization header) and is closed when
- * its token expires; each operation is authenticated afresh and passes the HTTP endpoint's
+ * its token expires or it has held no subscription for SUBSCRIPTION_IDLE_MS (LiveConnection,
+ * which also holds its principal's slots); each operation is authenticated afresh and passes the HTTP endpoint's
  * limits; errors carry the same codes; a shutdown tells every subscriber why before it closes
  * their sockets.
  */
@@ -78,8 +66,9 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
     maxPayload: 0,
     WebSocket: ClientSocket,
   });
-  private readonly connections = new WeakMap<WebSocket, Connection>();
-  private readonly running = new Set<Connection>();
+  private readonly connections = new WeakMap<WebSocket, LiveConnection>();
+  /** Every principal's running subscriptions on this instance. */
+  private readonly principals: SlotCounts;
   private schemaHost!: GraphQLSchemaHost;
   private dispose: (() => void | Promise<void>) | undefined;
   private closing = false;
@@ -91,7 +80,9 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
     private readonly config: ScribeConfig,
     private readonly guard: ConnectionGuard,
     private readonly channels: LiveChannels,
-  ) {}
+  ) {
+    this.principals = new SlotCounts(config.subscriptions.maxPerPrincipal);
+  }
 
   onApplicationBootstrap(): void {
     // The GraphQL module's own provider, built with the schema before any module bootstraps.
@@ -138,18 +129,23 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
     const refusal = this.guard.refusal(source, this.sockets.clients.size);
     if (refusal) return refuseUpgrade(socket, refusal);
     this.sockets.handleUpgrade(request, socket, head, (client) => {
-      const connection: Connection = {
-        source,
-        acknowledged: false,
-        authorization: undefined,
-        running: new Set(),
-      };
+      const connection = new LiveConnection(source, this.principals, {
+        idleMs: this.config.subscriptions.idleMs,
+        idle: () =>
+          client.close(
+            CLOSE_IDLE,
+            `No subscription for ${this.config.subscriptions.idleMs} ms (SUBSCRIPTION_IDLE_MS); connect again to subscribe`,
+          ),
+        expired: () =>
+          client.close(4401, 'The bearer token expired; connect again with a fresh one'),
+      });
       this.connections.set(client, connection);
       client.maxBufferedBytes = this.config.subscriptions.bufferBytes;
-      this.guard.opened();
+      this.guard.opened(source);
       client.once('close', (code) => {
-        clearTimeout(connection.expiry);
-        this.guard.closed(connection.acknowledged);
+        this.guard.closed(source, connection.acknowledged);
+        connection.close();
+        this.settleIfDone();
         // A connection that never said who it is spent a slot for nothing.
         if (code === CLOSE_INIT_TIMEOUT) this.guard.charge(source);
       });
@@ -188,7 +184,8 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
       onConnect: (ctx) => this.admit(ctx),
       onSubscribe: (ctx, id, payload) => {
         const connection = this.connectionOf(ctx);
-        if (connection.running.has(id)) {
+        const room = connection.room(id);
+        if (room.kind === 'duplicate') {
           // graphql-ws forgets an id completed while it starts, and would run a second one
           // beside it that nothing ever ends.
           ctx.extra.socket.close(CLOSE_DUPLICATE_ID, `Subscriber for ${id} already exists`);
@@ -198,14 +195,9 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
             }),
           ];
         }
-        if (connection.running.size >= MAX_SUBSCRIPTIONS_PER_CONNECTION) {
+        if (room.kind === 'full') {
           return this.refused(ctx, [
-            asGraphQLError(
-              new ScribeException(
-                ScribeErrorCode.TooManySubscriptions,
-                `A connection may hold ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions at once`,
-              ),
-            ),
+            asGraphQLError(new ScribeException(ScribeErrorCode.TooManySubscriptions, room.reason)),
           ]);
         }
         const checked = checkSubscription(
@@ -213,11 +205,11 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
           payload,
           this.config.queryLimits,
           protection.validationRules,
-          connection.principal,
+          connection.caller,
         );
         if (Array.isArray(checked)) return this.refused(ctx, checked);
-        connection.running.add(id);
-        this.running.add(connection);
+        // Nothing was awaited since `room`: the slot is there to take.
+        connection.start(id);
         return checked;
       },
       onNext: (ctx, _id, _payload, _args, result) => {
@@ -226,11 +218,10 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
         return { ...result, errors: result.errors.map(format) };
       },
       onError: (_ctx, _id, _payload, errors) => errors.map(format),
+      // After every subscription that started, whether it ran, failed or was stopped.
       onComplete: (ctx, id) => {
-        const connection = this.connectionOf(ctx);
-        connection.running.delete(id);
-        if (connection.running.size === 0) this.running.delete(connection);
-        if (this.running.size === 0) this.settled?.();
+        this.connectionOf(ctx).end(id);
+        this.settleIfDone();
       },
     };
   }
@@ -251,19 +242,9 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
       socket.close(admission.code, closeReason(admission.reason));
       return false;
     }
-    connection.acknowledged = true;
+    // The socket may have closed while the credentials were checked: it holds nothing then.
+    if (!connection.acknowledge(admission.principal, authorization)) return false;
     this.guard.acknowledged();
-    connection.authorization = authorization;
-    connection.principal = admission.principal;
-    const expiresAt = admission.principal.expiresAt;
-    if (expiresAt !== undefined) {
-      // Subscriptions already running would outlive the token: the connection ends with it.
-      connection.expiry = setTimeout(
-        () => socket.close(4401, 'The bearer token expired; connect again with a fresh one'),
-        Math.max(0, expiresAt - Date.now()),
-      );
-      connection.expiry.unref();
-    }
     return true;
   }
 
@@ -278,13 +259,17 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
     return errors;
   }
 
-  private connectionOf(ctx: Context): Connection {
-    return this.connections.get(ctx.extra.socket) as Connection;
+  private connectionOf(ctx: Context): LiveConnection {
+    return this.connections.get(ctx.extra.socket) as LiveConnection;
+  }
+
+  private settleIfDone(): void {
+    if (this.principals.total === 0) this.settled?.();
   }
 
   /** Resolves once every subscription has ended, or after `ms`. */
   private allTold(ms: number): Promise<void> {
-    if (this.running.size === 0) return Promise.resolve();
+    if (this.principals.total === 0) return Promise.resolve();
     return within(ms, new Promise<void>((resolve) => (this.settled = resolve)));
   }
 }

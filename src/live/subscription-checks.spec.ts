@@ -260,6 +260,7 @@ describe(checkSubscription.name, () => {
     const caller = (scopes: Scope[]): Principal => ({
       anonymous: false,
       who: 'x',
+      key: 'x',
       scopes: new Set(scopes),
       sessionPrefix: undefined,
     });

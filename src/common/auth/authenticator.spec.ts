@@ -30,7 +30,10 @@ describe(Authenticator.name, () => {
 
   it('lets anonymous callers read and append only where nothing is configured', async () => {
     const open = await authenticator({}).authenticate(undefined);
-    expect(open).toMatchObject({ kind: 'principal', principal: { anonymous: true } });
+    expect(open).toMatchObject({
+      kind: 'principal',
+      principal: { anonymous: true, key: 'anonymous' },
+    });
     expect(scopesOf(open)).toEqual(['append', 'read']);
     expect(await withTokens.authenticate(undefined)).toEqual({
       kind: 'refused',
@@ -49,7 +52,7 @@ describe(Authenticator.name, () => {
     ]);
     expect(scopesOf(await withTokens.authenticate('Bearer legacy-admin'))).toContain('admin');
     expect(await withTokens.authenticate('Bearer ro')).toMatchObject({
-      principal: { anonymous: false, who: 'token #2', sessionPrefix: undefined },
+      principal: { anonymous: false, who: 'token #2', key: 'token #2', sessionPrefix: undefined },
     });
   });
 
@@ -101,6 +104,31 @@ describe(Authenticator.name, () => {
     expect((await withTokens.authenticate(`Bearer ${sign({ scope: 'admin' })}`)).kind).toBe(
       'refused',
     );
+  });
+
+  it('keys a JWT by its issuer and subject, or, without a subject, by the token itself', async () => {
+    const keyOf = async (token: string) => {
+      const outcome = await withJwt.authenticate(`Bearer ${token}`);
+      if (outcome.kind !== 'principal') throw new Error(outcome.reason);
+      return outcome.principal.key;
+    };
+    const first = await keyOf(sign({ sub: 'u1', scope: 'read' }));
+    expect(first).toBe('jwt ["scribe-tests","u1"]');
+    expect(await keyOf(sign({ sub: 'u1', scope: 'append', jti: 'other' }))).toBe(first);
+    expect(await keyOf(sign({ sub: 'u2' }))).toBe('jwt ["scribe-tests","u2"]');
+    const open = authenticator({ JWT_SECRET: SECRET });
+    const unissued = await open.authenticate(
+      `Bearer ${jwt.sign({ sub: 'u1' }, { secret: SECRET })}`,
+    );
+    expect(unissued).toMatchObject({ principal: { key: 'jwt [null,"u1"]' } });
+    // A subject that looks like an issuer and subject pair cannot pass for another's.
+    expect(await keyOf(sign({ sub: '"u1' }))).toBe('jwt ["scribe-tests","\\"u1"]');
+    const anonymousToken = sign({ scope: 'read', jti: 'a' });
+    const subjectless = await keyOf(anonymousToken);
+    expect(subjectless).toMatch(/^jwt token [\w-]{43}$/);
+    expect(await keyOf(anonymousToken)).toBe(subjectless);
+    expect(await keyOf(sign({ scope: 'read', jti: 'b' }))).not.toBe(subjectless);
+    expect(await keyOf(sign({ sub: '', scope: 'read', jti: 'b' }))).toMatch(/^jwt token /);
   });
 
   it('verifies a JWT against a public key, refusing one signed as HMAC with that key', async () => {

@@ -10,6 +10,12 @@ export interface Principal {
   readonly anonymous: boolean;
   /** For logs: `anonymous`, `token #n`, or the JWT's subject. */
   readonly who: string;
+  /**
+   * Who the caller is, for what it may hold (live subscriptions): `token #n`; a JWT's issuer and
+   * subject, or the token itself (a digest) when it names no subject; `anonymous` for all
+   * anonymous callers, whom the holder tells apart by address.
+   */
+  readonly key: string;
   readonly scopes: ReadonlySet<Scope>;
   /** Only sessions whose id starts with this (from a JWT's `session_prefix` claim). */
   readonly sessionPrefix: string | undefined;
@@ -24,6 +30,7 @@ const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
 const ANONYMOUS: Principal = {
   anonymous: true,
   who: 'anonymous',
+  key: 'anonymous',
   scopes: new Set<Scope>(['read', 'append']),
   sessionPrefix: undefined,
 };
@@ -99,6 +106,7 @@ export class Authenticator {
         principal: {
           anonymous: false,
           who: `token #${matched + 1}`,
+          key: `token #${matched + 1}`,
           scopes: this.tokens[matched].scopes,
           sessionPrefix: undefined,
         },
@@ -146,6 +154,7 @@ export class Authenticator {
       principal: {
         anonymous: false,
         who: typeof claims.sub === 'string' ? `jwt ${claims.sub}` : 'jwt',
+        key: jwtKey(claims, token),
         scopes: withImplied(scopesOf(claims)),
         sessionPrefix: prefix,
         ...(typeof claims.exp === 'number' ? { expiresAt: claims.exp * 1000 } : {}),
@@ -165,6 +174,17 @@ const JWT_ERRORS = new Set(['JsonWebTokenError', 'TokenExpiredError', 'NotBefore
 function jwtRefusal(error: unknown): string {
   if (error instanceof Error && JWT_ERRORS.has(error.name)) return error.message;
   return error instanceof SyntaxError ? 'its header or payload is not JSON' : 'invalid';
+}
+
+/**
+ * A JWT's holder: its issuer and subject, however many tokens they are given; a token without a
+ * subject names nobody but its bearer, and is its own key.
+ */
+function jwtKey(claims: Record<string, unknown>, token: string): string {
+  if (typeof claims.sub === 'string' && claims.sub !== '') {
+    return `jwt ${JSON.stringify([typeof claims.iss === 'string' ? claims.iss : null, claims.sub])}`;
+  }
+  return `jwt token ${digest(token).toString('base64url')}`;
 }
 
 /** Whether the JWT's header carries `crit`; an unreadable header is left to verify, which refuses it. */

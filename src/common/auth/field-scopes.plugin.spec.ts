@@ -14,7 +14,13 @@ fields.id.extensions = { [FIELD_SCOPE]: 'public' };
 fields.title.extensions = { [FIELD_SCOPE]: 'read' };
 
 const principal = (scopes: string[], anonymous = false) =>
-  ({ anonymous, who: 'x', scopes: new Set(scopes), sessionPrefix: undefined }) as Principal;
+  ({
+    anonymous,
+    who: 'x',
+    key: 'x',
+    scopes: new Set(scopes),
+    sessionPrefix: undefined,
+  }) as Principal;
 
 function refusal(query: string, caller: Principal): GraphQLError | undefined {
   const document = parse(query);

@@ -31,6 +31,7 @@ const caller = (scopes: string[]): Authentication => ({
   principal: {
     anonymous: false,
     who: 'x',
+    key: 'x',
     scopes: new Set(scopes) as never,
     sessionPrefix: undefined,
   },
