@@ -20,15 +20,10 @@ import {
   type SelectionNode,
 } from 'graphql';
 import { pageConnection, type Connection } from '../common/pagination/connection.js';
-import { recordBytes, sessionBytes } from '../message/session-record.js';
+import { sessionBytes } from '../message/session-record.js';
 import { TwoWayPageArgs, pageRequestOf } from '../common/pagination/page.args.js';
-import { type Page, type PageRequest } from '../common/pagination/page-request.js';
-import {
-  decodeMessageCursor,
-  heldCursorKey,
-  toMessageModel,
-} from '../common/graphql/message.mapper.js';
-import { AppendStatus } from '../message/append-status.js';
+import { type PageRequest } from '../common/pagination/page-request.js';
+import { decodeMessageCursor } from '../common/graphql/message.mapper.js';
 import { Message } from '../common/graphql/models/message.model.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type SessionRecord } from '../message/session-record.js';
@@ -42,7 +37,8 @@ import { ScribeException } from '../common/errors/scribe.exception.js';
 import { GateStatus } from './models/gate-status.model.js';
 import { MessageConnection } from '../common/graphql/models/message-connection.model.js';
 import { Session, SessionConnection } from '../common/graphql/models/session.model.js';
-import { withPending, type ListedMessage } from './pending-merge.js';
+import { chargeUnreserved, connectionOf } from './message-connection.js';
+import { withPending } from './pending-merge.js';
 import { SessionReader } from './session-reader.js';
 import { decodeSessionCursor, sessionListKey } from './session.mapper.js';
 import { toSessionModel } from '../common/graphql/session.mapper.js';
@@ -274,31 +270,4 @@ function selectsField(info: GraphQLResolveInfo, name: string): boolean {
       return fragment ? visit(fragment.selectionSet.selections) : false;
     });
   return info.fieldNodes.some((node) => visit(node.selectionSet?.selections ?? []));
-}
-
-/** Charges the answer's budget for the listed messages a database page did not reserve. */
-async function chargeUnreserved(
-  context: GraphQLContext,
-  listed: Page<ListedMessage>,
-  reserved: ReadonlySet<string>,
-): Promise<void> {
-  await context.budget?.admit(
-    listed.items
-      .filter((message) => !reserved.has(message.record.id))
-      .reduce((sum, message) => sum + recordBytes(message.record), 0),
-  );
-}
-
-function connectionOf(listed: Page<ListedMessage>, totalCount: number): Connection<Message> {
-  return pageConnection(
-    listed,
-    totalCount,
-    // A held message's cursor says so: a subscription after it must not take the commit
-    // number it gets later as a place the client has seen everything before.
-    (message) =>
-      message.status === AppendStatus.PERSISTED
-        ? message.record.orderKey
-        : heldCursorKey(message.record.orderKey),
-    (message) => toMessageModel(message.record, message.status),
-  );
 }
