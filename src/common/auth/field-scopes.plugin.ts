@@ -10,6 +10,7 @@ import { ScribeException } from '../errors/scribe.exception.js';
 import { type GraphQLContext } from '../graphql/graphql-context.js';
 import { type Authenticator, type Principal } from './authenticator.js';
 import { hiddenField } from './field-scope-check.js';
+import { missingScope } from './scope-refusal.js';
 
 /**
  * The refusal of an operation that names a field its caller may not see, or undefined when
@@ -27,15 +28,7 @@ export function fieldScopeRefusal(
   const refusal =
     hidden.needs === undefined
       ? new ScribeException(ScribeErrorCode.Forbidden, `${hidden.coordinate} declares no scope`)
-      : principal.anonymous
-        ? new ScribeException(
-            ScribeErrorCode.Unauthenticated,
-            `${hidden.coordinate} needs Authorization: Bearer <token> with the ${hidden.needs} scope`,
-          )
-        : new ScribeException(
-            ScribeErrorCode.Forbidden,
-            `${hidden.coordinate} needs the ${hidden.needs} scope, which this caller lacks`,
-          );
+      : missingScope(principal, hidden.coordinate, hidden.needs);
   const status = refusal.code === ScribeErrorCode.Unauthenticated ? 401 : 403;
   return new GraphQLError(refusal.message, {
     originalError: refusal,

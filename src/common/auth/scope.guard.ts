@@ -13,6 +13,7 @@ import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 import { ScribeException } from '../errors/scribe.exception.js';
 import { Authenticator } from './authenticator.js';
 import { FieldScope } from './field-scope.js';
+import { missingScope } from './scope-refusal.js';
 
 const RULE = 'scribe:scope-rule';
 const ROOT_TYPES = new Set(['Query', 'Mutation', 'Subscription']);
@@ -61,16 +62,7 @@ export class ScopeGuard implements CanActivate {
     }
     const { principal } = outcome;
     if (!principal.scopes.has(rule.scope)) {
-      // No credentials is UNAUTHENTICATED (present some); credentials too weak are FORBIDDEN.
-      throw principal.anonymous
-        ? new ScribeException(
-            ScribeErrorCode.Unauthenticated,
-            `${info.fieldName} needs Authorization: Bearer <token> with the ${rule.scope} scope`,
-          )
-        : new ScribeException(
-            ScribeErrorCode.Forbidden,
-            `${info.fieldName} needs the ${rule.scope} scope, which this caller lacks`,
-          );
+      throw missingScope(principal, info.fieldName, rule.scope);
     }
     const prefix = principal.sessionPrefix;
     if (prefix === undefined) return true;
