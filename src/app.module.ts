@@ -8,6 +8,7 @@ import { fieldScopesPlugin } from './common/auth/field-scopes.plugin.js';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { GraphQLModule } from '@nestjs/graphql';
 import { type Request } from 'express';
+import { httpOperationsPlugin } from './common/graphql/http-operations.plugin.js';
 import { errorLogPlugin } from './common/errors/error-log.plugin.js';
 import { GraphQLExceptionFilter } from './common/errors/graphql-exception.filter.js';
 import { formatGraphQLError } from './common/errors/graphql-error.util.js';
@@ -73,6 +74,7 @@ import { TranscriptModule } from './transcript/transcript.module.js';
           stringifyResult: serialiseAnswer(),
           plugins: [
             errorLogPlugin(refusals),
+            httpOperationsPlugin(),
             fieldScopesPlugin(authenticator),
             ...protection.plugins,
             answers,
