@@ -97,6 +97,15 @@ export function configureHttp(app: NestExpressApplication): void {
       },
     }),
   );
+  // A body nothing reads (any other path, or one the JSON parser skips for its type): its
+  // answer closes the connection, or Node would read and discard the body to keep it, with no
+  // deadline and no MAX_BODY_BYTES, for as long as a client sends it.
+  app.use((request: Request, response: Response, next: NextFunction) => {
+    if (hasBody(request) && !request.complete) {
+      response.setHeader('Connection', 'close');
+    }
+    next();
+  });
   // The query text is bounded before GraphQL parses it: parsing costs memory and time in
   // proportion to it, whatever the body limit (which must leave room for message content).
   app.use('/graphql', (request: Request, response: Response, next: NextFunction) => {
@@ -159,3 +168,11 @@ function refuse(response: Response, refusal: BodyRefusal): void {
 
 const bodyTooLarge = (maxBodyBytes: number) =>
   `Request body exceeds MAX_BODY_BYTES (${maxBodyBytes} bytes)`;
+
+/** Whether a request carries a body (type-is's test: a length or a transfer coding). */
+function hasBody(request: Request): boolean {
+  const length = request.headers['content-length'];
+  return (
+    request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
+  );
+}
