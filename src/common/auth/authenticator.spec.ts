@@ -131,6 +131,29 @@ describe(Authenticator.name, () => {
     expect(await keyOf(sign({ sub: '', scope: 'read', jti: 'b' }))).toMatch(/^jwt token /);
   });
 
+  it('keys a JWT without sub by what it signs: every spelling of its signature is one principal', async () => {
+    // An RS256 signature's last base64url character carries 4 unused bits: 16 spellings verify.
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const sut = authenticator({
+      JWT_PUBLIC_KEY: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    });
+    const token = jwt.sign({ scope: 'read' }, { privateKey, algorithm: 'RS256' });
+    const other = jwt.sign({ scope: 'read', n: 1 }, { privateKey, algorithm: 'RS256' });
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const keys = new Set<string>();
+    let verified = 0;
+    for (const last of alphabet) {
+      const outcome = await sut.authenticate(`Bearer ${token.slice(0, -1)}${last}`);
+      if (outcome.kind !== 'principal') continue;
+      verified += 1;
+      keys.add(outcome.principal.key);
+    }
+    expect(verified).toBeGreaterThan(1);
+    expect(keys.size).toBe(1);
+    const otherOutcome = await sut.authenticate(`Bearer ${other}`);
+    expect(otherOutcome.kind === 'principal' && otherOutcome.principal.key).not.toBe([...keys][0]);
+  });
+
   it('verifies a JWT against a public key, refusing one signed as HMAC with that key', async () => {
     const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();

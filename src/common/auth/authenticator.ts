@@ -178,13 +178,16 @@ function jwtRefusal(error: unknown): string {
 
 /**
  * A JWT's holder: its issuer and subject, however many tokens they are given; a token without a
- * subject names nobody but its bearer, and is its own key.
+ * subject names nobody but its bearer, and is its own key: its signed part (header and
+ * claims), which its signature fixes. Not the whole text: an RS or PS signature's last
+ * base64url character has unused bits, so one token has 16 spellings that all verify.
  */
 function jwtKey(claims: Record<string, unknown>, token: string): string {
   if (typeof claims.sub === 'string' && claims.sub !== '') {
     return `jwt ${JSON.stringify([typeof claims.iss === 'string' ? claims.iss : null, claims.sub])}`;
   }
-  return `jwt token ${digest(token).toString('base64url')}`;
+  const signed = token.slice(0, token.lastIndexOf('.'));
+  return `jwt token ${digest(signed).toString('base64url')}`;
 }
 
 /** Whether the JWT's header carries `crit`; an unreadable header is left to verify, which refuses it. */
