@@ -51,12 +51,16 @@ import { TranscriptModule } from './transcript/transcript.module.js';
         const limits = config.responseLimits;
         // Shared by every request: how many large answers are built at once.
         const largeAnswers = new BoundedSlots(limits.maxLarge, limits.slotTimeoutMs);
-        const answers = responseBudgetPlugin(limits.maxBytes, {
-          maxPageBytes: config.maxPageBytes,
-          maxMessageBytes: config.maxMessageBytes,
-          // Every character escaped as \uXXXX at worst.
-          maxTitleBytes: MAX_TITLE_CHARACTERS * 6,
-        });
+        const answers = responseBudgetPlugin(
+          limits.maxBytes,
+          {
+            maxPageBytes: config.maxPageBytes,
+            maxMessageBytes: config.maxMessageBytes,
+            // Every character escaped as \uXXXX at worst.
+            maxTitleBytes: MAX_TITLE_CHARACTERS * 6,
+          },
+          config.httpTimeouts,
+        );
         return {
           path: '/graphql',
           // Apollo stops (and its drain ends every socket of the HTTP server) only once the

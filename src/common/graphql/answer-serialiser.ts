@@ -4,8 +4,8 @@ import { describeError } from '../errors/describe-error.js';
 /** The request an answer belongs to, until it is serialised. */
 export interface AnswerOwner {
   requestId: string;
-  /** Called once the answer is serialised, or failed to be. */
-  done: () => void;
+  /** Called once the answer is serialised (with its length), or failed to be (without). */
+  done: (characters?: number) => void;
 }
 
 // Apollo hands stringifyResult a fresh object around the result's own `data`: that object is
@@ -38,8 +38,10 @@ export function serialiseAnswer(
   return (value) => {
     const data = (value as { data?: unknown } | null)?.data;
     const owner = typeof data === 'object' && data !== null ? owners.get(data) : undefined;
+    let text: string | undefined;
     try {
-      return `${JSON.stringify(value)}\n`;
+      text = `${JSON.stringify(value)}\n`;
+      return text;
     } catch (error) {
       logger.error(
         `Could not serialise the answer to request ${owner?.requestId ?? '(unknown)'}: ${describeError(error)}`,
@@ -47,7 +49,7 @@ export function serialiseAnswer(
       );
       throw new AnswerSerialisationError(owner?.requestId);
     } finally {
-      owner?.done();
+      owner?.done(text?.length);
     }
   };
 }

@@ -3,6 +3,7 @@ import { OperationTypeNode, type GraphQLSchema } from 'graphql';
 import { getComplexity } from 'graphql-query-complexity';
 import { graphqlCodeFor } from '../errors/graphql-error.util.js';
 import { answerBytesEstimator, type AnswerBounds } from './answer-bytes.js';
+import { untilWritten, writeDeadlineMs } from '../http/until-written.js';
 import { awaitSerialisation } from './answer-serialiser.js';
 import { type GraphQLContext } from './graphql-context.js';
 import { queryTooComplexError } from './query-limits.js';
@@ -17,6 +18,7 @@ import { queryTooComplexError } from './query-limits.js';
 export function responseBudgetPlugin(
   maxBytes: number,
   bounds: AnswerBounds,
+  reading: Parameters<typeof writeDeadlineMs>[1],
 ): ApolloServerPlugin<GraphQLContext> {
   const estimator = answerBytesEstimator(bounds);
   return {
@@ -49,9 +51,20 @@ export function responseBudgetPlugin(
             response.http.status = 400;
           }
           const data = body.kind === 'single' ? body.singleResult.data : undefined;
-          // The slot is kept while the answer is serialised: that string is its largest copy.
+          // The slot is kept until the answer is written: its string, then the bytes Node
+          // buffers for a client that reads slowly, are its largest copies. A client that
+          // reads slower than a body may be sent is cut (a character is at most 3 bytes).
+          const http = contextValue.req.res;
           if (typeof data === 'object' && data !== null) {
-            awaitSerialisation(data, { requestId: requestId ?? '', done: () => budget.end() });
+            awaitSerialisation(data, {
+              requestId: requestId ?? '',
+              done: (characters) =>
+                characters === undefined || !http
+                  ? budget.end()
+                  : untilWritten(http, writeDeadlineMs(3 * characters, reading), () =>
+                      budget.end(),
+                    ),
+            });
           } else {
             budget.end();
           }
