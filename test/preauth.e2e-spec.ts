@@ -55,6 +55,37 @@ describe('credentials before bodies', () => {
   );
 
   faultTest(
+    'Expect: 100-continue: a bad token is refused without an invitation, a good one invited',
+    async () => {
+      const sut = await server({ DATA_DIR: await dataDirectory(), ...TOKENS });
+      const refused = await connect(sut, '127.0.0.13');
+      await refused.write(
+        postHead(8 * 1024 * 1024, { Authorization: 'Bearer nope', Expect: '100-continue' }),
+      );
+      // Node wrote "100 Continue" before anything was checked: the first status was 100.
+      const answer = await refused.answer();
+      expect(answer.status).toBe(401);
+      expect(answer.closedByServer).toBe(true);
+      const invited = await connect(sut, '127.0.0.13');
+      const firstBytes = new Promise<string>((resolve) =>
+        invited.socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1'))),
+      );
+      await invited.write(
+        postHead(Buffer.byteLength(QUERY), {
+          Authorization: 'Bearer good',
+          Expect: '100-continue',
+          Connection: 'close',
+        }),
+      );
+      expect(await firstBytes).toMatch(/^HTTP\/1\.1 100 Continue\r\n/);
+      await invited.write(QUERY);
+      // The answer follows the invitation: what is read after the 100 is the 200 and its body.
+      const after = String((await invited.answer()).body);
+      expect(after).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\{"data":\{"__typename":"Query"\}\}/);
+    },
+  );
+
+  faultTest(
     'a client that keeps sending still reads its 401, and the body is not drained',
     async () => {
       const sut = await server({

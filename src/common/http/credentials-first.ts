@@ -10,7 +10,8 @@ import { sourceOf } from './source-address.js';
  * alone. Refused credentials cost no body and no GraphQL work (a typed list of 400,000 items
  * in the variables took seconds to check; 60 bodies of 16 MiB, half a minute): they are
  * charged to the source at once, answered 401, and the connection closed unread. The scope
- * each field needs is checked later, by ScopeGuard, on the same outcome.
+ * each field needs is checked later, by ScopeGuard, on the same outcome. A client that sends
+ * `Expect: 100-continue` is asked for its body only once its credentials are accepted.
  */
 export function credentialsFirst(
   authenticator: Authenticator,
@@ -31,6 +32,8 @@ export function credentialsFirst(
               : undefined;
         if (reason === undefined) {
           credentialsAccepted(response);
+          // Only now is a client that waits for it (Expect: 100-continue) asked for its body.
+          if (/^100-continue$/i.test(request.headers.expect ?? '')) response.writeContinue();
           return next();
         }
         chargeRefusal(response);

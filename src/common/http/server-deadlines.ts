@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { type Server } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type Socket } from 'node:net';
 import { type HttpTimeoutSettings } from '../../config/scribe-config.js';
 import { refusalBody, type HttpRefusalCode } from './http-refusal.js';
@@ -49,6 +49,11 @@ export function applyServerDeadlines(
   // (An option of createServer that @types/node leaves out; read when the server listens.)
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
     Math.min(1000, Math.max(10, Math.floor(timeouts.headersTimeoutMs / 10)));
+  // `Expect: 100-continue`: Node would invite the body before anything is checked. The request
+  // goes through as any other, and credentialsFirst invites the body once it accepts them.
+  server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+    server.emit('request', request, response);
+  });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     const code = error.code ?? '';
     // A client that went away is owed nothing, and was refused nothing.
