@@ -271,13 +271,13 @@ describe(NodeJournalFiles.name, () => {
     it('writes a temp file and deletes it again', async () => {
       await sut.ensureDirectory();
 
-      await sut.checkWritable();
+      await sut.checkWritable(0);
 
       expect(await sut.list()).toEqual([]);
     });
 
     it('creates the directory when it is missing', async () => {
-      await sut.checkWritable();
+      await sut.checkWritable(0);
 
       expect(await modeOf(directory)).toBe(0o700);
     });
@@ -285,7 +285,7 @@ describe(NodeJournalFiles.name, () => {
     it('rejects when no file can be created there', async () => {
       await writeFile(directory, 'not a directory');
 
-      await expect(sut.checkWritable()).rejects.toMatchObject({ code: 'ENOTDIR' });
+      await expect(sut.checkWritable(0)).rejects.toMatchObject({ code: 'ENOTDIR' });
     });
   });
 
@@ -375,7 +375,7 @@ describe(NodeJournalFiles.name, () => {
             : Promise.resolve(),
         );
 
-      await expect(sut.checkWritable()).rejects.toMatchObject({ code: 'ENOSPC' });
+      await expect(sut.checkWritable(0)).rejects.toMatchObject({ code: 'ENOSPC' });
       expect(await sut.list()).toEqual([]);
     });
   });
@@ -391,7 +391,7 @@ describe(NodeJournalFiles.name, () => {
     await (await sut.openForAppend('log')).file.close();
     await sut.read('segment');
     await sut.readRanges('segment', [{ offset: 0, length: 2 }]);
-    await sut.checkWritable();
+    await sut.checkWritable(0);
     await sut.list();
 
     expect(await openDescriptors()).toBe(before);

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
 import {
   chmod,
+  lstat,
   mkdir,
   open,
-  readFile,
   readdir,
-  stat,
+  statfs,
   unlink,
   type FileHandle,
 } from 'node:fs/promises';
@@ -15,6 +16,24 @@ import { TEMP_PREFIX } from './segment-names.js';
 
 const FILE_MODE = 0o600;
 const DIRECTORY_MODE = 0o700;
+// Every open refuses a symlink (ELOOP), so that nothing outside the directory is ever touched;
+// reads do not block on a FIFO (O_NONBLOCK does nothing to a regular file).
+const { O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = constants;
+const CREATE_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
+const APPEND_FLAGS = O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW;
+const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
+
+/** Which file a name or a handle is: a name that now points at another is not the one opened. */
+export interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+/** An entry of the spool directory that is not a regular file, so never opened. */
+export interface IrregularEntry {
+  name: string;
+  kind: 'symlink' | 'directory' | 'other';
+}
 
 /** A file the journal writes at positions it chooses, and syncs. */
 export interface WritableFile {
@@ -23,6 +42,8 @@ export interface WritableFile {
   /** fdatasync: the bytes written so far, and the size, are on disk. */
   sync(): Promise<void>;
   truncate(size: number): Promise<void>;
+  /** fstat: the file this handle writes, whatever its name points at now. */
+  identity(): Promise<FileIdentity>;
   close(): Promise<void>;
 }
 
@@ -36,6 +57,10 @@ export interface JournalFiles {
   ensureDirectory(): Promise<void>;
   /** Names of the regular files in the directory (none when it does not exist). */
   list(): Promise<string[]>;
+  /** The entries that are not regular files (symlinks, directories, ...): never opened. */
+  irregular(): Promise<IrregularEntry[]>;
+  /** lstat: what the name is now, or null when it is gone. */
+  identity(name: string): Promise<FileIdentity | null>;
   /** Creates a new empty file (mode 0600) and makes its directory entry durable. */
   create(name: string): Promise<WritableFile>;
   /** Opens a file for appending, creating it when missing; resolves with it and its size. */
@@ -50,8 +75,11 @@ export interface JournalFiles {
   remove(name: string): Promise<void>;
   /** Age in ms of a file by its mtime, or undefined when it is gone. */
   ageMs(name: string): Promise<number | undefined>;
-  /** Rejects when a file cannot be created and written in the directory right now. */
-  checkWritable(): Promise<void>;
+  /**
+   * Rejects when a line of `recordBytes` could not be journaled right now: the file system has
+   * less room than that (statfs), or a file cannot be created and written in the directory.
+   */
+  checkWritable(recordBytes: number): Promise<void>;
 }
 
 /** JournalFiles on the real file system. */
@@ -65,11 +93,24 @@ export class NodeJournalFiles implements JournalFiles {
   }
 
   async list(): Promise<string[]> {
+    return (await this.entries()).filter((entry) => entry.isFile()).map((entry) => entry.name);
+  }
+
+  async irregular(): Promise<IrregularEntry[]> {
+    return (await this.entries())
+      .filter((entry) => !entry.isFile())
+      .map((entry) => ({
+        name: entry.name,
+        kind: entry.isSymbolicLink() ? 'symlink' : entry.isDirectory() ? 'directory' : 'other',
+      }));
+  }
+
+  async identity(name: string): Promise<FileIdentity | null> {
     try {
-      const entries = await readdir(this.directory, { withFileTypes: true });
-      return entries.filter((entry) => entry.isFile()).map((entry) => entry.name);
+      const { dev, ino } = await lstat(this.path(name));
+      return { dev, ino };
     } catch (error) {
-      if (errorCode(error) === 'ENOENT') return [];
+      if (errorCode(error) === 'ENOENT') return null;
       throw error;
     }
   }
@@ -89,9 +130,9 @@ export class NodeJournalFiles implements JournalFiles {
   }
 
   async openForAppend(name: string): Promise<{ file: WritableFile; size: number }> {
-    const handle = await open(this.path(name), 'a', FILE_MODE);
+    const handle = await open(this.path(name), APPEND_FLAGS, FILE_MODE);
     try {
-      const { size } = await handle.stat();
+      const { size } = await regularFile(handle, name);
       if (size === 0) {
         // New (or empty): as in create(), the umask must not decide its mode.
         await handle.chmod(FILE_MODE);
@@ -105,15 +146,19 @@ export class NodeJournalFiles implements JournalFiles {
   }
 
   async read(name: string): Promise<Buffer> {
-    // Async, so that a refused name rejects like every other failure rather than throwing.
-    return await readFile(this.path(name));
+    const handle = await this.openForRead(name);
+    try {
+      return await handle.readFile();
+    } finally {
+      await handle.close();
+    }
   }
 
   async readRanges(
     name: string,
     ranges: readonly { offset: number; length: number }[],
   ): Promise<Buffer[]> {
-    const handle = await open(this.path(name), 'r');
+    const handle = await this.openForRead(name);
     try {
       const buffers: Buffer[] = [];
       for (const range of ranges) {
@@ -137,15 +182,16 @@ export class NodeJournalFiles implements JournalFiles {
 
   async ageMs(name: string): Promise<number | undefined> {
     try {
-      return Date.now() - (await stat(this.path(name))).mtimeMs;
+      return Date.now() - (await lstat(this.path(name))).mtimeMs;
     } catch (error) {
       if (errorCode(error) === 'ENOENT') return undefined;
       throw error;
     }
   }
 
-  async checkWritable(): Promise<void> {
+  async checkWritable(recordBytes: number): Promise<void> {
     const name = `${TEMP_PREFIX}check-${randomBytes(6).toString('hex')}`;
+    // Creates the directory when it went missing, and proves a file can be written there.
     const handle = await this.openNew(this.path(name));
     try {
       await handle.writeFile('ok', 'utf8');
@@ -153,18 +199,52 @@ export class NodeJournalFiles implements JournalFiles {
       await handle.close();
       await this.remove(name);
     }
+    // Two bytes fit long after a message no longer does: the room a whole record needs must
+    // be there too (a block more, for the block the line may begin in the middle of).
+    const { bavail, bsize } = await statfs(this.directory);
+    const free = bavail * bsize;
+    if (free < recordBytes + bsize) {
+      throw Object.assign(
+        new Error(
+          `ENOSPC: ${free} bytes free, a journal record may need ${recordBytes + bsize}, statfs '${this.directory}'`,
+        ),
+        { code: 'ENOSPC' },
+      );
+    }
+  }
+
+  private async entries() {
+    try {
+      return await readdir(this.directory, { withFileTypes: true });
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return [];
+      throw error;
+    }
+  }
+
+  /** Opens an existing regular file to read; a symlink, directory or FIFO is refused. */
+  private async openForRead(name: string): Promise<FileHandle> {
+    // Async, so that a refused name rejects like every other failure rather than throwing.
+    const handle = await open(this.path(name), READ_FLAGS);
+    try {
+      await regularFile(handle, name);
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      throw error;
+    }
+    return handle;
   }
 
   /** Creates a file exclusively, creating the directory first when it went missing. */
   private async openNew(path: string): Promise<FileHandle> {
     try {
-      return await open(path, 'wx', FILE_MODE);
+      return await open(path, CREATE_FLAGS, FILE_MODE);
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw error;
     }
     // Throws (ENOTDIR / EEXIST) when a regular file stands in the way.
     await this.ensureDirectory();
-    return await open(path, 'wx', FILE_MODE);
+    return await open(path, CREATE_FLAGS, FILE_MODE);
   }
 
   private async syncDirectory(): Promise<void> {
@@ -213,7 +293,23 @@ class NodeWritableFile implements WritableFile {
     return this.handle.truncate(size);
   }
 
+  async identity(): Promise<FileIdentity> {
+    const { dev, ino } = await this.handle.stat();
+    return { dev, ino };
+  }
+
   close(): Promise<void> {
     return this.handle.close();
   }
+}
+
+/** The handle's stat; rejects with ENOTREGULAR when it is not a regular file. */
+async function regularFile(handle: FileHandle, name: string) {
+  const stats = await handle.stat();
+  if (!stats.isFile()) {
+    throw Object.assign(new Error(`ENOTREGULAR: not a regular file, open '${name}'`), {
+      code: 'ENOTREGULAR',
+    });
+  }
+  return stats;
 }

@@ -33,6 +33,25 @@ interface SegmentState {
   /** No more records will be written to it. */
   sealed: boolean;
   oldestAcceptedAt: number;
+  /**
+   * The records of `live` that memory still holds (the writer's, until they are stored or leave
+   * memory), by offset: the same objects the transcript holds, so keeping them costs no copy.
+   * Should the segment vanish, these can be journaled again; the others are lost with it.
+   */
+  held: Map<number, MessageRecord>;
+}
+
+/** A record held in memory whose segment vanished: owed, but on no disk until journaled again. */
+export interface OrphanRecord {
+  record: MessageRecord;
+  /** Where it was: the location the transcript still knows it by. */
+  location: RecordLocation;
+  /** It left memory meanwhile: once journaled again it is disk-only. */
+  released: boolean;
+}
+
+function keyOf(location: RecordLocation): string {
+  return `${location.segment}:${location.offset}`;
 }
 
 function sameLocation(left: RecordLocation, right: RecordLocation): boolean {
@@ -50,6 +69,11 @@ export class JournalIndex {
   private readonly diskOnly = new Map<string, Map<string, DiskEntry>>();
   // The order key of the newest disk-only entry added per session.
   private readonly lastDiskKey = new Map<string, string>();
+  // Records journaled again after their segment vanished: old location -> new one. Callers keep
+  // the location they were given, so every lookup goes through here first.
+  private readonly moved = new Map<string, RecordLocation>();
+  private readonly orphans = new Map<string, OrphanRecord>();
+  private lost = 0;
 
   /** A segment begun (by the writer, or found at start and then `sealed`). */
   addSegment(segment: string, sealed: boolean): void {
@@ -59,18 +83,25 @@ export class JournalIndex {
         bytes: 0,
         sealed,
         oldestAcceptedAt: Infinity,
+        held: new Map(),
       });
     }
   }
 
-  /** A record written (or found) at `location`, not yet stored. */
-  addLive(sessionId: string, acceptedAt: number, location: RecordLocation): void {
+  /** A record written (or found) at `location`, not yet stored; `held` while memory has it. */
+  addLive(
+    sessionId: string,
+    acceptedAt: number,
+    location: RecordLocation,
+    held?: MessageRecord,
+  ): void {
     const segment = this.segmentOf(location.segment);
     if (segment.live.has(location.offset)) return;
     segment.live.add(location.offset);
+    if (held) segment.held.set(location.offset, held);
     segment.bytes = Math.max(segment.bytes, location.offset + location.length);
     segment.oldestAcceptedAt = Math.min(segment.oldestAcceptedAt, acceptedAt);
-    this.liveBySession.set(sessionId, (this.liveBySession.get(sessionId) ?? 0) + 1);
+    this.countLive(sessionId, 1);
   }
 
   /** Bytes of a segment that hold no record (a bad line): they count for the size on disk. */
@@ -89,7 +120,15 @@ export class JournalIndex {
   addDiskOnly(entries: readonly DiskEntry[]): DiskEntry[] {
     const unsorted = new Set<string>();
     const copies: DiskEntry[] = [];
-    for (const entry of entries) {
+    for (const given of entries) {
+      const entry = { ...given, location: this.current(given.location) };
+      const orphan = this.orphans.get(keyOf(entry.location));
+      if (orphan) {
+        // On no disk right now: it becomes disk-only once journaled again.
+        orphan.released = true;
+        continue;
+      }
+      this.segments.get(entry.location.segment)?.held.delete(entry.location.offset);
       let session = this.diskOnly.get(entry.sessionId);
       if (!session) {
         session = new Map();
@@ -123,10 +162,13 @@ export class JournalIndex {
     records: readonly { id: string; sessionId: string; location: RecordLocation }[],
   ): string[] {
     const emptied: string[] = [];
-    for (const record of records) {
+    for (const given of records) {
+      const record = { ...given, location: this.current(given.location, true) };
+      if (this.orphans.delete(keyOf(record.location))) continue;
       const segment = this.segments.get(record.location.segment);
       // Resolved already (or never journaled here): nothing more is owed for it.
       if (!segment?.live.delete(record.location.offset)) continue;
+      segment.held.delete(record.location.offset);
       const session = this.diskOnly.get(record.sessionId);
       const entry = session?.get(record.id);
       // Another copy of the same message (two instances raced one client id) is not this one.
@@ -135,9 +177,7 @@ export class JournalIndex {
         this.diskOnly.delete(record.sessionId);
         this.lastDiskKey.delete(record.sessionId);
       }
-      const live = (this.liveBySession.get(record.sessionId) ?? 0) - 1;
-      if (live > 0) this.liveBySession.set(record.sessionId, live);
-      else this.liveBySession.delete(record.sessionId);
+      this.countLive(record.sessionId, -1);
       if (segment.live.size === 0) emptied.push(record.location.segment);
     }
     return emptied;
@@ -158,6 +198,81 @@ export class JournalIndex {
 
   removeSegment(segment: string): void {
     this.segments.delete(segment);
+  }
+
+  /**
+   * `segment` vanished from the disk: what memory holds of it becomes orphans (to be journaled
+   * again), what only the disk held is lost. Returns how many of each.
+   */
+  dropSegment(segment: string): { orphaned: number; lost: number } {
+    const state = this.segments.get(segment);
+    if (!state) return { orphaned: 0, lost: 0 };
+    let lost = 0;
+    for (const offset of state.live) {
+      const held = state.held.get(offset);
+      const location = { segment, offset, length: 0 };
+      if (held) {
+        this.orphans.set(keyOf(location), { record: held, location, released: false });
+        this.countLive(held.sessionId, -1);
+      } else {
+        lost += 1;
+      }
+    }
+    for (const [sessionId, session] of this.diskOnly) {
+      for (const [id, entry] of session) {
+        if (entry.location.segment !== segment) continue;
+        session.delete(id);
+        this.countLive(sessionId, -1);
+      }
+      if (session.size === 0) {
+        this.diskOnly.delete(sessionId);
+        this.lastDiskKey.delete(sessionId);
+      }
+    }
+    this.segments.delete(segment);
+    this.lost += lost;
+    return { orphaned: state.live.size - lost, lost };
+  }
+
+  /** Records held in memory whose segment vanished, oldest orphaned first. */
+  orphaned(): OrphanRecord[] {
+    return [...this.orphans.values()];
+  }
+
+  /**
+   * An orphan is on disk again at `location`. False when it was stored meanwhile (nothing is
+   * owed for that copy).
+   */
+  rejournaled(orphan: OrphanRecord, location: RecordLocation): boolean {
+    const key = keyOf(orphan.location);
+    if (this.orphans.get(key) !== orphan) return false;
+    this.orphans.delete(key);
+    this.moved.set(key, location);
+    const { record } = orphan;
+    this.addLive(
+      record.sessionId,
+      record.acceptedAt,
+      location,
+      orphan.released ? undefined : record,
+    );
+    if (orphan.released) {
+      this.addDiskOnly([
+        {
+          id: record.id,
+          sessionId: record.sessionId,
+          orderKey: record.orderKey,
+          acceptedAt: record.acceptedAt,
+          location,
+          record,
+        },
+      ]);
+    }
+    return true;
+  }
+
+  /** Records whose only copy was a segment that vanished, since start. */
+  get lostRecords(): number {
+    return this.lost;
   }
 
   /** Up to `limit` of the session's disk-only entries, oldest first. */
@@ -211,6 +326,22 @@ export class JournalIndex {
       if (segment.live.size > 0) oldest = Math.min(oldest, segment.oldestAcceptedAt);
     }
     return oldest === Infinity ? null : oldest;
+  }
+
+  /** Where a record is now: after every move of it (and forgetting them, once `resolved`). */
+  private current(location: RecordLocation, resolved = false): RecordLocation {
+    let at = location;
+    for (let next = this.moved.get(keyOf(at)); next; next = this.moved.get(keyOf(at))) {
+      if (resolved) this.moved.delete(keyOf(at));
+      at = next;
+    }
+    return at;
+  }
+
+  private countLive(sessionId: string, change: number): void {
+    const live = (this.liveBySession.get(sessionId) ?? 0) + change;
+    if (live > 0) this.liveBySession.set(sessionId, live);
+    else this.liveBySession.delete(sessionId);
   }
 
   private segmentOf(name: string): SegmentState {

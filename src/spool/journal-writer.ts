@@ -2,8 +2,8 @@ import { Mutex } from 'async-mutex';
 import { Failpoints } from '../common/failpoints.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { encodeJournalLine } from './journal-codec.js';
-import { type JournalFiles, type WritableFile } from './journal-files.js';
-import { type JournalIndex, type RecordLocation } from './journal-index.js';
+import { type FileIdentity, type JournalFiles, type WritableFile } from './journal-files.js';
+import { type JournalIndex, type OrphanRecord, type RecordLocation } from './journal-index.js';
 import { type SegmentNamer } from './segment-names.js';
 import { describeError } from '../common/errors/describe-error.js';
 
@@ -21,7 +21,28 @@ interface ActiveSegment {
   name: string;
   file: WritableFile;
   size: number;
+  /** The file the handle writes (fstat when it was created). */
+  identity: FileIdentity;
 }
+
+/** A segment of this writer's that vanished or was replaced, and what that did to its records. */
+export interface LostSegment {
+  name: string;
+  what: 'deleted' | 'replaced';
+  /** Records memory still held: journaled again into a new segment. */
+  orphaned: number;
+  /** Records only the disk held: gone with the file. */
+  lost: number;
+}
+
+/** What the writer tells its owner (logs, the owner lock) as it works. */
+export interface WriterEvents {
+  /** Before a new segment is begun: its directory must be ours (the owner lock is there). */
+  beforeNewSegment(): Promise<void>;
+  segmentLost(lost: LostSegment): void;
+}
+
+const NO_EVENTS: WriterEvents = { beforeNewSegment: async () => undefined, segmentLost: () => {} };
 
 /**
  * Group commit for the journal: appends that arrive while a write and its fdatasync run go to
@@ -37,6 +58,10 @@ export class JournalWriter {
   private scheduled = false;
   // Every operation on this instance's segment files takes a turn: writes, deletions, close.
   private readonly turns = new Mutex();
+  // The files of this writer's segments that still owe records, to tell when one vanished.
+  private readonly identities = new Map<string, FileIdentity>();
+  // Set when a segment vanished, until a new one is begun: the journal is not writable.
+  private lostError: SegmentLostError | null = null;
 
   constructor(
     private readonly files: JournalFiles,
@@ -44,7 +69,22 @@ export class JournalWriter {
     private readonly namer: SegmentNamer,
     private readonly segmentBytes: number,
     private readonly failpoints: Failpoints = new Failpoints(),
+    private readonly events: WriterEvents = NO_EVENTS,
   ) {}
+
+  /**
+   * Rejects while the journal cannot take a record: the active segment vanished (it is given up
+   * here when it did) and no new one could be begun yet. Records orphaned by a vanished segment
+   * are journaled again on the way.
+   */
+  verify(): Promise<void> {
+    return this.turns.runExclusive(async () => {
+      await this.checkSegments();
+      if (!this.lostError && this.index.orphaned().length === 0) return;
+      const segment = await this.segmentForWrite();
+      await this.writeBatch(segment, []);
+    });
+  }
 
   append(records: MessageRecord[]): Promise<JournalAppend> {
     const lines = records.map(encodeJournalLine);
@@ -83,6 +123,7 @@ export class JournalWriter {
           continue;
         }
         this.index.removeSegment(name);
+        this.identities.delete(name);
         removed.push(name);
       }
       return removed;
@@ -99,34 +140,72 @@ export class JournalWriter {
   private async flush(): Promise<void> {
     const batch = this.waiting.splice(0);
     if (batch.length === 0) return;
-    let segment: ActiveSegment;
     try {
-      segment = await this.segmentForWrite();
+      // A batch that finds its segment gone is answered not written: the vanished file may
+      // have taken records with it, and the journal says so before it takes any more.
+      await this.checkSegments();
+      await this.writeBatch(await this.segmentForWrite(), batch);
     } catch (error) {
       for (const waiting of batch) waiting.resolve({ kind: 'failed', error });
-      return;
     }
-    const data = Buffer.concat(batch.flatMap((waiting) => waiting.lines));
+  }
+
+  /** Writes the orphans (see JournalIndex.dropSegment), then `batch`, and syncs; rejects when not. */
+  private async writeBatch(segment: ActiveSegment, batch: Waiting[]): Promise<void> {
+    const orphans = this.index.orphaned();
+    const orphanLines = orphans.map((orphan) => encodeJournalLine(orphan.record));
+    const data = Buffer.concat([...orphanLines, ...batch.flatMap((waiting) => waiting.lines)]);
     const start = segment.size;
     try {
       await this.write(segment, data, start);
     } catch (error) {
       await this.cutBack(segment, start, error);
-      for (const waiting of batch) waiting.resolve({ kind: 'failed', error });
-      return;
+      throw error;
     }
     segment.size = start + data.length;
+    this.lostError = null;
     let offset = start;
+    const next = (line: Buffer): RecordLocation => {
+      const location = { segment: segment.name, offset, length: line.length };
+      offset += line.length;
+      return location;
+    };
+    orphans.forEach((orphan: OrphanRecord, index) => {
+      this.index.rejournaled(orphan, next(orphanLines[index]));
+    });
     for (const waiting of batch) {
       const locations = waiting.lines.map((line, index) => {
-        const location = { segment: segment.name, offset, length: line.length };
-        offset += line.length;
+        const location = next(line);
         const record = waiting.records[index];
-        this.index.addLive(record.sessionId, record.acceptedAt, location);
+        this.index.addLive(record.sessionId, record.acceptedAt, location, record);
         return location;
       });
       waiting.resolve({ kind: 'written', locations });
     }
+  }
+
+  /**
+   * Compares the active segment's file with what its name is now (one lstat per batch, as the
+   * database's check does); when they differ, every segment of this writer that still owes
+   * records is checked too (a removed directory takes them all) and each vanished one is given
+   * up, its held records orphaned. Throws when anything vanished.
+   */
+  private async checkSegments(): Promise<void> {
+    if (!this.active) return;
+    if (sameFile(await this.files.identity(this.active.name), this.active.identity)) return;
+    const active = this.active;
+    this.active = null;
+    await active.file.close().catch(() => undefined);
+    const lost: LostSegment[] = [];
+    for (const [name, identity] of [...this.identities]) {
+      const now = await this.files.identity(name).catch(() => null);
+      if (name !== active.name && sameFile(now, identity)) continue;
+      this.identities.delete(name);
+      lost.push({ name, what: now ? 'replaced' : 'deleted', ...this.index.dropSegment(name) });
+    }
+    for (const segment of lost) this.events.segmentLost(segment);
+    this.lostError = new SegmentLostError(lost);
+    throw this.lostError;
   }
 
   private async write(segment: ActiveSegment, data: Buffer, start: number): Promise<void> {
@@ -160,10 +239,20 @@ export class JournalWriter {
   private async segmentForWrite(): Promise<ActiveSegment> {
     if (this.active && this.active.size >= this.segmentBytes) await this.seal(this.active);
     if (!this.active) {
+      await this.events.beforeNewSegment();
       const name = this.namer.next();
       const file = await this.files.create(name);
+      let identity: FileIdentity;
+      try {
+        identity = await file.identity();
+      } catch (error) {
+        await file.close().catch(() => undefined);
+        await this.files.remove(name).catch(() => undefined);
+        throw error;
+      }
       this.index.addSegment(name, false);
-      this.active = { name, file, size: 0 };
+      this.identities.set(name, identity);
+      this.active = { name, file, size: 0, identity };
     }
     return this.active;
   }
@@ -176,7 +265,24 @@ export class JournalWriter {
     if (this.index.liveIn(segment.name) === 0) {
       await this.files.remove(segment.name).catch(() => undefined);
       this.index.removeSegment(segment.name);
+      this.identities.delete(segment.name);
     }
+  }
+}
+
+function sameFile(left: FileIdentity | null, right: FileIdentity): boolean {
+  return left !== null && left.dev === right.dev && left.ino === right.ino;
+}
+
+/** Segments of this writer vanished (deleted, or replaced by another file): not written. */
+export class SegmentLostError extends Error {
+  override readonly name = 'SegmentLostError';
+  readonly code = 'ESEGMENTLOST';
+
+  constructor(readonly segments: readonly LostSegment[]) {
+    super(
+      `journal segment ${segments.map((segment) => `${segment.name} was ${segment.what}`).join(', ')} under the running instance; a new segment begins with the next write`,
+    );
   }
 }
 

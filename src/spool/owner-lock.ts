@@ -1,7 +1,22 @@
-import { chmod } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
 import { errorCode } from '../common/errors/describe-error.js';
+
+// SQLite's own O_NOFOLLOW (3.31+; node-sqlite3 hands its flags to sqlite3_open_v2 unchanged):
+// the open fails instead of following a symlink put where the lock file belongs.
+const SQLITE_OPEN_NOFOLLOW = 0x01000000;
+
+/** The file is not one the lock may use (a symlink, a directory, ...): nothing was touched. */
+export class UnusableLockFileError extends Error {
+  override readonly name = 'UnusableLockFileError';
+  readonly code = 'ENOTREGULAR';
+
+  constructor(path: string, what: string) {
+    super(`${path} is ${what}, not a lock file: left untouched`);
+  }
+}
 
 /**
  * Who may replay a segment: the instance named in it while that instance lives, anyone once it
@@ -15,15 +30,20 @@ export class OwnerLock {
   private constructor(
     readonly path: string,
     private readonly database: sqlite3.Database,
+    private readonly identity: { dev: number; ino: number },
   ) {}
 
-  /** Takes the lock on `directory/name`, creating the file; null while its owner lives. */
+  /**
+   * Takes the lock on `directory/name`, creating the file; null while its owner lives. Rejects
+   * with UnusableLockFileError, touching nothing, when the name is a symlink or not a file.
+   */
   static async tryAcquire(directory: string, name: string): Promise<OwnerLock | null> {
     const path = join(directory, name);
+    await refuseIrregular(path);
     const database = await new Promise<sqlite3.Database>((resolve, reject) => {
       const opened = new sqlite3.Database(
         path,
-        sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE,
+        sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
         (error) => (error ? reject(error) : resolve(opened)),
       );
     });
@@ -32,8 +52,8 @@ export class OwnerLock {
       // No rollback journal beside the file: the lock is all this database is for.
       await run(database, 'PRAGMA journal_mode = OFF');
       await run(database, 'BEGIN EXCLUSIVE');
-      await chmod(path, 0o600);
-      return new OwnerLock(path, database);
+      const identity = await restrict(path);
+      return new OwnerLock(path, database, identity);
     } catch (error) {
       await close(database);
       if (errorCode(error) === 'SQLITE_BUSY') return null;
@@ -41,9 +61,46 @@ export class OwnerLock {
     }
   }
 
+  /** Whether the lock's file is still the one at its path (not deleted, not replaced). */
+  async intact(): Promise<boolean> {
+    try {
+      const { dev, ino } = await lstat(this.path);
+      return dev === this.identity.dev && ino === this.identity.ino;
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return false;
+      throw error;
+    }
+  }
+
   /** Lets go of the lock (the file stays: the caller removes it first when nothing is left to own). */
   async release(): Promise<void> {
     await close(this.database);
+  }
+}
+
+/** Rejects when `path` exists and is not a regular file; a missing one SQLite creates. */
+async function refuseIrregular(path: string): Promise<void> {
+  let stats;
+  try {
+    stats = await lstat(path);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return;
+    throw error;
+  }
+  if (stats.isSymbolicLink()) throw new UnusableLockFileError(path, 'a symlink');
+  if (!stats.isFile()) throw new UnusableLockFileError(path, 'not a regular file');
+}
+
+/** Mode 0600 through a handle that cannot follow a symlink; resolves with the file's identity. */
+async function restrict(path: string): Promise<{ dev: number; ino: number }> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw new UnusableLockFileError(path, 'not a regular file');
+    await handle.chmod(0o600);
+    return { dev: stats.dev, ino: stats.ino };
+  } finally {
+    await handle.close();
   }
 }
 

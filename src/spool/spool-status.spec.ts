@@ -1,7 +1,7 @@
 import { JournalIndex } from './journal-index.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
 import { type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
-import { spoolStatusOf } from './spool-status.js';
+import { foreignFilesOf, spoolStatusOf } from './spool-status.js';
 import { FakeJournalFiles } from './testing/fake-journal-files.js';
 
 const A = 'journal-000000000001000-000000-aaaaaaaa.jsonl';
@@ -29,6 +29,7 @@ describe(spoolStatusOf.name, () => {
       sessions: [],
       setAside: [],
       setAsideCount: 0,
+      lostRecords: 0,
     });
   });
 
@@ -87,7 +88,13 @@ describe(spoolStatusOf.name, () => {
     );
     await setAsideLog.load();
 
-    const status = spoolStatusOf('/data/spool', null, index, setAsideLog, ['notes.txt']);
+    const status = spoolStatusOf(
+      '/data/spool',
+      null,
+      index,
+      setAsideLog,
+      foreignFilesOf(['notes.txt'], []),
+    );
 
     expect(status.setAside).toEqual([
       { source: A, reason: 'older', at: 0, sessionId: null, messageId: null },
@@ -117,7 +124,13 @@ describe(spoolStatusOf.name, () => {
     files.put(SET_ASIDE_LOG, `${lines.join('\n')}\n`);
     await setAsideLog.load();
 
-    const status = spoolStatusOf('/data/spool', null, index, setAsideLog, ['x', 'y']);
+    const status = spoolStatusOf(
+      '/data/spool',
+      null,
+      index,
+      setAsideLog,
+      foreignFilesOf(['x'], [{ name: 'y', kind: 'symlink' }]),
+    );
 
     expect(status.setAside).toHaveLength(102);
     expect(status.setAside[0].at).toBe(20);
@@ -132,5 +145,54 @@ describe(spoolStatusOf.name, () => {
 
     expect(age).toBeGreaterThanOrEqual(1_000_000);
     expect(age).toBeLessThan(1_000_000 + 60_000);
+  });
+
+  describe('foreignFilesOf', () => {
+    it('gives each irregular entry its kind as the reason, after the foreign files', () => {
+      expect(
+        foreignFilesOf(
+          ['notes.txt'],
+          [
+            { name: 'journal-1.jsonl', kind: 'symlink' },
+            { name: 'set-aside.jsonl', kind: 'directory' },
+            { name: 'fifo', kind: 'other' },
+          ],
+        ),
+      ).toEqual([
+        { name: 'notes.txt', reason: 'not a file of the journal: left untouched' },
+        {
+          name: 'journal-1.jsonl',
+          reason: 'symlink: not a regular file, left untouched (nothing in or behind it is read)',
+        },
+        {
+          name: 'set-aside.jsonl',
+          reason: 'directory: not a regular file, left untouched (nothing in or behind it is read)',
+        },
+        {
+          name: 'fifo',
+          reason: 'other: not a regular file, left untouched (nothing in or behind it is read)',
+        },
+      ]);
+    });
+  });
+
+  it('shows the records lost with vanished segments', () => {
+    index.addLive('s', 1, { segment: A, offset: 0, length: 10 });
+    index.addDiskOnly([
+      {
+        id: 'm',
+        sessionId: 's',
+        orderKey: 'k',
+        acceptedAt: 1,
+        location: { segment: A, offset: 0, length: 10 },
+      },
+    ]);
+    expect(spoolStatusOf('/data/spool', null, index, setAsideLog, []).lostRecords).toBe(0);
+
+    index.dropSegment(A);
+
+    const status = spoolStatusOf('/data/spool', null, index, setAsideLog, []);
+    expect(status.lostRecords).toBe(1);
+    expect(status.messages).toBe(0);
   });
 });

@@ -1,3 +1,4 @@
+import { type IrregularEntry } from './journal-files.js';
 import { type JournalIndex } from './journal-index.js';
 import { type SetAsideLog } from './set-aside-log.js';
 
@@ -22,6 +23,27 @@ export interface SpoolStatusView {
   sessions: { sessionId: string; messages: number }[];
   setAside: SetAsideView[];
   setAsideCount: number;
+  lostRecords: number;
+}
+
+/** A file in the spool directory the journal leaves untouched, with why. */
+export interface ForeignFile {
+  name: string;
+  reason: string;
+}
+
+/** Regular files that are not the journal's, and every entry that is not a regular file. */
+export function foreignFilesOf(
+  names: readonly string[],
+  irregular: readonly IrregularEntry[],
+): ForeignFile[] {
+  return [
+    ...names.map((name) => ({ name, reason: 'not a file of the journal: left untouched' })),
+    ...irregular.map(({ name, kind }) => ({
+      name,
+      reason: `${kind}: not a regular file, left untouched (nothing in or behind it is read)`,
+    })),
+  ];
 }
 
 export function spoolStatusOf(
@@ -29,7 +51,7 @@ export function spoolStatusOf(
   error: string | null,
   index: JournalIndex,
   setAsideLog: SetAsideLog,
-  foreignFiles: readonly string[],
+  foreignFiles: readonly ForeignFile[],
   now: number = Date.now(),
 ): SpoolStatusView {
   const oldest = index.oldestAcceptedAt;
@@ -41,9 +63,9 @@ export function spoolStatusOf(
       sessionId: entry.sessionId ?? null,
       messageId: entry.messageId ?? null,
     })),
-    ...foreignFiles.map((name) => ({
+    ...foreignFiles.map(({ name, reason }) => ({
       source: name,
-      reason: 'not a file of the journal: left untouched',
+      reason,
       at: null,
       sessionId: null,
       messageId: null,
@@ -59,5 +81,6 @@ export function spoolStatusOf(
     sessions: index.liveBySessions(),
     setAside,
     setAsideCount: setAsideLog.count + foreignFiles.length,
+    lostRecords: index.lostRecords,
   };
 }

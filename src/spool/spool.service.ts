@@ -16,7 +16,7 @@ import {
 import { JournalAdoption, type AdoptionReport } from './journal-adoption.js';
 import { NodeJournalFiles, type JournalFiles } from './journal-files.js';
 import { JournalIndex, type RecordLocation } from './journal-index.js';
-import { JournalWriter, type JournalAppend } from './journal-writer.js';
+import { JournalWriter, type JournalAppend, type LostSegment } from './journal-writer.js';
 import { importLegacySpool } from './legacy-spool.js';
 import { OwnerLock } from './owner-lock.js';
 import {
@@ -28,7 +28,7 @@ import {
 } from './segment-names.js';
 import { SetAsideLog } from './set-aside-log.js';
 import { SpoolReporter } from './spool-reporter.js';
-import { spoolStatusOf, type SpoolStatusView } from './spool-status.js';
+import { foreignFilesOf, spoolStatusOf, type SpoolStatusView } from './spool-status.js';
 
 export type { DrainOutcome, DrainStep, JournaledRecord, RefusedRecord } from './journal.js';
 export type { JournalAppend } from './journal-writer.js';
@@ -38,6 +38,8 @@ export type { RecordLocation } from './journal-index.js';
 const SEGMENT_BYTES = 8 * 1024 * 1024;
 // Leftover temp files (a crash during the writability check) are removed once this old.
 export const TEMP_FILE_GRACE_MS = 60_000;
+// A journal line beyond the message's own bytes (MAX_MESSAGE_BYTES): its ids, keys and times.
+const RECORD_ENVELOPE_BYTES = 4096;
 
 /**
  * The journal as a Nest service: accepted messages that the database could not take, on local
@@ -58,6 +60,10 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   private readonly namer: SegmentNamer;
   private ownLock: OwnerLock | null = null;
   private readonly reporter: SpoolReporter;
+  // The room one record may need on disk: what readiness asks the file system for.
+  private readonly recordBytes: number;
+  // Irregular entries (symlinks, directories) warned about once each.
+  private readonly warnedIrregular = new Set<string>();
 
   constructor(
     config: ScribeConfig,
@@ -69,7 +75,11 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     this.reporter = new SpoolReporter(this.files.directory, metrics);
     this.setAsideLog = new SetAsideLog(this.files);
     this.namer = new SegmentNamer(instance.id);
-    this.writer = new JournalWriter(this.files, this.index, this.namer, SEGMENT_BYTES, failpoints);
+    this.recordBytes = config.maxMessageBytes + RECORD_ENVELOPE_BYTES;
+    this.writer = new JournalWriter(this.files, this.index, this.namer, SEGMENT_BYTES, failpoints, {
+      beforeNewSegment: () => this.keepOwnLock(),
+      segmentLost: (lost) => this.segmentLost(lost),
+    });
     this.adoption = new JournalAdoption(
       this.files,
       this.index,
@@ -216,9 +226,17 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     return this.index.sessionsWithDiskOnly();
   }
 
-  /** Rejects when a file cannot be created in the directory right now (used by /health). */
-  checkWritable(): Promise<void> {
-    return this.files.checkWritable();
+  /**
+   * Rejects when a message could not be journaled right now (used by /health and spoolStatus):
+   * the owner lock cannot be taken, the active segment vanished and no new one can be begun
+   * (this begins it, and journals again what memory held of the vanished one), or the file
+   * system has no room for the largest record the configuration allows, or no file can be
+   * written there.
+   */
+  async checkWritable(): Promise<void> {
+    await this.ready();
+    await this.writer.verify();
+    await this.files.checkWritable(this.recordBytes);
   }
 
   async status(): Promise<SpoolStatusView> {
@@ -228,8 +246,55 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     } catch (cause) {
       error = describeError(cause);
     }
-    const foreign = (await this.files.list().catch(() => [])).filter((name) => !isOwnFile(name));
+    const foreign = foreignFilesOf(
+      (await this.files.list().catch(() => [])).filter((name) => !isOwnFile(name)),
+      await this.irregularEntries(),
+    );
     return spoolStatusOf(this.path, error, this.index, this.setAsideLog, foreign);
+  }
+
+  /** Symlinks, directories and the like in the directory: never opened, warned about once. */
+  private async irregularEntries() {
+    const entries = await this.files.irregular().catch(() => []);
+    for (const entry of entries) {
+      const key = `${entry.kind}:${entry.name}`;
+      if (this.warnedIrregular.has(key)) continue;
+      this.warnedIrregular.add(key);
+      this.logger.warn(
+        `Journal: ${this.path}/${entry.name} is a ${entry.kind}, not a file: left untouched, and nothing in or behind it is read`,
+      );
+    }
+    return entries;
+  }
+
+  private segmentLost(lost: LostSegment): void {
+    const held =
+      lost.orphaned > 0
+        ? `; ${lost.orphaned} record(s) still in memory are journaled again into a new segment`
+        : '';
+    const gone =
+      lost.lost > 0
+        ? `; ${lost.lost} record(s) only it held are LOST (answered QUEUED, never stored)`
+        : '';
+    this.logger.error(
+      `Journal: segment ${this.path}/${lost.name} was ${lost.what} under the running instance${held}${gone}`,
+    );
+  }
+
+  /**
+   * Before a new segment: the owner lock must still be the file in the directory. A removed
+   * directory (or lock file) took it; without it another instance would adopt the new segment
+   * while this one writes to it, so it is taken again first.
+   */
+  private async keepOwnLock(): Promise<void> {
+    if (!this.ownLock || (await this.ownLock.intact())) return;
+    const name = ownerLockName(this.instance.id);
+    this.logger.error(`Journal: ${this.path}/${name} vanished or was replaced; taking it again`);
+    await this.ownLock.release();
+    this.ownLock = null;
+    await this.files.ensureDirectory();
+    this.ownLock = await OwnerLock.tryAcquire(this.path, name);
+    if (!this.ownLock) throw new Error(`${name} is held by another process`);
   }
 
   /** The directory exists and this instance holds its owner lock: segments may be written. */
@@ -237,6 +302,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     if (this.ownLock) return;
     await this.files.ensureDirectory();
     this.namer.floor(await this.files.list());
+    await this.irregularEntries();
     this.ownLock = await OwnerLock.tryAcquire(this.path, ownerLockName(this.instance.id));
     if (!this.ownLock) {
       throw new Error(`${ownerLockName(this.instance.id)} is held by another process`);

@@ -76,4 +76,10 @@ export class SpoolStatus {
 
   @Field(() => Int, { description: 'Entries of set-aside.jsonl in all, plus foreign files.' })
   setAsideCount: number;
+
+  @Field(() => Int, {
+    description:
+      'Messages answered QUEUED that were lost since start because their segment was deleted or replaced under the running instance while only the disk held them (each is logged at ERROR).',
+  })
+  lostRecords: number;
 }

@@ -1,5 +1,10 @@
 import { deferred, type Deferred } from '../../common/testing/deferred.js';
-import { type JournalFiles, type WritableFile } from '../journal-files.js';
+import {
+  type FileIdentity,
+  type IrregularEntry,
+  type JournalFiles,
+  type WritableFile,
+} from '../journal-files.js';
 
 /** The operations a spec can fail, hold or wait for. */
 export type FileOperation =
@@ -15,6 +20,7 @@ export type FileOperation =
   | 'readRanges'
   | 'remove'
   | 'ageMs'
+  | 'identity'
   | 'checkWritable';
 
 const MESSAGES: Record<string, string> = {
@@ -45,6 +51,13 @@ interface Fault {
 /** The bytes of one file; open handles keep it after its name is removed, as an inode. */
 interface Inode {
   data: Buffer;
+  ino: number;
+}
+
+let nextIno = 1;
+
+function newInode(data: Buffer = Buffer.alloc(0)): Inode {
+  return { data, ino: nextIno++ };
 }
 
 /**
@@ -72,7 +85,7 @@ export class FakeJournalFiles implements JournalFiles {
 
   /** Puts a file there, as if an earlier run or another instance wrote it. */
   put(name: string, data: Buffer | string): void {
-    this.inodes.set(name, { data: Buffer.from(data) });
+    this.inodes.set(name, newInode(Buffer.from(data)));
   }
 
   has(name: string): boolean {
@@ -93,6 +106,16 @@ export class FakeJournalFiles implements JournalFiles {
   /** The names of the files, sorted. */
   names(): string[] {
     return [...this.inodes.keys()].sort();
+  }
+
+  /** Entries that are not regular files, as `irregular()` lists them. */
+  readonly irregularEntries: IrregularEntry[] = [];
+  /** The recordBytes of each checkWritable call. */
+  readonly checkedBytes: number[] = [];
+
+  /** Another file now stands at `name` (an operator replaced it): open handles keep the old. */
+  replace(name: string, data: Buffer | string = ''): void {
+    this.inodes.set(name, newInode(Buffer.from(data)));
   }
 
   /** Calls of `operation` so far. */
@@ -137,10 +160,21 @@ export class FakeJournalFiles implements JournalFiles {
     return [...this.inodes.keys()];
   }
 
+  async irregular(): Promise<IrregularEntry[]> {
+    await this.begin('list');
+    return [...this.irregularEntries];
+  }
+
+  async identity(name: string): Promise<FileIdentity | null> {
+    await this.begin('identity', name);
+    const inode = this.inodes.get(name);
+    return inode ? { dev: 1, ino: inode.ino } : null;
+  }
+
   async create(name: string): Promise<WritableFile> {
     await this.begin('create', name);
     if (this.inodes.has(name)) throw fsError('EEXIST', 'open');
-    const inode: Inode = { data: Buffer.alloc(0) };
+    const inode = newInode();
     this.inodes.set(name, inode);
     this.log.push(`create ${name}`);
     return new FakeWritableFile(this, name, inode, false);
@@ -148,7 +182,7 @@ export class FakeJournalFiles implements JournalFiles {
 
   async openForAppend(name: string): Promise<{ file: WritableFile; size: number }> {
     await this.begin('openForAppend', name);
-    const inode = this.inodes.get(name) ?? { data: Buffer.alloc(0) };
+    const inode = this.inodes.get(name) ?? newInode();
     this.inodes.set(name, inode);
     this.log.push(`openForAppend ${name}`);
     return { file: new FakeWritableFile(this, name, inode, true), size: inode.data.length };
@@ -185,7 +219,8 @@ export class FakeJournalFiles implements JournalFiles {
     return this.inodes.has(name) ? 0 : undefined;
   }
 
-  async checkWritable(): Promise<void> {
+  async checkWritable(recordBytes: number): Promise<void> {
+    this.checkedBytes.push(recordBytes);
     await this.begin('checkWritable');
   }
 
@@ -261,6 +296,11 @@ class FakeWritableFile implements WritableFile {
     this.inode.data.copy(next, 0, 0, Math.min(size, this.inode.data.length));
     this.inode.data = next;
     this.files.log.push(`truncate ${this.name} ${size}`);
+  }
+
+  async identity(): Promise<FileIdentity> {
+    this.ensureOpen();
+    return { dev: 1, ino: this.inode.ino };
   }
 
   async close(): Promise<void> {
