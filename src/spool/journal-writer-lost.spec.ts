@@ -1,0 +1,206 @@
+import { encodeJournalLine } from './journal-codec.js';
+import { JournalIndex, type RecordLocation } from './journal-index.js';
+import {
+  type JournalAppend,
+  JournalWriter,
+  type LostSegment,
+  SegmentLostError,
+} from './journal-writer.js';
+import { formatSegmentName, SegmentNamer } from './segment-names.js';
+import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { messageRecord } from './testing/records.js';
+
+// The writer when its segment vanishes under it (deleted, or another file put in its place).
+const INSTANCE = 'aaaaaaaa';
+const NOW = 5000;
+
+function segment(sequence: number): string {
+  return formatSegmentName(NOW, sequence, INSTANCE);
+}
+
+const records = [0, 1, 2, 3, 4].map((sequence) => messageRecord('s', sequence));
+const lines = records.map(encodeJournalLine);
+const sizes = lines.map((line) => line.length);
+
+function locationsOf(outcome: JournalAppend): RecordLocation[] {
+  if (outcome.kind !== 'written') throw new Error(`not written: ${String(outcome.error)}`);
+  return outcome.locations;
+}
+
+function errorOf(outcome: JournalAppend): unknown {
+  if (outcome.kind !== 'failed') throw new Error('written');
+  return outcome.error;
+}
+
+describe('JournalWriter with a segment that vanished', () => {
+  let files: FakeJournalFiles;
+  let index: JournalIndex;
+  let lost: LostSegment[];
+  let newSegments: number;
+  let sut: JournalWriter;
+
+  beforeEach(() => {
+    files = new FakeJournalFiles();
+    index = new JournalIndex();
+    lost = [];
+    newSegments = 0;
+    sut = new JournalWriter(
+      files,
+      index,
+      new SegmentNamer(INSTANCE, () => NOW),
+      1024 * 1024,
+      undefined,
+      {
+        beforeNewSegment: async () => {
+          newSegments += 1;
+        },
+        segmentLost: (segmentLost) => lost.push(segmentLost),
+      },
+    );
+  });
+
+  it('answers the batch that finds its segment deleted not written, and says what it took', async () => {
+    const [first, second] = locationsOf(await sut.append(records.slice(0, 2)));
+    index.addDiskOnly([
+      {
+        id: records[0].id,
+        sessionId: 's',
+        orderKey: records[0].orderKey,
+        acceptedAt: 0,
+        location: first,
+      },
+    ]);
+    await files.remove(segment(0));
+
+    const error = errorOf(await sut.append([records[2]]));
+
+    expect(error).toBeInstanceOf(SegmentLostError);
+    expect((error as SegmentLostError).code).toBe('ESEGMENTLOST');
+    expect((error as Error).message).toBe(
+      `journal segment ${segment(0)} was deleted under the running instance; a new segment begins with the next write`,
+    );
+    expect(lost).toEqual([{ name: segment(0), what: 'deleted', orphaned: 1, lost: 1 }]);
+    expect(index.lostRecords).toBe(1);
+    expect(index.orphaned().map((orphan) => orphan.location)).toEqual([
+      { segment: segment(0), offset: second.offset, length: 0 },
+    ]);
+    expect(index.liveRecords).toBe(0);
+    expect(files.has(segment(1))).toBe(false);
+    await expect(sut.verify()).resolves.toBeUndefined();
+    expect(newSegments).toBe(2);
+  });
+
+  it('tells a replaced segment from a deleted one', async () => {
+    await sut.append([records[0]]);
+    files.replace(segment(0), 'someone else');
+
+    expect(errorOf(await sut.append([records[1]]))).toBeInstanceOf(SegmentLostError);
+    expect(lost).toEqual([{ name: segment(0), what: 'replaced', orphaned: 1, lost: 0 }]);
+  });
+
+  it('journals what memory held again into a new segment, before the next batch', async () => {
+    const [, held] = locationsOf(await sut.append(records.slice(0, 2)));
+    await files.remove(segment(0));
+    await sut.append([records[2]]);
+
+    const [next] = locationsOf(await sut.append([records[3]]));
+
+    expect(files.bytes(segment(1))).toEqual(Buffer.concat([lines[0], lines[1], lines[3]]));
+    expect(next).toEqual({ segment: segment(1), offset: sizes[0] + sizes[1], length: sizes[3] });
+    expect(index.orphaned()).toEqual([]);
+    expect(index.liveIn(segment(1))).toBe(3);
+    // The transcript still knows the old location: resolving by it resolves the new copy.
+    expect(index.resolve([{ id: records[1].id, sessionId: 's', location: held }])).toEqual([]);
+    expect(index.liveIn(segment(1))).toBe(2);
+  });
+
+  it('notices sealed segments of its own gone with the active one, and leaves intact ones', async () => {
+    const small = new JournalWriter(files, index, new SegmentNamer(INSTANCE, () => NOW), 1);
+    await small.append([records[0]]);
+    await small.append([records[1]]);
+    await small.append([records[2]]);
+    await files.remove(segment(1));
+    await files.remove(segment(2));
+
+    const error = errorOf(await small.append([records[3]])) as SegmentLostError;
+
+    expect(error.segments.map((gone) => gone.name)).toEqual([segment(1), segment(2)]);
+    expect(index.liveIn(segment(0))).toBe(1);
+    expect(index.orphaned().map((orphan) => orphan.record.id)).toEqual([
+      records[1].id,
+      records[2].id,
+    ]);
+  });
+
+  it('keeps the orphans when the new segment cannot be written, and writes them later', async () => {
+    await sut.append([records[0]]);
+    await files.remove(segment(0));
+    await sut.append([records[1]]);
+    files.failNext('write', fsError('ENOSPC'));
+
+    await expect(sut.verify()).rejects.toMatchObject({ code: 'ENOSPC' });
+    expect(index.orphaned()).toHaveLength(1);
+
+    await sut.verify();
+    expect(files.bytes(segment(1))).toEqual(lines[0]);
+    expect(index.orphaned()).toEqual([]);
+  });
+
+  it('verify rejects once when the active segment vanished, then begins a new one', async () => {
+    await sut.append([records[0]]);
+    await files.remove(segment(0));
+
+    await expect(sut.verify()).rejects.toBeInstanceOf(SegmentLostError);
+    await expect(sut.verify()).resolves.toBeUndefined();
+
+    expect(files.bytes(segment(1))).toEqual(lines[0]);
+    expect(newSegments).toBe(2);
+  });
+
+  it('verify does nothing while the active segment is where it was', async () => {
+    await sut.append([records[0]]);
+    const before = [...files.log];
+
+    await sut.verify();
+
+    expect(files.log).toEqual(before);
+    expect(files.calls('identity')).toBe(1);
+    expect(newSegments).toBe(1);
+  });
+
+  it('checks the segment once per batch, not per record', async () => {
+    await sut.append([records[0]]);
+    const checks = files.calls('identity');
+
+    await Promise.all([sut.append([records[1]]), sut.append([records[2]])]);
+
+    expect(files.calls('identity')).toBe(checks + 1);
+  });
+
+  it('an orphan stored meanwhile is not written again', async () => {
+    const [location] = locationsOf(await sut.append([records[0]]));
+    await files.remove(segment(0));
+    await sut.append([records[1]]);
+    index.resolve([{ id: records[0].id, sessionId: 's', location }]);
+
+    await sut.verify();
+
+    expect(files.bytes(segment(1))).toEqual(Buffer.alloc(0));
+  });
+
+  it('an orphan that left memory meanwhile is disk-only once journaled again', async () => {
+    const [location] = locationsOf(await sut.append([records[0]]));
+    await files.remove(segment(0));
+    await sut.append([records[1]]);
+    index.addDiskOnly([
+      { id: records[0].id, sessionId: 's', orderKey: records[0].orderKey, acceptedAt: 0, location },
+    ]);
+    expect(index.hasDiskOnly('s')).toBe(false);
+
+    await sut.verify();
+
+    expect(index.diskOnlyOf('s', 10).map((entry) => entry.location)).toEqual([
+      { segment: segment(1), offset: 0, length: sizes[0] },
+    ]);
+  });
+});
