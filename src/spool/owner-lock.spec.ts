@@ -1,10 +1,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  mkdir,
+  mkdtemp,
+  readFile,
+  readdir,
+  rm,
+  stat,
+  symlink,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { OwnerLock } from './owner-lock.js';
+import { OwnerLock, UnusableLockFileError } from './owner-lock.js';
 
 // Another instance, as the kernel sees it: a process that takes the lock as OwnerLock does,
 // says LOCKED, and holds it until it is killed.
@@ -113,5 +123,65 @@ describe(OwnerLock.name, () => {
 
   it('rejects when the directory is not there', async () => {
     await expect(OwnerLock.tryAcquire(join(directory, 'missing'), 'owner.lock')).rejects.toThrow();
+  });
+
+  describe('what is not a regular file at its name', () => {
+    let outside: string;
+
+    beforeEach(async () => {
+      outside = await mkdtemp(join(tmpdir(), 'scribe-owner-lock-outside-'));
+    });
+
+    afterEach(() => rm(outside, { recursive: true, force: true }));
+
+    it('refuses a symlink to an existing file, leaving its mode and bytes', async () => {
+      const target = join(outside, 'target.db');
+      await writeFile(target, '', { mode: 0o644 });
+      await symlink(target, join(directory, 'owner-abcdef01.lock'));
+
+      const error = await acquire().catch((cause) => cause);
+
+      expect(error).toBeInstanceOf(UnusableLockFileError);
+      expect(error).toMatchObject({
+        code: 'ENOTREGULAR',
+        message: `${join(directory, 'owner-abcdef01.lock')} is a symlink: not used as a lock file, left untouched`,
+      });
+      expect((await stat(target)).mode & 0o777).toBe(0o644);
+      expect(await readFile(target, 'utf8')).toBe('');
+      expect(await readdir(outside)).toEqual(['target.db']);
+    });
+
+    it('refuses a dangling symlink, creating nothing', async () => {
+      await symlink(join(outside, 'never.db'), join(directory, 'owner-abcdef01.lock'));
+
+      await expect(acquire()).rejects.toBeInstanceOf(UnusableLockFileError);
+      expect(await readdir(outside)).toEqual([]);
+    });
+
+    it('refuses a directory', async () => {
+      await mkdir(join(directory, 'owner-abcdef01.lock'));
+
+      await expect(acquire()).rejects.toMatchObject({
+        message: `${join(directory, 'owner-abcdef01.lock')} is not a regular file: not used as a lock file, left untouched`,
+      });
+    });
+  });
+
+  describe('intact', () => {
+    it('holds while the file is the one locked', async () => {
+      const lock = await acquire();
+
+      expect(await lock?.intact()).toBe(true);
+    });
+
+    it('fails once the file is deleted, or another is put in its place', async () => {
+      const lock = await acquire();
+      const path = join(directory, 'owner-abcdef01.lock');
+      await unlink(path);
+
+      expect(await lock?.intact()).toBe(false);
+      await writeFile(path, '');
+      expect(await lock?.intact()).toBe(false);
+    });
   });
 });

@@ -14,7 +14,7 @@ export class UnusableLockFileError extends Error {
   readonly code = 'ENOTREGULAR';
 
   constructor(path: string, what: string) {
-    super(`${path} is ${what}, not a lock file: left untouched`);
+    super(`${path} is ${what}: not used as a lock file, left untouched`);
   }
 }
 

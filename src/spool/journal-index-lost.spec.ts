@@ -1,0 +1,103 @@
+import { JournalIndex, type RecordLocation } from './journal-index.js';
+import { messageRecord } from './testing/records.js';
+
+// JournalIndex when a segment vanished: what memory held becomes orphans, journaled again at a
+// new location that the old one leads to; what only the disk held is counted lost.
+const A = 'journal-a.jsonl';
+const B = 'journal-b.jsonl';
+const C = 'journal-c.jsonl';
+
+function at(segment: string, offset: number, length = 10): RecordLocation {
+  return { segment, offset, length };
+}
+
+describe('JournalIndex and a vanished segment', () => {
+  const held = messageRecord('s', 0);
+  const diskOnly = messageRecord('s', 1);
+  const other = messageRecord('t', 2);
+  let sut: JournalIndex;
+
+  beforeEach(() => {
+    sut = new JournalIndex();
+    sut.addLive('s', 1, at(A, 0), held);
+    sut.addLive('s', 2, at(A, 10), diskOnly);
+    sut.addLive('t', 3, at(B, 0), other);
+    sut.addDiskOnly([
+      {
+        id: diskOnly.id,
+        sessionId: 's',
+        orderKey: diskOnly.orderKey,
+        acceptedAt: 2,
+        location: at(A, 10),
+      },
+    ]);
+  });
+
+  it('orphans what memory held, loses what only the disk held, and forgets the segment', () => {
+    expect(sut.dropSegment(A)).toEqual({ orphaned: 1, lost: 1 });
+
+    expect(sut.orphaned()).toEqual([{ record: held, location: at(A, 0, 0), released: false }]);
+    expect(sut.lostRecords).toBe(1);
+    expect(sut.hasDiskOnly('s')).toBe(false);
+    expect(sut.liveBySessions()).toEqual([{ sessionId: 't', messages: 1 }]);
+    expect(sut.liveIn(A)).toBe(0);
+    expect(sut.liveIn(B)).toBe(1);
+    expect(sut.dropSegment(A)).toEqual({ orphaned: 0, lost: 0 });
+    expect(sut.lostRecords).toBe(1);
+  });
+
+  it('a rejournaled orphan is live at its new place, and its old location leads there', () => {
+    sut.dropSegment(A);
+    const [orphan] = sut.orphaned();
+
+    expect(sut.rejournaled(orphan, at(C, 0))).toBe(true);
+    expect(sut.rejournaled(orphan, at(C, 50))).toBe(false);
+
+    expect(sut.orphaned()).toEqual([]);
+    expect(sut.liveIn(C)).toBe(1);
+    expect(sut.liveBySessions()).toEqual([
+      { sessionId: 's', messages: 1 },
+      { sessionId: 't', messages: 1 },
+    ]);
+    expect(sut.resolve([{ id: held.id, sessionId: 's', location: at(A, 0) }])).toEqual([C]);
+    expect(sut.liveIn(C)).toBe(0);
+  });
+
+  it('follows a record moved twice, from the location first given', () => {
+    sut.dropSegment(A);
+    sut.rejournaled(sut.orphaned()[0], at(B, 10));
+    sut.dropSegment(B);
+    const orphans = sut.orphaned();
+    expect(orphans.map((orphan) => orphan.record.id)).toEqual([other.id, held.id]);
+    orphans.forEach((orphan, index) => sut.rejournaled(orphan, at(C, index * 10)));
+
+    expect(sut.resolve([{ id: held.id, sessionId: 's', location: at(A, 0) }])).toEqual([]);
+    expect(sut.liveIn(C)).toBe(1);
+    expect(sut.resolve([{ id: other.id, sessionId: 't', location: at(B, 0) }])).toEqual([C]);
+  });
+
+  it('an orphan resolved before it is journaled again is owed no more', () => {
+    sut.dropSegment(A);
+    const [orphan] = sut.orphaned();
+
+    expect(sut.resolve([{ id: held.id, sessionId: 's', location: at(A, 0) }])).toEqual([]);
+
+    expect(sut.orphaned()).toEqual([]);
+    expect(sut.rejournaled(orphan, at(C, 0))).toBe(false);
+    expect(sut.liveIn(C)).toBe(0);
+  });
+
+  it('a held record that leaves memory is held no more: lost, not orphaned, with its segment', () => {
+    sut.addDiskOnly([
+      { id: held.id, sessionId: 's', orderKey: held.orderKey, acceptedAt: 1, location: at(A, 0) },
+    ]);
+
+    expect(sut.dropSegment(A)).toEqual({ orphaned: 0, lost: 2 });
+  });
+
+  it('a stored record is held no more', () => {
+    sut.resolve([{ id: held.id, sessionId: 's', location: at(A, 0) }]);
+
+    expect(sut.dropSegment(A)).toEqual({ orphaned: 0, lost: 1 });
+  });
+});
