@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
 import {
   chmod,
   lstat,
@@ -12,17 +11,17 @@ import {
 } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { errorCode } from '../common/errors/describe-error.js';
+import {
+  APPEND_FLAGS,
+  CREATE_FLAGS,
+  NodeWritableFile,
+  READ_FLAGS,
+  regularFile,
+} from './node-file-handle.js';
 import { TEMP_PREFIX } from './segment-names.js';
 
 const FILE_MODE = 0o600;
 const DIRECTORY_MODE = 0o700;
-// Every open refuses a symlink (ELOOP), so that nothing outside the directory is ever touched;
-// reads do not block on a FIFO (O_NONBLOCK does nothing to a regular file).
-const { O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = constants;
-const CREATE_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
-const APPEND_FLAGS = O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW;
-const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
-
 /** Which file a name or a handle is: a name that now points at another is not the one opened. */
 export interface FileIdentity {
   dev: number;
@@ -266,50 +265,4 @@ export class NodeJournalFiles implements JournalFiles {
     }
     return join(this.directory, name);
   }
-}
-
-class NodeWritableFile implements WritableFile {
-  constructor(private readonly handle: FileHandle) {}
-
-  async write(data: Buffer, position: number): Promise<void> {
-    let written = 0;
-    // A regular file takes the whole buffer unless the disk fills; then the next call fails.
-    while (written < data.length) {
-      const { bytesWritten } = await this.handle.write(
-        data,
-        written,
-        data.length - written,
-        position + written,
-      );
-      written += bytesWritten;
-    }
-  }
-
-  sync(): Promise<void> {
-    return this.handle.datasync();
-  }
-
-  truncate(size: number): Promise<void> {
-    return this.handle.truncate(size);
-  }
-
-  async identity(): Promise<FileIdentity> {
-    const { dev, ino } = await this.handle.stat();
-    return { dev, ino };
-  }
-
-  close(): Promise<void> {
-    return this.handle.close();
-  }
-}
-
-/** The handle's stat; rejects with ENOTREGULAR when it is not a regular file. */
-async function regularFile(handle: FileHandle, name: string) {
-  const stats = await handle.stat();
-  if (!stats.isFile()) {
-    throw Object.assign(new Error(`ENOTREGULAR: not a regular file, open '${name}'`), {
-      code: 'ENOTREGULAR',
-    });
-  }
-  return stats;
 }

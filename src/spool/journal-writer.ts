@@ -5,7 +5,17 @@ import { encodeJournalLine } from './journal-codec.js';
 import { type FileIdentity, type JournalFiles, type WritableFile } from './journal-files.js';
 import { type JournalIndex, type OrphanRecord, type RecordLocation } from './journal-index.js';
 import { type SegmentNamer } from './segment-names.js';
+import {
+  NO_EVENTS,
+  SegmentLostError,
+  sameFile,
+  type LostSegment,
+  type WriterEvents,
+} from './segment-loss.js';
 import { describeError } from '../common/errors/describe-error.js';
+
+export type { LostSegment, WriterEvents } from './segment-loss.js';
+export { SegmentLostError } from './segment-loss.js';
 
 /** What a journal append came to: on disk and synced, or not there at all. */
 export type JournalAppend =
@@ -24,25 +34,6 @@ interface ActiveSegment {
   /** The file the handle writes (fstat when it was created). */
   identity: FileIdentity;
 }
-
-/** A segment of this writer's that vanished or was replaced, and what that did to its records. */
-export interface LostSegment {
-  name: string;
-  what: 'deleted' | 'replaced';
-  /** Records memory still held: journaled again into a new segment. */
-  orphaned: number;
-  /** Records only the disk held: gone with the file. */
-  lost: number;
-}
-
-/** What the writer tells its owner (logs, the owner lock) as it works. */
-export interface WriterEvents {
-  /** Before a new segment is begun: its directory must be ours (the owner lock is there). */
-  beforeNewSegment(): Promise<void>;
-  segmentLost(lost: LostSegment): void;
-}
-
-const NO_EVENTS: WriterEvents = { beforeNewSegment: async () => undefined, segmentLost: () => {} };
 
 /**
  * Group commit for the journal: appends that arrive while a write and its fdatasync run go to
@@ -267,22 +258,6 @@ export class JournalWriter {
       this.index.removeSegment(segment.name);
       this.identities.delete(segment.name);
     }
-  }
-}
-
-function sameFile(left: FileIdentity | null, right: FileIdentity): boolean {
-  return left !== null && left.dev === right.dev && left.ino === right.ino;
-}
-
-/** Segments of this writer vanished (deleted, or replaced by another file): not written. */
-export class SegmentLostError extends Error {
-  override readonly name = 'SegmentLostError';
-  readonly code = 'ESEGMENTLOST';
-
-  constructor(readonly segments: readonly LostSegment[]) {
-    super(
-      `journal segment ${segments.map((segment) => `${segment.name} was ${segment.what}`).join(', ')} under the running instance; a new segment begins with the next write`,
-    );
   }
 }
 

@@ -1,7 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { describeError } from '../common/errors/describe-error.js';
 import { type MetricsService } from '../metrics/metrics.service.js';
-import { type JournalAppend } from './journal-writer.js';
+import { type IrregularEntry } from './journal-files.js';
+import { type JournalAppend, type LostSegment } from './journal-writer.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
 import { type SetAsideEntry } from './set-aside-log.js';
 
@@ -12,6 +13,8 @@ import { type SetAsideEntry } from './set-aside-log.js';
  */
 export class SpoolReporter {
   private lastWriteError: string | null = null;
+  // Irregular entries (symlinks, directories) warned about once each.
+  private readonly warnedIrregular = new Set<string>();
 
   constructor(
     private readonly directory: string,
@@ -47,6 +50,33 @@ export class SpoolReporter {
         : `bytes at ${entry.source}:${entry.offset ?? 0}`;
       this.logger.error(
         `Set aside ${what}: ${entry.reason}; kept in ${this.directory}/${SET_ASIDE_LOG}`,
+      );
+    }
+  }
+
+  /** A segment vanished under the running instance: at ERROR, with what it held. */
+  segmentLost(lost: LostSegment): void {
+    const held =
+      lost.orphaned > 0
+        ? `; ${lost.orphaned} record(s) still in memory are journaled again into a new segment`
+        : '';
+    const gone =
+      lost.lost > 0
+        ? `; ${lost.lost} record(s) only it held are LOST (answered QUEUED, never stored)`
+        : '';
+    this.logger.error(
+      `Journal: segment ${this.directory}/${lost.name} was ${lost.what} under the running instance${held}${gone}`,
+    );
+  }
+
+  /** Entries that are not regular files: one WARN each, the first time it is seen. */
+  irregular(entries: readonly IrregularEntry[]): void {
+    for (const entry of entries) {
+      const key = `${entry.kind}:${entry.name}`;
+      if (this.warnedIrregular.has(key)) continue;
+      this.warnedIrregular.add(key);
+      this.logger.warn(
+        `Journal: ${this.directory}/${entry.name} is a ${entry.kind}, not a file: left untouched, and nothing in or behind it is read`,
       );
     }
   }

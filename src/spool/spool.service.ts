@@ -16,7 +16,7 @@ import {
 import { JournalAdoption, type AdoptionReport } from './journal-adoption.js';
 import { NodeJournalFiles, type JournalFiles } from './journal-files.js';
 import { JournalIndex, type RecordLocation } from './journal-index.js';
-import { JournalWriter, type JournalAppend, type LostSegment } from './journal-writer.js';
+import { JournalWriter, type JournalAppend } from './journal-writer.js';
 import { importLegacySpool } from './legacy-spool.js';
 import { OwnerLock } from './owner-lock.js';
 import {
@@ -62,8 +62,6 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   private readonly reporter: SpoolReporter;
   // The room one record may need on disk: what readiness asks the file system for.
   private readonly recordBytes: number;
-  // Irregular entries (symlinks, directories) warned about once each.
-  private readonly warnedIrregular = new Set<string>();
 
   constructor(
     config: ScribeConfig,
@@ -78,7 +76,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     this.recordBytes = config.maxMessageBytes + RECORD_ENVELOPE_BYTES;
     this.writer = new JournalWriter(this.files, this.index, this.namer, SEGMENT_BYTES, failpoints, {
       beforeNewSegment: () => this.keepOwnLock(),
-      segmentLost: (lost) => this.segmentLost(lost),
+      segmentLost: (lost) => this.reporter.segmentLost(lost),
     });
     this.adoption = new JournalAdoption(
       this.files,
@@ -256,29 +254,8 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   /** Symlinks, directories and the like in the directory: never opened, warned about once. */
   private async irregularEntries() {
     const entries = await this.files.irregular().catch(() => []);
-    for (const entry of entries) {
-      const key = `${entry.kind}:${entry.name}`;
-      if (this.warnedIrregular.has(key)) continue;
-      this.warnedIrregular.add(key);
-      this.logger.warn(
-        `Journal: ${this.path}/${entry.name} is a ${entry.kind}, not a file: left untouched, and nothing in or behind it is read`,
-      );
-    }
+    this.reporter.irregular(entries);
     return entries;
-  }
-
-  private segmentLost(lost: LostSegment): void {
-    const held =
-      lost.orphaned > 0
-        ? `; ${lost.orphaned} record(s) still in memory are journaled again into a new segment`
-        : '';
-    const gone =
-      lost.lost > 0
-        ? `; ${lost.lost} record(s) only it held are LOST (answered QUEUED, never stored)`
-        : '';
-    this.logger.error(
-      `Journal: segment ${this.path}/${lost.name} was ${lost.what} under the running instance${held}${gone}`,
-    );
   }
 
   /**

@@ -298,9 +298,9 @@ class FakeWritableFile implements WritableFile {
     this.files.log.push(`truncate ${this.name} ${size}`);
   }
 
-  async identity(): Promise<FileIdentity> {
+  identity(): Promise<FileIdentity> {
     this.ensureOpen();
-    return { dev: 1, ino: this.inode.ino };
+    return Promise.resolve({ dev: 1, ino: this.inode.ino });
   }
 
   async close(): Promise<void> {
