@@ -121,7 +121,8 @@ export class JournalIndex {
     const unsorted = new Set<string>();
     const copies: DiskEntry[] = [];
     for (const given of entries) {
-      const entry = { ...given, location: this.current(given.location) };
+      const location = this.current(given.location);
+      const entry = location === given.location ? given : { ...given, location };
       const orphan = this.orphans.get(keyOf(entry.location));
       if (orphan) {
         // On no disk right now: it becomes disk-only once journaled again.
@@ -163,7 +164,8 @@ export class JournalIndex {
   ): string[] {
     const emptied: string[] = [];
     for (const given of records) {
-      const record = { ...given, location: this.current(given.location, true) };
+      const location = this.current(given.location, true);
+      const record = location === given.location ? given : { ...given, location };
       if (this.orphans.delete(keyOf(record.location))) continue;
       const segment = this.segments.get(record.location.segment);
       // Resolved already (or never journaled here): nothing more is owed for it.
