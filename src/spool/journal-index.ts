@@ -1,4 +1,7 @@
 import { type MessageRecord } from '../message/message-record.js';
+import { JournalMoves, type OrphanRecord } from './journal-moves.js';
+
+export type { OrphanRecord } from './journal-moves.js';
 
 /** Where one record's line sits in the journal. */
 export interface RecordLocation {
@@ -41,19 +44,6 @@ interface SegmentState {
   held: Map<number, MessageRecord>;
 }
 
-/** A record held in memory whose segment vanished: owed, but on no disk until journaled again. */
-export interface OrphanRecord {
-  record: MessageRecord;
-  /** Where it was: the location the transcript still knows it by. */
-  location: RecordLocation;
-  /** It left memory meanwhile: once journaled again it is disk-only. */
-  released: boolean;
-}
-
-function keyOf(location: RecordLocation): string {
-  return `${location.segment}:${location.offset}`;
-}
-
 function sameLocation(left: RecordLocation, right: RecordLocation): boolean {
   return left.segment === right.segment && left.offset === right.offset;
 }
@@ -69,10 +59,7 @@ export class JournalIndex {
   private readonly diskOnly = new Map<string, Map<string, DiskEntry>>();
   // The order key of the newest disk-only entry added per session.
   private readonly lastDiskKey = new Map<string, string>();
-  // Records journaled again after their segment vanished: old location -> new one. Callers keep
-  // the location they were given, so every lookup goes through here first.
-  private readonly moved = new Map<string, RecordLocation>();
-  private readonly orphans = new Map<string, OrphanRecord>();
+  private readonly moves = new JournalMoves();
   private lost = 0;
 
   /** A segment begun (by the writer, or found at start and then `sealed`). */
@@ -121,9 +108,9 @@ export class JournalIndex {
     const unsorted = new Set<string>();
     const copies: DiskEntry[] = [];
     for (const given of entries) {
-      const location = this.current(given.location);
+      const location = this.moves.current(given.location);
       const entry = location === given.location ? given : { ...given, location };
-      const orphan = this.orphans.get(keyOf(entry.location));
+      const orphan = this.moves.orphanAt(entry.location);
       if (orphan) {
         // On no disk right now: it becomes disk-only once journaled again.
         orphan.released = true;
@@ -164,9 +151,9 @@ export class JournalIndex {
   ): string[] {
     const emptied: string[] = [];
     for (const given of records) {
-      const location = this.current(given.location, true);
+      const location = this.moves.current(given.location, true);
       const record = location === given.location ? given : { ...given, location };
-      if (this.orphans.delete(keyOf(record.location))) continue;
+      if (this.moves.dropOrphan(record.location)) continue;
       const segment = this.segments.get(record.location.segment);
       // Resolved already (or never journaled here): nothing more is owed for it.
       if (!segment?.live.delete(record.location.offset)) continue;
@@ -214,7 +201,7 @@ export class JournalIndex {
       const held = state.held.get(offset);
       const location = { segment, offset, length: 0 };
       if (held) {
-        this.orphans.set(keyOf(location), { record: held, location, released: false });
+        this.moves.orphan(held, location);
         this.countLive(held.sessionId, -1);
       } else {
         lost += 1;
@@ -238,7 +225,7 @@ export class JournalIndex {
 
   /** Records held in memory whose segment vanished, oldest orphaned first. */
   orphaned(): OrphanRecord[] {
-    return [...this.orphans.values()];
+    return this.moves.orphaned();
   }
 
   /**
@@ -246,10 +233,7 @@ export class JournalIndex {
    * owed for that copy).
    */
   rejournaled(orphan: OrphanRecord, location: RecordLocation): boolean {
-    const key = keyOf(orphan.location);
-    if (this.orphans.get(key) !== orphan) return false;
-    this.orphans.delete(key);
-    this.moved.set(key, location);
+    if (!this.moves.moveOrphan(orphan, location)) return false;
     const { record } = orphan;
     this.addLive(
       record.sessionId,
@@ -328,16 +312,6 @@ export class JournalIndex {
       if (segment.live.size > 0) oldest = Math.min(oldest, segment.oldestAcceptedAt);
     }
     return oldest === Infinity ? null : oldest;
-  }
-
-  /** Where a record is now: after every move of it (and forgetting them, once `resolved`). */
-  private current(location: RecordLocation, resolved = false): RecordLocation {
-    let at = location;
-    for (let next = this.moved.get(keyOf(at)); next; next = this.moved.get(keyOf(at))) {
-      if (resolved) this.moved.delete(keyOf(at));
-      at = next;
-    }
-    return at;
   }
 
   private countLive(sessionId: string, change: number): void {
