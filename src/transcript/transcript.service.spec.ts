@@ -19,6 +19,7 @@ import { type CoalescingWriter } from './coalescing-writer.js';
 import { DatabaseHealth } from './database-health.js';
 import { DurableWriter } from './durable-writer.js';
 import { TranscriptRecovery } from './recovery.js';
+import { type DatabaseReadiness } from '../database/database-readiness.js';
 import { SessionBacklog } from './session-backlog.js';
 import { FakeMessageStore, writerOver } from './testing/fake-message-store.js';
 import { FakeSessionQueries } from './testing/fake-session-queries.js';
@@ -26,6 +27,8 @@ import { FakeSpool } from './testing/fake-spool.js';
 import { TranscriptService } from './transcript.service.js';
 
 const INSTANCE = 'inst0001';
+// The database is connected and migrated from the start here (see database-startup.spec.ts).
+const readiness = { isReady: true, ready: Promise.resolve() } as DatabaseReadiness;
 const SPOOL_DIR = '/fake/pending_messages';
 
 function message(content: string, clientMessageId?: string): NewMessage {
@@ -100,6 +103,7 @@ describe(TranscriptService.name, () => {
       config,
       metrics,
       new ScribeInstance(INSTANCE),
+      readiness,
     );
   }
 
