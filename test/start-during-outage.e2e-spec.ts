@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { databaseKinds } from './support/databases.js';
@@ -21,6 +22,16 @@ const CAP = 3;
 const SESSION = 'started-in-outage';
 const WAITING = 'Database not connected and migrated at start';
 const CONNECTED = /Database connected and migrated after (\d+) attempt\(s\)/;
+
+async function appendQueued(target: ServerProcess, contents: string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const content of contents) {
+    const answer = await appendMessage(target, SESSION, content);
+    expect({ content, status: answer.status }).toEqual({ content, status: 'QUEUED' });
+    ids.push(answer.id);
+  }
+  return ids;
+}
 
 const describeOnPostgres = databaseKinds().includes('postgres') ? describe : describe.skip;
 
@@ -52,16 +63,6 @@ describeOnPostgres('a start while PostgreSQL is unreachable', () => {
       (await direct<{ found: string | null }>(`SELECT to_regclass('messages')::text AS found`))[0]
         .found !== null;
     return { proxy, url, storedIds, migrated };
-  }
-
-  async function appendQueued(target: ServerProcess, contents: string[]): Promise<string[]> {
-    const ids: string[] = [];
-    for (const content of contents) {
-      const answer = await appendMessage(target, SESSION, content);
-      expect({ content, status: answer.status }).toEqual({ content, status: 'QUEUED' });
-      ids.push(answer.id);
-    }
-    return ids;
   }
 
   async function expectDatabaseDown(target: ServerProcess): Promise<void> {
@@ -155,6 +156,40 @@ describeOnPostgres('a start while PostgreSQL is unreachable', () => {
       }, 15_000);
       expect(await storedIds()).toEqual(ids);
       expect((await readJournal(join(dataDir, 'pending_messages'))).segments).toEqual([]);
+    },
+  );
+});
+
+describe('a start while another process holds the SQLite database locked', () => {
+  const { faultTest, dataDirectory, server, lockDatabase } = faultSuite(TEST_TIMEOUT_MS);
+
+  faultTest(
+    'starts and journals appends QUEUED; once the lock is released it migrates and stores each message once, in order',
+    async () => {
+      const dataDir = await dataDirectory();
+      // A database not migrated yet (an empty file), locked by a competing writer.
+      await writeFile(join(dataDir, 'scribe.sqlite'), '');
+      const holder = await lockDatabase(dataDir);
+      const target = await server({ DATA_DIR: dataDir, DB_RETRY_INTERVAL_MS: '200' });
+      expect(occurrences(target.output(), WAITING)).toBe(1);
+
+      const contents = ['locked-1', 'locked-2', 'locked-3'];
+      const ids = await appendQueued(target, contents);
+      const health = await target.get('/health');
+      expect(health.status).toBe(200);
+      expect(health.body.details.database.status).toBe('down');
+      expect(health.body.details.spool.status).toBe('up');
+
+      await holder.release();
+
+      await eventually(async () => {
+        const stored = await readTranscript(target, SESSION);
+        expect(stored.ids).toEqual(ids);
+        expect(stored.contents).toEqual(contents);
+        expect(stored.messageCount).toBe(contents.length);
+      }, 15_000);
+      expect((await readJournal(join(dataDir, 'pending_messages'))).segments).toEqual([]);
+      expect(occurrences(target.output(), CONNECTED)).toBe(1);
     },
   );
 });
