@@ -20,7 +20,9 @@ export class ReadyMessageStore extends MessageStore implements OnModuleInit, OnA
 
   // Not waited for: the database may be down for a long time, and the instance must start.
   onModuleInit(): void {
-    void this.readiness.ready.then(() => this.store.onModuleInit?.());
+    void this.readiness.ready.then(async () => {
+      await this.store.onModuleInit?.();
+    });
   }
 
   async onApplicationShutdown(signal?: string): Promise<void> {
