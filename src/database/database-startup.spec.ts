@@ -22,6 +22,13 @@ class FakeDataSource implements StartableDataSource {
 
   constructor(private readonly failures: Error[]) {}
 
+  destroyed = 0;
+
+  async destroy(): Promise<void> {
+    this.destroyed += 1;
+    this.isInitialized = false;
+  }
+
   async initialize(): Promise<void> {
     this.initializeCalls += 1;
     const failure = this.failures.shift();
@@ -60,6 +67,7 @@ describe(DatabaseStartup.name, () => {
     await sut.onModuleInit();
 
     expect(sut.isReady).toBe(true);
+    expect(source.destroyed).toBe(0);
     expect(() => sut.assertReady()).not.toThrow();
     await expect(sut.ready).resolves.toBeUndefined();
     expect(sut.attemptCount).toBe(1);
@@ -183,6 +191,28 @@ describe(DatabaseStartup.name, () => {
 
     expect(source.initializeCalls).toBe(1);
     expect(sut.isReady).toBe(false);
+  });
+
+  it('closes a connection that came up only after shutdown began, and is not ready', async () => {
+    let finish: () => void = () => undefined;
+    const source = new FakeDataSource([]);
+    source.initialize = () =>
+      new Promise<void>((resolve) => {
+        finish = () => {
+          source.isInitialized = true;
+          resolve();
+        };
+      });
+    const sut = startup(source);
+    const first = sut.onModuleInit();
+
+    sut.onApplicationShutdown();
+    finish();
+    await first;
+
+    expect(source.destroyed).toBe(1);
+    expect(sut.isReady).toBe(false);
+    expect(logged()).toEqual([]);
   });
 
   it("logs through Nest's Logger, under its own name, unless given a logger", async () => {

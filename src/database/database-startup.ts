@@ -7,6 +7,7 @@ export interface StartableDataSource {
   readonly isInitialized: boolean;
   /** Connects and runs the migrations (migrationsRun). */
   initialize(): Promise<unknown>;
+  destroy(): Promise<void>;
   readonly driver: { disconnect(): Promise<void> };
 }
 
@@ -86,7 +87,11 @@ export class DatabaseStartup
       await this.failed(error);
       return;
     }
-    if (this.stopped) return;
+    // Shut down while connecting: TypeORM closes only a DataSource that was up by then.
+    if (this.stopped) {
+      await this.dataSource.destroy().catch(() => undefined);
+      return;
+    }
     this.up = true;
     if (this.waitingSince === null) {
       this.logger.log('Database connected and migrated');

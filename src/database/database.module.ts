@@ -14,7 +14,7 @@ import { PostgresMessageStore } from './postgres-message-store.js';
 import { SessionDeletion, Tombstones } from './session-deletion.js';
 import { CommitReads } from './commit-reads.js';
 import { DatabaseReadiness } from './database-readiness.js';
-import { DatabaseStartup } from './database-startup.js';
+import { DatabaseStartup, FALLBACK_RETRY_INTERVAL_MS } from './database-startup.js';
 import { ReadyMessageStore } from './ready-message-store.js';
 import { SessionListQueries } from './session-list-queries.js';
 import { SessionQueries } from './session-queries.js';
@@ -65,7 +65,12 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
         config.database.kind === 'sqlite'
           ? new InProcessCommitFeed()
           : new PostgresCommitFeed(
-              { url: config.database.url, retryIntervalMs: config.dbRetryIntervalMs },
+              {
+                url: config.database.url,
+                // DB_RETRY_INTERVAL_MS=0 turns off the write path's retry, not listening again
+                // (which would otherwise reconnect in a tight loop while PostgreSQL is down).
+                retryIntervalMs: config.dbRetryIntervalMs || FALLBACK_RETRY_INTERVAL_MS,
+              },
               queries,
               events,
             ),
