@@ -6,6 +6,7 @@ import { type MessageRecord } from '../message/message-record.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { messageRecordFromEntity } from './record-mappers.js';
 import { estimatedRecordBytes } from './session-queries.js';
+import { DatabaseReadiness } from './database-readiness.js';
 
 /**
  * A session's messages in the order they were committed (their commit numbers, see the
@@ -15,6 +16,7 @@ import { estimatedRecordBytes } from './session-queries.js';
 export class CommitReads {
   constructor(
     @InjectRepository(MessageEntity) private readonly messages: Repository<MessageEntity>,
+    private readonly readiness: DatabaseReadiness,
   ) {}
 
   /**
@@ -27,6 +29,7 @@ export class CommitReads {
     count: number,
     maxBytes: number,
   ): Promise<{ items: MessageRecord[]; hasNextPage: boolean }> {
+    this.readiness.assertReady();
     const postgres = this.messages.manager.connection.options.type === 'postgres';
     const sizes = await this.messages
       .createQueryBuilder('message')
@@ -55,6 +58,7 @@ export class CommitReads {
 
   /** The commit number of the session's message at `orderKey`; undefined when none has one. */
   async commitSeqOf(sessionId: string, orderKey: string): Promise<number | undefined> {
+    this.readiness.assertReady();
     const entity = await this.messages.findOneBy({ sessionId, orderKey });
     return entity?.commitSeq ?? undefined;
   }

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { TypeOrmModule, getDataSourceToken } from '@nestjs/typeorm';
+import { type DataSource } from 'typeorm';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { ScribeInstance } from '../config/scribe-instance.js';
 import { SQLITE_BUSY_TIMEOUT_MS, buildDataSourceOptions } from './data-source-options.js';
@@ -12,6 +13,9 @@ import { MessageStore } from './message-store.js';
 import { PostgresMessageStore } from './postgres-message-store.js';
 import { SessionDeletion, Tombstones } from './session-deletion.js';
 import { CommitReads } from './commit-reads.js';
+import { DatabaseReadiness } from './database-readiness.js';
+import { DatabaseStartup, FALLBACK_RETRY_INTERVAL_MS } from './database-startup.js';
+import { ReadyMessageStore } from './ready-message-store.js';
 import { SessionListQueries } from './session-list-queries.js';
 import { SessionQueries } from './session-queries.js';
 import { SessionUpdates } from './session-updates.js';
@@ -20,6 +24,10 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
 /**
  * The only module that knows TypeORM and the drivers. TypeORM runs the migrations and serves
  * the reads (session queries); the message store writes through a connection of its own.
+ * TypeORM builds the DataSource without connecting it: DatabaseStartup connects and migrates
+ * it, in the background while the database is down, and every reader and writer refuses
+ * (DatabaseNotReadyError, an outage) until then, so that an instance starts and journals
+ * during an outage.
  */
 @Module({
   imports: [
@@ -27,13 +35,19 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
       inject: [ScribeConfig],
       useFactory: (config: ScribeConfig) => ({
         ...buildDataSourceOptions(config.database),
-        retryAttempts: 3,
-        retryDelay: 1000,
+        manualInitialization: true,
       }),
     }),
     TypeOrmModule.forFeature([SessionEntity, MessageEntity]),
   ],
   providers: [
+    {
+      provide: DatabaseStartup,
+      inject: [getDataSourceToken(), ScribeConfig],
+      useFactory: (dataSource: DataSource, config: ScribeConfig) =>
+        new DatabaseStartup(dataSource, config.dbRetryIntervalMs),
+    },
+    { provide: DatabaseReadiness, useExisting: DatabaseStartup },
     SessionQueries,
     SessionListQueries,
     SessionUpdates,
@@ -51,26 +65,39 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
         config.database.kind === 'sqlite'
           ? new InProcessCommitFeed()
           : new PostgresCommitFeed(
-              { url: config.database.url, retryIntervalMs: config.dbRetryIntervalMs },
+              {
+                url: config.database.url,
+                // DB_RETRY_INTERVAL_MS=0 turns off the write path's retry, not listening again
+                // (which would otherwise reconnect in a tight loop while PostgreSQL is down).
+                retryIntervalMs: config.dbRetryIntervalMs || FALLBACK_RETRY_INTERVAL_MS,
+              },
               queries,
               events,
             ),
     },
     {
       provide: MessageStore,
-      inject: [ScribeConfig, ScribeInstance],
-      useFactory: ({ database }: ScribeConfig, instance: ScribeInstance): MessageStore =>
-        database.kind === 'sqlite'
-          ? new SqliteMessageStore({
-              path: database.path,
-              synchronous: database.synchronous,
-              busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS,
-              instanceId: instance.id,
-            })
-          : new PostgresMessageStore({ url: database.url, instanceId: instance.id }),
+      inject: [ScribeConfig, ScribeInstance, DatabaseReadiness],
+      useFactory: (
+        { database }: ScribeConfig,
+        instance: ScribeInstance,
+        readiness: DatabaseReadiness,
+      ): MessageStore =>
+        new ReadyMessageStore(
+          database.kind === 'sqlite'
+            ? new SqliteMessageStore({
+                path: database.path,
+                synchronous: database.synchronous,
+                busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS,
+                instanceId: instance.id,
+              })
+            : new PostgresMessageStore({ url: database.url, instanceId: instance.id }),
+          readiness,
+        ),
     },
   ],
   exports: [
+    DatabaseReadiness,
     SessionQueries,
     SessionListQueries,
     SessionUpdates,

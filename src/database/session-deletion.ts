@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { DatabaseReadiness } from './database-readiness.js';
 import { DELETIONS_CHANNEL, NOTIFY_SQL } from './commit-notices.js';
 import { DeletedSessionEntity } from './entities/deleted-session.entity.js';
 import { MessageEntity } from './entities/message.entity.js';
@@ -26,11 +27,15 @@ export abstract class Tombstones {
  */
 @Injectable()
 export class SessionDeletion extends Tombstones {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly readiness: DatabaseReadiness,
+  ) {
     super();
   }
 
-  delete(id: string, at: number): Promise<DeletedRows> {
+  async delete(id: string, at: number): Promise<DeletedRows> {
+    this.readiness.assertReady();
     return this.dataSource.transaction(async (manager) => {
       const messages = await manager
         .createQueryBuilder()
@@ -53,6 +58,7 @@ export class SessionDeletion extends Tombstones {
   }
 
   async deletedAt(sessionId: string): Promise<number | undefined> {
+    this.readiness.assertReady();
     const tombstone = await this.dataSource
       .getRepository(DeletedSessionEntity)
       .findOneBy({ id: sessionId });

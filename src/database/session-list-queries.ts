@@ -5,6 +5,7 @@ import { RECORD_OVERHEAD_BYTES, type SessionRecord } from '../message/session-re
 import { itemsWithin } from '../common/pagination/byte-bounded-page.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { sessionRecordFromEntity } from './record-mappers.js';
+import { DatabaseReadiness } from './database-readiness.js';
 
 /** A place in the session list: most recently updated first, ties broken by id. */
 export interface SessionListPosition {
@@ -41,6 +42,7 @@ function estimatedSessionBytes(postgres: boolean): string {
 export class SessionListQueries {
   constructor(
     @InjectRepository(SessionEntity) private readonly sessions: Repository<SessionEntity>,
+    private readonly readiness: DatabaseReadiness,
   ) {}
 
   /**
@@ -56,6 +58,7 @@ export class SessionListQueries {
     maxBytes: number,
     admit?: PageAdmission,
   ): Promise<SessionListPage> {
+    this.readiness.assertReady();
     const postgres = this.sessions.manager.connection.options.type === 'postgres';
     const query = this.filtered(filter)
       .select('session.id', 'id')
@@ -90,6 +93,7 @@ export class SessionListQueries {
     position: SessionListPosition,
     filter: SessionFilter = {},
   ): Promise<boolean> {
+    this.readiness.assertReady();
     const found = await this.filtered(filter)
       .select('1', 'one')
       .andWhere(
@@ -101,7 +105,8 @@ export class SessionListQueries {
     return found.length > 0;
   }
 
-  countSessions(filter: SessionFilter = {}): Promise<number> {
+  async countSessions(filter: SessionFilter = {}): Promise<number> {
+    this.readiness.assertReady();
     return this.filtered(filter).getCount();
   }
 

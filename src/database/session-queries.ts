@@ -14,6 +14,7 @@ import { MessageEntity } from './entities/message.entity.js';
 import { type PageAdmission } from './session-list-queries.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { messageRecordFromEntity, sessionRecordFromEntity } from './record-mappers.js';
+import { DatabaseReadiness } from './database-readiness.js';
 
 const FULL_LOAD_PAGE_ROWS = 100;
 
@@ -37,9 +38,11 @@ export class SessionQueries {
   constructor(
     @InjectRepository(SessionEntity) private readonly sessions: Repository<SessionEntity>,
     @InjectRepository(MessageEntity) private readonly messages: Repository<MessageEntity>,
+    private readonly readiness: DatabaseReadiness,
   ) {}
 
   async findMetadata(id: string): Promise<SessionRecord | null> {
+    this.readiness.assertReady();
     const entity = await this.sessions.findOneBy({ id });
     return entity ? sessionRecordFromEntity(entity) : null;
   }
@@ -50,6 +53,7 @@ export class SessionQueries {
    * (estimated): then the load stops there and says so, and its pages are dropped.
    */
   async loadFull(id: string, maxBytes = Number.POSITIVE_INFINITY): Promise<FullSession | null> {
+    this.readiness.assertReady();
     const session = await this.findMetadata(id);
     if (!session) return null;
     let bytes = 0;
@@ -69,12 +73,14 @@ export class SessionQueries {
 
   /** The messages with these ids, in no particular order; ids not stored are left out. */
   async messagesByIds(ids: readonly string[]): Promise<MessageRecord[]> {
+    this.readiness.assertReady();
     if (ids.length === 0) return [];
     return (await this.messages.findBy({ id: In([...ids]) })).map(messageRecordFromEntity);
   }
 
   /** A page of a transcript in accepted order after the order key `after`, `first + 1` rows. */
   async listMessages(sessionId: string, first: number, after?: string): Promise<MessageRecord[]> {
+    this.readiness.assertReady();
     const query = this.messages
       .createQueryBuilder('message')
       .where('message.session_id = :sessionId', { sessionId })
@@ -97,6 +103,7 @@ export class SessionQueries {
     maxBytes: number,
     admit?: PageAdmission,
   ): Promise<Page<MessageRecord>> {
+    this.readiness.assertReady();
     const backward = request.direction === 'backward';
     const order = backward ? 'DESC' : 'ASC';
     const sizes = this.messages
@@ -171,6 +178,7 @@ export class SessionQueries {
     sessionId: string,
     clientMessageIds: string[],
   ): Promise<MessageRecord[]> {
+    this.readiness.assertReady();
     if (clientMessageIds.length === 0) return [];
     const rows = await this.messages.find({
       where: { sessionId, clientMessageId: In(clientMessageIds) },

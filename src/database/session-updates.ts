@@ -5,6 +5,7 @@ import { type SessionRecord } from '../message/session-record.js';
 import { NOTIFY_SQL, SESSIONS_CHANNEL } from './commit-notices.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { sessionRecordFromEntity } from './record-mappers.js';
+import { DatabaseReadiness } from './database-readiness.js';
 
 /** What updateSession changes: a field left undefined stays as it is. */
 export interface SessionChanges {
@@ -23,6 +24,7 @@ export type SessionUpdate =
 export class SessionUpdates {
   constructor(
     @InjectRepository(SessionEntity) private readonly sessions: Repository<SessionEntity>,
+    private readonly readiness: DatabaseReadiness,
   ) {}
 
   /**
@@ -35,6 +37,7 @@ export class SessionUpdates {
     changes: SessionChanges,
     expectedRevision?: number,
   ): Promise<SessionUpdate> {
+    this.readiness.assertReady();
     const update = this.sessions
       .createQueryBuilder()
       .update(SessionEntity)

@@ -19,6 +19,7 @@ import { type CoalescingWriter } from './coalescing-writer.js';
 import { DatabaseHealth } from './database-health.js';
 import { DurableWriter } from './durable-writer.js';
 import { TranscriptRecovery } from './recovery.js';
+import { type DatabaseReadiness } from '../database/database-readiness.js';
 import { SessionBacklog } from './session-backlog.js';
 import { FakeMessageStore, writerOver } from './testing/fake-message-store.js';
 import { FakeSessionQueries } from './testing/fake-session-queries.js';
@@ -26,6 +27,8 @@ import { FakeSpool } from './testing/fake-spool.js';
 import { TranscriptService } from './transcript.service.js';
 
 const INSTANCE = 'inst0001';
+// The database is connected and migrated from the start here (see database-startup.spec.ts).
+const readiness = { isReady: true, ready: Promise.resolve() } as DatabaseReadiness;
 const SPOOL_DIR = '/fake/pending_messages';
 
 function message(content: string, clientMessageId?: string): NewMessage {
@@ -63,7 +66,12 @@ describe(TranscriptService.name, () => {
   let recovery: TranscriptRecovery;
   let sut: TranscriptService;
 
-  function build({ cap = 3, backgroundRetry = false, retryIntervalMs = 0 } = {}): void {
+  function build({
+    cap = 3,
+    backgroundRetry = false,
+    retryIntervalMs = 0,
+    databaseReadiness = readiness,
+  } = {}): void {
     const config = ScribeConfig.fromVariables({
       MAX_MESSAGE_BYTES: '100',
       MAX_PENDING_PER_SESSION: String(cap),
@@ -100,6 +108,7 @@ describe(TranscriptService.name, () => {
       config,
       metrics,
       new ScribeInstance(INSTANCE),
+      databaseReadiness,
     );
   }
 
@@ -537,6 +546,26 @@ describe(TranscriptService.name, () => {
       expect(next.orderKey > replayed.orderKey).toBe(true);
       expect(next.acceptedAt).toBeGreaterThan(later);
       expect(store.contents()).toEqual(['from the last run', 'new']);
+    });
+
+    it('writes back what was journaled as soon as a database down at start is up, without waiting for a retry', async () => {
+      let up: () => void = () => undefined;
+      const late = {
+        isReady: false,
+        ready: new Promise<void>((resolve) => (up = resolve)),
+      } as DatabaseReadiness;
+      build({ databaseReadiness: late });
+      spool.leaveOrphans([acceptedRecord('s1', 'journaled before')]);
+      store.goDown();
+
+      await sut.onApplicationBootstrap();
+      expect(store.contents()).toEqual([]);
+      store.heal();
+      up();
+
+      // The write-back runs on its own: a few turns of the event loop, no timer.
+      for (let turn = 0; turn < 50 && store.contents().length === 0; turn += 1) await idle();
+      expect(store.contents()).toEqual(['journaled before']);
     });
 
     it('starts the background retry', async () => {

@@ -8,6 +8,7 @@ import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { ScribeInstance } from '../config/scribe-instance.js';
+import { DatabaseReadiness } from '../database/database-readiness.js';
 import { SessionQueries } from '../database/session-queries.js';
 import { messageIdFor } from '../message/message-id.js';
 import { type MessageRecord, type NewMessage } from '../message/message-record.js';
@@ -61,6 +62,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     private readonly config: ScribeConfig,
     private readonly metrics: MetricsService,
     instance: ScribeInstance,
+    private readonly readiness: DatabaseReadiness,
   ) {
     this.orderKeys = new OrderKeyGenerator(instance.id);
     this.retries = new RetryLookup(durable, spool, queries);
@@ -136,6 +138,9 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     // Keys issued from now on sort after everything an earlier run accepted.
     this.orderKeys.floor(await this.recovery.replayAtBoot());
     this.recovery.start();
+    // Started during an outage: what was journaled meanwhile is written back as soon as the
+    // database is connected and migrated, not at the next tick of the retry.
+    if (!this.readiness.isReady) void this.readiness.ready.then(() => this.recovery.trigger());
   }
 
   async beforeApplicationShutdown(): Promise<void> {
