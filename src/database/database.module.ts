@@ -51,7 +51,11 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
         config.database.kind === 'sqlite'
           ? new InProcessCommitFeed()
           : new PostgresCommitFeed(
-              { url: config.database.url, retryIntervalMs: config.dbRetryIntervalMs },
+              {
+                url: config.database.url,
+                retryIntervalMs: config.dbRetryIntervalMs,
+                heartbeat: config.listenHeartbeat,
+              },
               queries,
               events,
             ),
