@@ -30,6 +30,19 @@ describe(ListenHeartbeat.name, () => {
     jest.useRealTimers();
   });
 
+  /** Lets `ms` pass in steps of 500, settling each new send with `settle` as soon as it is made. */
+  async function settleEvery(
+    ms: number,
+    settle: (send: { payload: string; done: Deferred<unknown> }) => void,
+  ): Promise<void> {
+    let settled = sends.length;
+    for (let elapsed = 0; elapsed < ms; elapsed += 500) {
+      await jest.advanceTimersByTimeAsync(500);
+      for (; settled < sends.length; settled++) settle(sends[settled]);
+      await jest.advanceTimersByTimeAsync(0);
+    }
+  }
+
   /** Answers every send so far, as a database that took the notice would. */
   async function answerAll(): Promise<void> {
     for (const send of sends) send.done.resolve(undefined);
@@ -113,12 +126,25 @@ describe(ListenHeartbeat.name, () => {
 
   it('says why the last notice could not be sent', async () => {
     sut.start();
-    await jest.advanceTimersByTimeAsync(INTERVAL);
-    sends[0].done.reject(Object.assign(new Error('connect timed out'), { code: 'ETIMEDOUT' }));
-    await jest.advanceTimersByTimeAsync(DEADLINE - INTERVAL);
+    await settleEvery(DEADLINE, (send) =>
+      send.done.reject(Object.assign(new Error('connect timed out'), { code: 'ETIMEDOUT' })),
+    );
 
+    expect(sends).toHaveLength(3);
     expect(deafness).toEqual([
       'no heartbeat heard within 3500 ms; the last one could not be sent: ETIMEDOUT: connect timed out',
+    ]);
+  });
+
+  it('says so when the last notice is still being sent', async () => {
+    sut.start();
+    await jest.advanceTimersByTimeAsync(INTERVAL);
+    sends[0].done.reject(new Error('connection reset'));
+    await jest.advanceTimersByTimeAsync(DEADLINE - INTERVAL);
+
+    expect(sends).toHaveLength(2);
+    expect(deafness).toEqual([
+      'no heartbeat heard within 3500 ms; the last one is still being sent',
     ]);
   });
 
@@ -126,10 +152,9 @@ describe(ListenHeartbeat.name, () => {
     sut.start();
     await jest.advanceTimersByTimeAsync(INTERVAL);
     sends[0].done.reject(new Error('connection reset'));
-    await jest.advanceTimersByTimeAsync(INTERVAL);
-    sends[1].done.resolve(undefined);
-    await jest.advanceTimersByTimeAsync(DEADLINE - 2 * INTERVAL);
+    await settleEvery(DEADLINE - INTERVAL, (send) => send.done.resolve(undefined));
 
+    expect(sends).toHaveLength(3);
     expect(deafness).toEqual(['no heartbeat heard within 3500 ms']);
   });
 
@@ -147,23 +172,19 @@ describe(ListenHeartbeat.name, () => {
 
   it('watches afresh after start(), forgetting the failure of the watch before', async () => {
     sut.start();
-    await jest.advanceTimersByTimeAsync(INTERVAL);
-    sends[0].done.reject(new Error('gone'));
-    await jest.advanceTimersByTimeAsync(DEADLINE - INTERVAL);
+    await settleEvery(DEADLINE, (send) => send.done.reject(new Error('gone')));
     expect(deafness).toHaveLength(1);
 
     sut.start();
     expect(sut.watching).toBe(true);
-    await jest.advanceTimersByTimeAsync(DEADLINE - 1);
+    await settleEvery(DEADLINE - 500, (send) => send.done.resolve(undefined));
     expect(deafness).toHaveLength(1);
-    await answerAll();
-    await jest.advanceTimersByTimeAsync(1);
+    await settleEvery(500, (send) => send.done.resolve(undefined));
     expect(deafness).toEqual([
       'no heartbeat heard within 3500 ms; the last one could not be sent: gone',
       'no heartbeat heard within 3500 ms',
     ]);
-    // The second notice still hung when the watch began again: none went after it meanwhile.
-    expect(sends.map((send) => send.payload)).toEqual(['1', '2']);
+    expect(sends.map((send) => send.payload)).toEqual(['1', '2', '3', '4', '5', '6']);
   });
 
   it('start() twice keeps one set of timers', async () => {

@@ -9,8 +9,7 @@ import { type ListenHeartbeatSettings } from '../config/scribe-config.js';
  * one (`heard`) within the deadline, `deaf` is called once, and the watch stops until start().
  *
  * The deadline runs from the last notice heard, not from the last one sent: a send that fails
- * or hangs (the database unreachable from here too) is no proof either way, and is only kept
- * to say why in the reason.
+ * or hangs is no proof either way, and only says why in the reason.
  */
 export class ListenHeartbeat {
   private beats: NodeJS.Timeout | undefined;
@@ -70,12 +69,15 @@ export class ListenHeartbeat {
   private arm(): void {
     clearTimeout(this.deadline);
     this.deadline = setTimeout(() => {
-      const failure = this.lastFailure;
+      // Why, as far as this side knows: the way there (the send failed or hangs: the database
+      // is unreachable from here too), or, when the sends went through, the LISTEN path alone.
+      const why = this.sending
+        ? '; the last one is still being sent'
+        : this.lastFailure
+          ? `; the last one could not be sent: ${this.lastFailure}`
+          : '';
       this.stop();
-      this.deaf(
-        `no heartbeat heard within ${this.settings.deadlineMs} ms` +
-          (failure ? `; the last one could not be sent: ${failure}` : ''),
-      );
+      this.deaf(`no heartbeat heard within ${this.settings.deadlineMs} ms${why}`);
     }, this.settings.deadlineMs);
     this.deadline.unref();
   }
