@@ -5,6 +5,9 @@ import { ListenHeartbeat } from './listen-heartbeat.js';
 const INTERVAL = 1000;
 const DEADLINE = 3500;
 
+// The real one, for the test's own turns of the loop, whatever a test does to the global.
+const realSetImmediate = setImmediate;
+
 describe(ListenHeartbeat.name, () => {
   let sends: { payload: string; done: Deferred<unknown> }[];
   let deafness: string[];
@@ -27,8 +30,24 @@ describe(ListenHeartbeat.name, () => {
 
   afterEach(() => {
     sut.stop();
+    jest.restoreAllMocks();
     jest.useRealTimers();
   });
+
+  /**
+   * Lets `ms` pass, 100 at a time, with a turn of the real event loop after each: a deadline
+   * that fired looks again in a real setImmediate (Jest's fake ones do not run as time
+   * passes), so it ends within 100 ms of fake time, before the next beat.
+   */
+  async function advance(ms: number): Promise<void> {
+    let left = ms;
+    do {
+      const step = Math.min(100, left);
+      await jest.advanceTimersByTimeAsync(step);
+      await new Promise((resolve) => realSetImmediate(resolve));
+      left -= step;
+    } while (left > 0);
+  }
 
   /** Lets `ms` pass in steps of 500, settling each new send with `settle` as soon as it is made. */
   async function settleEvery(
@@ -37,20 +56,20 @@ describe(ListenHeartbeat.name, () => {
   ): Promise<void> {
     let settled = sends.length;
     for (let elapsed = 0; elapsed < ms; elapsed += 500) {
-      await jest.advanceTimersByTimeAsync(500);
+      await advance(500);
       for (; settled < sends.length; settled++) settle(sends[settled]);
-      await jest.advanceTimersByTimeAsync(0);
+      await advance(0);
     }
   }
 
   /** Answers every send so far, as a database that took the notice would. */
   async function answerAll(): Promise<void> {
     for (const send of sends) send.done.resolve(undefined);
-    await jest.advanceTimersByTimeAsync(0);
+    await advance(0);
   }
 
   it('sends nothing and watches nothing before start()', async () => {
-    await jest.advanceTimersByTimeAsync(10 * DEADLINE);
+    await advance(10 * DEADLINE);
 
     expect(sends).toEqual([]);
     expect(deafness).toEqual([]);
@@ -61,19 +80,19 @@ describe(ListenHeartbeat.name, () => {
     sut.start();
     expect(sut.watching).toBe(true);
 
-    await jest.advanceTimersByTimeAsync(INTERVAL - 1);
+    await advance(INTERVAL - 1);
     expect(sends).toHaveLength(0);
-    await jest.advanceTimersByTimeAsync(1);
+    await advance(1);
     expect(sends.map((send) => send.payload)).toEqual(['1']);
     await answerAll();
-    await jest.advanceTimersByTimeAsync(INTERVAL);
+    await advance(INTERVAL);
     expect(sends.map((send) => send.payload)).toEqual(['1', '2']);
   });
 
   it('stays quiet while every notice comes back in time', async () => {
     sut.start();
     for (let beat = 0; beat < 20; beat++) {
-      await jest.advanceTimersByTimeAsync(INTERVAL);
+      await advance(INTERVAL);
       await answerAll();
       sut.heard();
     }
@@ -85,32 +104,84 @@ describe(ListenHeartbeat.name, () => {
 
   it('counts the deadline from start(): deaf at exactly the deadline when nothing is heard', async () => {
     sut.start();
-    await jest.advanceTimersByTimeAsync(DEADLINE - 1);
+    await advance(DEADLINE - 1);
     await answerAll();
     expect(deafness).toEqual([]);
 
-    await jest.advanceTimersByTimeAsync(1);
+    await advance(1);
     expect(deafness).toEqual(['no heartbeat heard within 3500 ms']);
     expect(sut.watching).toBe(false);
   });
 
+  describe('after a stall of the whole process', () => {
+    let looks: (() => void)[];
+
+    /** Holds the look that a fired deadline takes once the loop has read its sockets. */
+    function holdLooks(): void {
+      looks = [];
+      jest.spyOn(global, 'setImmediate').mockImplementation(((look: () => void) => {
+        looks.push(look);
+      }) as unknown as typeof setImmediate);
+    }
+
+    it('takes a notice read in the turn its deadline fired for one in time', async () => {
+      sut.start();
+      holdLooks();
+      await advance(DEADLINE);
+      expect(looks).toHaveLength(1);
+      expect(deafness).toEqual([]);
+
+      sut.heard();
+      looks[0]();
+      expect(deafness).toEqual([]);
+      expect(sut.watching).toBe(true);
+
+      jest.mocked(setImmediate).mockRestore();
+      await advance(DEADLINE);
+      expect(deafness).toHaveLength(1);
+    });
+
+    it('is deaf when the turn brought no notice', async () => {
+      sut.start();
+      holdLooks();
+      await advance(DEADLINE);
+      expect(deafness).toEqual([]);
+
+      looks[0]();
+      expect(deafness).toEqual([
+        'no heartbeat heard within 3500 ms; the last one is still being sent',
+      ]);
+      expect(sut.watching).toBe(false);
+    });
+
+    it('ignores the look of a watch stopped meanwhile', async () => {
+      sut.start();
+      holdLooks();
+      await advance(DEADLINE);
+      sut.stop();
+
+      looks[0]();
+      expect(deafness).toEqual([]);
+    });
+  });
+
   it('counts the deadline from the last notice heard, not from the last sent', async () => {
     sut.start();
-    await jest.advanceTimersByTimeAsync(2000);
+    await advance(2000);
     await answerAll();
     sut.heard();
-    await jest.advanceTimersByTimeAsync(DEADLINE - 1);
+    await advance(DEADLINE - 1);
     await answerAll();
     expect(deafness).toEqual([]);
 
-    await jest.advanceTimersByTimeAsync(1);
+    await advance(1);
     expect(deafness).toHaveLength(1);
   });
 
   it('is deaf once, sends no more, and takes a late notice for nothing', async () => {
     sut.start();
     for (let elapsed = 0; elapsed < DEADLINE; elapsed += 500) {
-      await jest.advanceTimersByTimeAsync(500);
+      await advance(500);
       await answerAll();
     }
     const sent = sends.length;
@@ -118,7 +189,7 @@ describe(ListenHeartbeat.name, () => {
     expect(deafness).toHaveLength(1);
 
     sut.heard();
-    await jest.advanceTimersByTimeAsync(10 * DEADLINE);
+    await advance(10 * DEADLINE);
     expect(deafness).toHaveLength(1);
     expect(sends).toHaveLength(sent);
     expect(sut.watching).toBe(false);
@@ -138,9 +209,9 @@ describe(ListenHeartbeat.name, () => {
 
   it('says so when the last notice is still being sent', async () => {
     sut.start();
-    await jest.advanceTimersByTimeAsync(INTERVAL);
+    await advance(INTERVAL);
     sends[0].done.reject(new Error('connection reset'));
-    await jest.advanceTimersByTimeAsync(DEADLINE - INTERVAL);
+    await advance(DEADLINE - INTERVAL);
 
     expect(sends).toHaveLength(2);
     expect(deafness).toEqual([
@@ -150,7 +221,7 @@ describe(ListenHeartbeat.name, () => {
 
   it('forgets a failed send once a later one goes through', async () => {
     sut.start();
-    await jest.advanceTimersByTimeAsync(INTERVAL);
+    await advance(INTERVAL);
     sends[0].done.reject(new Error('connection reset'));
     await settleEvery(DEADLINE - INTERVAL, (send) => send.done.resolve(undefined));
 
@@ -160,13 +231,13 @@ describe(ListenHeartbeat.name, () => {
 
   it('sends one notice at a time: a hanging send holds the next ones back', async () => {
     sut.start();
-    await jest.advanceTimersByTimeAsync(3 * INTERVAL);
+    await advance(3 * INTERVAL);
     expect(sends.map((send) => send.payload)).toEqual(['1']);
 
     sends[0].done.reject(new Error('query read timeout'));
-    await jest.advanceTimersByTimeAsync(0);
+    await advance(0);
     sut.heard();
-    await jest.advanceTimersByTimeAsync(INTERVAL);
+    await advance(INTERVAL);
     expect(sends.map((send) => send.payload)).toEqual(['1', '2']);
   });
 
@@ -190,22 +261,22 @@ describe(ListenHeartbeat.name, () => {
   it('start() twice keeps one set of timers', async () => {
     sut.start();
     sut.start();
-    await jest.advanceTimersByTimeAsync(INTERVAL);
+    await advance(INTERVAL);
     await answerAll();
-    await jest.advanceTimersByTimeAsync(INTERVAL);
+    await advance(INTERVAL);
 
     expect(sends).toHaveLength(2);
   });
 
   it('stop() ends the watch: no more sends, never deaf', async () => {
     sut.start();
-    await jest.advanceTimersByTimeAsync(INTERVAL);
+    await advance(INTERVAL);
     await answerAll();
     sut.stop();
     expect(sut.watching).toBe(false);
     sut.heard();
     expect(sut.watching).toBe(false);
-    await jest.advanceTimersByTimeAsync(10 * DEADLINE);
+    await advance(10 * DEADLINE);
 
     expect(sends).toHaveLength(1);
     expect(deafness).toEqual([]);

@@ -17,6 +17,8 @@ export class ListenHeartbeat {
   private sending = false;
   private sent = 0;
   private lastFailure: string | undefined;
+  /** Counts the deadlines set, so that one that fired knows whether it is still the last. */
+  private armings = 0;
 
   constructor(
     private readonly settings: ListenHeartbeatSettings,
@@ -68,17 +70,27 @@ export class ListenHeartbeat {
 
   private arm(): void {
     clearTimeout(this.deadline);
+    const armed = ++this.armings;
     this.deadline = setTimeout(() => {
-      // Why, as far as this side knows: the way there (the send failed or hangs: the database
-      // is unreachable from here too), or, when the sends went through, the LISTEN path alone.
-      const why = this.sending
-        ? '; the last one is still being sent'
-        : this.lastFailure
-          ? `; the last one could not be sent: ${this.lastFailure}`
-          : '';
-      this.stop();
-      this.deaf(`no heartbeat heard within ${this.settings.deadlineMs} ms${why}`);
+      // Timers run before the loop reads its sockets: after a stall of the whole process (a
+      // long GC, a busy moment) the notice may wait in the socket, unread. Look again once
+      // this turn's input has been read.
+      setImmediate(() => {
+        if (this.armings === armed && this.watching) this.expire();
+      });
     }, this.settings.deadlineMs);
     this.deadline.unref();
+  }
+
+  private expire(): void {
+    // Why, as far as this side knows: the way there (the send failed or hangs: the database
+    // is unreachable from here too), or, when the sends went through, the LISTEN path alone.
+    const why = this.sending
+      ? '; the last one is still being sent'
+      : this.lastFailure
+        ? `; the last one could not be sent: ${this.lastFailure}`
+        : '';
+    this.stop();
+    this.deaf(`no heartbeat heard within ${this.settings.deadlineMs} ms${why}`);
   }
 }
