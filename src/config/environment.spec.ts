@@ -17,6 +17,8 @@ const DEFAULTS = {
   SQLITE_SYNCHRONOUS: 'FULL',
   MAX_PENDING_PER_SESSION: 200,
   DB_RETRY_INTERVAL_MS: 1000,
+  LISTEN_HEARTBEAT_MS: 2000,
+  LISTEN_HEARTBEAT_DEADLINE_MS: 6000,
   SESSION_RESOLVE_CONCURRENCY: 2,
   SESSION_RESOLVE_TIMEOUT_MS: 10_000,
   SESSION_CACHE_SIZE: 100,
@@ -61,6 +63,8 @@ const INTEGER_VARIABLES = [
   'PORT',
   'MAX_PENDING_PER_SESSION',
   'DB_RETRY_INTERVAL_MS',
+  'LISTEN_HEARTBEAT_MS',
+  'LISTEN_HEARTBEAT_DEADLINE_MS',
   'SESSION_RESOLVE_CONCURRENCY',
   'SESSION_RESOLVE_TIMEOUT_MS',
   'SESSION_CACHE_SIZE',
@@ -364,6 +368,51 @@ describe(validateEnvironment.name, () => {
     });
   });
 
+  describe('LISTEN_HEARTBEAT_MS and LISTEN_HEARTBEAT_DEADLINE_MS', () => {
+    it.each([
+      ['LISTEN_HEARTBEAT_MS', '99', 'LISTEN_HEARTBEAT_MS must not be less than 100'],
+      ['LISTEN_HEARTBEAT_MS', '600001', 'LISTEN_HEARTBEAT_MS must not be greater than 600000'],
+      [
+        'LISTEN_HEARTBEAT_DEADLINE_MS',
+        '199',
+        'LISTEN_HEARTBEAT_DEADLINE_MS must not be less than 200',
+      ],
+      [
+        'LISTEN_HEARTBEAT_DEADLINE_MS',
+        '3600001',
+        'LISTEN_HEARTBEAT_DEADLINE_MS must not be greater than 3600000',
+      ],
+    ])('refuses %s=%s', (key, value, message) => {
+      expect(refusal({ [key]: value }).message).toBe(message);
+    });
+
+    it('accepts each at its edges', () => {
+      expect(
+        validateEnvironment({ LISTEN_HEARTBEAT_MS: '100', LISTEN_HEARTBEAT_DEADLINE_MS: '200' }),
+      ).toMatchObject({ LISTEN_HEARTBEAT_MS: 100, LISTEN_HEARTBEAT_DEADLINE_MS: 200 });
+      expect(
+        validateEnvironment({
+          LISTEN_HEARTBEAT_MS: '600000',
+          LISTEN_HEARTBEAT_DEADLINE_MS: '3600000',
+        }),
+      ).toMatchObject({ LISTEN_HEARTBEAT_MS: 600000, LISTEN_HEARTBEAT_DEADLINE_MS: 3600000 });
+    });
+
+    it('needs a deadline longer than the interval, by a millisecond at least', () => {
+      expect(
+        refusal({ LISTEN_HEARTBEAT_MS: '5000', LISTEN_HEARTBEAT_DEADLINE_MS: '5000' }).message,
+      ).toBe(
+        'LISTEN_HEARTBEAT_DEADLINE_MS must be longer than LISTEN_HEARTBEAT_MS (5000); got 5000',
+      );
+      expect(refusal({ LISTEN_HEARTBEAT_MS: '7000' }).message).toBe(
+        'LISTEN_HEARTBEAT_DEADLINE_MS must be longer than LISTEN_HEARTBEAT_MS (7000); got 6000',
+      );
+      expect(
+        validateEnvironment({ LISTEN_HEARTBEAT_MS: '5000', LISTEN_HEARTBEAT_DEADLINE_MS: '5001' }),
+      ).toMatchObject({ LISTEN_HEARTBEAT_MS: 5000, LISTEN_HEARTBEAT_DEADLINE_MS: 5001 });
+    });
+  });
+
   describe('MAX_SUBSCRIPTIONS_PER_PRINCIPAL and MAX_CONNECTIONS_PER_SOURCE', () => {
     it.each(['MAX_SUBSCRIPTIONS_PER_PRINCIPAL', 'MAX_CONNECTIONS_PER_SOURCE'])(
       '%s may be MAX_SUBSCRIPTIONS, not more',
@@ -431,6 +480,19 @@ describe(ScribeConfig.name, () => {
         kind: 'postgres',
         url,
       });
+    });
+
+    it('gives the commit feed its heartbeat settings', () => {
+      expect(ScribeConfig.fromVariables({}).listenHeartbeat).toEqual({
+        intervalMs: 2000,
+        deadlineMs: 6000,
+      });
+      expect(
+        ScribeConfig.fromVariables({
+          LISTEN_HEARTBEAT_MS: '250',
+          LISTEN_HEARTBEAT_DEADLINE_MS: '900',
+        }).listenHeartbeat,
+      ).toEqual({ intervalMs: 250, deadlineMs: 900 });
     });
 
     it.each([

@@ -71,6 +71,25 @@ export class Environment {
   @Max(3_600_000)
   DB_RETRY_INTERVAL_MS = 1000;
 
+  /**
+   * PostgreSQL only: how often each instance sends itself a notice through the database, to
+   * prove that its LISTEN connection (live updates from every instance) still hears.
+   */
+  @IsInt()
+  @Min(100)
+  @Max(600_000)
+  LISTEN_HEARTBEAT_MS = 2000;
+
+  /**
+   * How long an instance may hear none of its notices before it counts its LISTEN connection
+   * lost: subscriptions end with SUBSCRIPTION_INTERRUPTED, and it connects again. Must be longer
+   * than LISTEN_HEARTBEAT_MS.
+   */
+  @IsInt()
+  @Min(200)
+  @Max(3_600_000)
+  LISTEN_HEARTBEAT_DEADLINE_MS = 6000;
+
   @IsInt()
   @Min(1)
   @Max(64)
@@ -312,6 +331,8 @@ const INTEGER_KEYS = new Set([
   'PORT',
   'MAX_PENDING_PER_SESSION',
   'DB_RETRY_INTERVAL_MS',
+  'LISTEN_HEARTBEAT_MS',
+  'LISTEN_HEARTBEAT_DEADLINE_MS',
   'SESSION_RESOLVE_CONCURRENCY',
   'SESSION_RESOLVE_TIMEOUT_MS',
   'SESSION_CACHE_SIZE',
@@ -371,6 +392,12 @@ export function validateEnvironment(raw: Record<string, unknown>): Environment {
     throw new InvalidEnvironmentError(
       `MAX_BODY_BYTES must be at least MAX_MESSAGE_BYTES + ${BODY_ROOM_BYTES} bytes ` +
         `(${environment.MAX_MESSAGE_BYTES + BODY_ROOM_BYTES}); got ${environment.MAX_BODY_BYTES}`,
+    );
+  }
+  if (environment.LISTEN_HEARTBEAT_DEADLINE_MS <= environment.LISTEN_HEARTBEAT_MS) {
+    throw new InvalidEnvironmentError(
+      `LISTEN_HEARTBEAT_DEADLINE_MS must be longer than LISTEN_HEARTBEAT_MS ` +
+        `(${environment.LISTEN_HEARTBEAT_MS}); got ${environment.LISTEN_HEARTBEAT_DEADLINE_MS}`,
     );
   }
   const leastResponse = leastResponseBytes(environment);

@@ -46,6 +46,14 @@ export interface SubscriptionSettings {
   readonly keepAliveMs: number;
 }
 
+/** How the PostgreSQL commit feed proves that its LISTEN connection still hears. */
+export interface ListenHeartbeatSettings {
+  /** How often the feed sends itself a notice (LISTEN_HEARTBEAT_MS). */
+  readonly intervalMs: number;
+  /** How long it may hear none before its followers are told (LISTEN_HEARTBEAT_DEADLINE_MS). */
+  readonly deadlineMs: number;
+}
+
 /** Deadlines of the HTTP server: for a request's head, its body, and an idle connection. */
 export interface HttpTimeoutSettings {
   readonly headersTimeoutMs: number;
@@ -69,6 +77,7 @@ export class ScribeConfig {
   readonly database: DatabaseSettings;
   readonly maxPendingPerSession: number;
   readonly dbRetryIntervalMs: number;
+  readonly listenHeartbeat: ListenHeartbeatSettings;
   readonly sessionResolveConcurrency: number;
   readonly sessionResolveTimeoutMs: number;
   readonly sessionCacheSize: number;
@@ -115,6 +124,10 @@ export class ScribeConfig {
         };
     this.maxPendingPerSession = get('MAX_PENDING_PER_SESSION');
     this.dbRetryIntervalMs = get('DB_RETRY_INTERVAL_MS');
+    this.listenHeartbeat = {
+      intervalMs: get('LISTEN_HEARTBEAT_MS'),
+      deadlineMs: get('LISTEN_HEARTBEAT_DEADLINE_MS'),
+    };
     this.sessionResolveConcurrency = get('SESSION_RESOLVE_CONCURRENCY');
     this.sessionResolveTimeoutMs = get('SESSION_RESOLVE_TIMEOUT_MS');
     this.sessionCacheSize = get('SESSION_CACHE_SIZE');

@@ -11,6 +11,13 @@ export const SESSIONS_CHANNEL = 'scribe_sessions';
 export const DELETIONS_CHANNEL = 'scribe_deletions';
 
 /**
+ * Beginning of each commit feed's heartbeat channel (`scribe_heartbeat_<12 hex digits>`, one of
+ * its own): the feed sends itself a notice there to prove its LISTEN connection still hears.
+ * With the schema's ending it stays well under PostgreSQL's 63-byte channel names.
+ */
+export const HEARTBEAT_CHANNEL = 'scribe_heartbeat';
+
+/**
  * Channels are a database's, not a schema's: each name ends with a digest of the schema the
  * connection writes to, so that deployments sharing a database in schemas of their own (and
  * test suites) do not hear each other. This SQL gives that ending.

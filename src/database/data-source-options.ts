@@ -9,6 +9,7 @@ import { Heartbeat1764547200000 } from './migrations/1764547200000-heartbeat.js'
 import { SessionMetadata1764633600000 } from './migrations/1764633600000-session-metadata.js';
 import { DeletedSessions1764720000000 } from './migrations/1764720000000-deleted-sessions.js';
 import { CommitSeq1764806400000 } from './migrations/1764806400000-commit-seq.js';
+import { TCP_KEEPALIVE } from './postgres-keepalive.js';
 
 export const ENTITIES = [SessionEntity, MessageEntity, DeletedSessionEntity];
 export const MIGRATIONS = [
@@ -41,7 +42,7 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
       url: settings.url,
       // Fail a write within seconds when the server is unreachable, instead of hanging.
       connectTimeoutMS: 3000,
-      extra: { max: 10, query_timeout: 5000, keepAlive: true },
+      extra: { max: 10, query_timeout: 5000, ...TCP_KEEPALIVE },
     };
   }
   return {

@@ -70,6 +70,7 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
                 // DB_RETRY_INTERVAL_MS=0 turns off the write path's retry, not listening again
                 // (which would otherwise reconnect in a tight loop while PostgreSQL is down).
                 retryIntervalMs: config.dbRetryIntervalMs || FALLBACK_RETRY_INTERVAL_MS,
+                heartbeat: config.listenHeartbeat,
               },
               queries,
               events,

@@ -1,4 +1,5 @@
 import { Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { describeError } from '../common/errors/describe-error.js';
 import { type MessageRecord } from '../message/message-record.js';
@@ -7,12 +8,17 @@ import { EventEmitter2 } from '@nestjs/event-emitter';
 import { SessionDeleted } from '../message/message-events.js';
 import {
   DELETIONS_CHANNEL,
+  HEARTBEAT_CHANNEL,
   MESSAGES_CHANNEL,
+  NOTIFY_SQL,
   SCHEMA_SUFFIX_SQL,
   SESSIONS_CHANNEL,
   parseMessageNotice,
   type MessageNotice,
 } from './commit-notices.js';
+import { type ListenHeartbeatSettings } from '../config/scribe-config.js';
+import { ListenHeartbeat } from './listen-heartbeat.js';
+import { TCP_KEEPALIVE } from './postgres-keepalive.js';
 import { type SessionQueries } from './session-queries.js';
 
 /** Notices whose messages one read fetches: up to 20 × 200 ids. */
@@ -27,6 +33,7 @@ export interface PostgresFeedSettings {
   url: string;
   /** How long to wait before listening again after the connection was lost. */
   retryIntervalMs: number;
+  heartbeat: ListenHeartbeatSettings;
 }
 
 /**
@@ -35,6 +42,10 @@ export interface PostgresFeedSettings {
  * the order PostgreSQL delivered the notices (the order the writes committed), one read at a
  * time. While the connection is down notices are lost for good: followers are told
  * (`interrupted`), and the feed is not live until it listens again.
+ *
+ * A connection that stays open but stops delivering is down too: the feed sends itself a
+ * notice every few seconds on a connection of another pool, on a channel of its own, and
+ * counts the LISTEN connection lost when none comes back in time (listen-heartbeat.ts).
  */
 export class PostgresCommitFeed
   extends CommitFeed
@@ -49,6 +60,13 @@ export class PostgresCommitFeed
   private draining = false;
   /** The schema's ending of every channel name (see SCHEMA_SUFFIX_SQL). */
   private suffix = '';
+  /** This feed's own heartbeat channel: no other instance hears its notices. */
+  private readonly heartbeatChannel = `${HEARTBEAT_CHANNEL}_${randomBytes(6).toString('hex')}`;
+  private readonly heartbeat: ListenHeartbeat;
+  // Not the LISTEN connection, whose silence is what is watched; and not the write or read
+  // pools either, where a heartbeat would wait behind a long batch or a busy moment and be
+  // taken for silence.
+  private readonly sender: pg.Pool;
 
   constructor(
     private readonly settings: PostgresFeedSettings,
@@ -56,6 +74,22 @@ export class PostgresCommitFeed
     private readonly events: EventEmitter2,
   ) {
     super();
+    this.sender = new pg.Pool({
+      connectionString: settings.url,
+      max: 1,
+      connectionTimeoutMillis: 3000,
+      query_timeout: 5000,
+      ...TCP_KEEPALIVE,
+    });
+    // An idle sender connection that broke: the next heartbeat connects again.
+    this.sender.on('error', () => undefined);
+    this.heartbeat = new ListenHeartbeat(
+      settings.heartbeat,
+      (payload) => this.sender.query(NOTIFY_SQL, [this.heartbeatChannel, payload]),
+      (reason) => {
+        if (this.client) this.lost(this.client, reason);
+      },
+    );
   }
 
   get live(): boolean {
@@ -71,10 +105,11 @@ export class PostgresCommitFeed
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retry);
+    this.heartbeat.stop();
     const client = this.client;
     this.client = undefined;
     this.listening = false;
-    await client?.end().catch(() => undefined);
+    await Promise.all([client?.end().catch(() => undefined), this.sender.end()]);
   }
 
   private async connect(): Promise<void> {
@@ -82,7 +117,9 @@ export class PostgresCommitFeed
     const client = new pg.Client({
       connectionString: this.settings.url,
       connectionTimeoutMillis: 3000,
-      keepAlive: true,
+      // A LISTEN that is never answered must not hold the feed: it counts as a lost connection.
+      query_timeout: 5000,
+      ...TCP_KEEPALIVE,
     });
     this.client = client;
     client.on('notification', (message) => this.heard(message.channel, message.payload));
@@ -95,7 +132,7 @@ export class PostgresCommitFeed
       );
       this.suffix = rows[0].suffix;
       await client.query(
-        [MESSAGES_CHANNEL, SESSIONS_CHANNEL, DELETIONS_CHANNEL]
+        [MESSAGES_CHANNEL, SESSIONS_CHANNEL, DELETIONS_CHANNEL, this.heartbeatChannel]
           .map((channel) => `LISTEN "${channel}${this.suffix}"`)
           .join('; '),
       );
@@ -105,6 +142,7 @@ export class PostgresCommitFeed
     }
     if (this.client !== client) return;
     this.listening = true;
+    this.heartbeat.start();
     this.logger.log('Listening for commits of every instance');
   }
 
@@ -113,7 +151,11 @@ export class PostgresCommitFeed
     this.client = undefined;
     const wasListening = this.listening;
     this.listening = false;
+    this.heartbeat.stop();
     client.removeAllListeners('end');
+    // Destroyed, not ended: a graceful goodbye on a socket that delivers nothing would wait
+    // forever. (The 'error' listener stays, so that what the socket says last is heard.)
+    client.connection.stream.destroy();
     client.end().catch(() => undefined);
     if (this.stopped) return;
     if (wasListening) {
@@ -126,6 +168,10 @@ export class PostgresCommitFeed
 
   private heard(named: string, payload: string | undefined): void {
     const channel = named.endsWith(this.suffix) ? named.slice(0, -this.suffix.length) : named;
+    if (channel === this.heartbeatChannel) {
+      this.heartbeat.heard();
+      return;
+    }
     if (channel === SESSIONS_CHANNEL && payload) {
       this.pending.push({ kind: 'session', sessionId: payload });
     } else if (channel === DELETIONS_CHANNEL && payload) {

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { describeError } from '../common/errors/describe-error.js';
 import { MESSAGES_CHANNEL, SCHEMA_SUFFIX_SQL, messageNotices } from './commit-notices.js';
 import { beat, beginWrite, pruneHeartbeats } from './message-sql.js';
+import { TCP_KEEPALIVE } from './postgres-keepalive.js';
 import {
   MessageStore,
   numberInserted,
@@ -37,7 +38,7 @@ export class PostgresMessageStore
       // Fail a write within seconds when the server is unreachable, instead of hanging.
       connectionTimeoutMillis: 3000,
       query_timeout: 5000,
-      keepAlive: true,
+      ...TCP_KEEPALIVE,
     });
     // An idle connection that the server or the network dropped: the next write reconnects.
     this.pool.on('error', (error) =>

@@ -4,13 +4,23 @@ import { createConnection, createServer, type AddressInfo, type Socket } from 'n
 export interface TcpProxy {
   /** The loopback port the proxy listens on. */
   readonly port: number;
-  /** Connections accepted and forwarded so far (refused ones are not counted). */
+  /** Connections accepted and forwarded so far (refused and blackholed ones are not counted). */
   readonly forwarded: number;
   /** Connections refused while cut. */
   readonly refused: number;
   /** Destroys every open connection, and every new one until restore(): a network outage. */
   cut(): void;
-  /** Forwards new connections again. */
+  /**
+   * Keeps every connection open, new ones too, but forwards nothing more until restore(): the
+   * bytes either side sends are read and dropped, and neither side hears of the other closing
+   * (a path that blackholes traffic without a reset).
+   */
+  blackhole(): void;
+  /**
+   * Forwards new connections again. Connections that were blackholed are destroyed: their
+   * bytes were lost, so neither stream can go on (as a TCP connection whose retransmissions
+   * ran out).
+   */
   restore(): void;
   /** Destroys every connection and stops listening. */
   close(): Promise<void>;
@@ -25,9 +35,21 @@ export async function startTcpProxy(
   targetHost = '127.0.0.1',
 ): Promise<TcpProxy> {
   const open = new Set<Socket>();
+  const silenced = new Set<Socket>();
   let isCut = false;
+  let isBlackholed = false;
   let forwarded = 0;
   let refused = 0;
+
+  /** Stops forwarding: what arrives is read and dropped, and the socket stays open. */
+  const silence = (socket: Socket) => {
+    if (silenced.has(socket)) return;
+    silenced.add(socket);
+    socket.once('close', () => silenced.delete(socket));
+    socket.unpipe();
+    socket.on('data', () => undefined);
+    socket.resume();
+  };
 
   const track = (socket: Socket) => {
     open.add(socket);
@@ -43,12 +65,18 @@ export async function startTcpProxy(
       client.destroy();
       return;
     }
+    track(client);
+    if (isBlackholed) {
+      // Accepted, and never answered: the upstream is not even dialled.
+      silence(client);
+      return;
+    }
     forwarded += 1;
     const upstream = createConnection({ host: targetHost, port: targetPort });
-    track(client);
     track(upstream);
-    client.once('close', () => upstream.destroy());
-    upstream.once('close', () => client.destroy());
+    // A blackholed path carries no word of the other side closing either.
+    client.once('close', () => silenced.has(upstream) || upstream.destroy());
+    upstream.once('close', () => silenced.has(client) || client.destroy());
     client.pipe(upstream);
     upstream.pipe(client);
   });
@@ -74,8 +102,14 @@ export async function startTcpProxy(
       isCut = true;
       for (const socket of open) socket.destroy();
     },
+    blackhole() {
+      isBlackholed = true;
+      for (const socket of open) silence(socket);
+    },
     restore() {
       isCut = false;
+      isBlackholed = false;
+      for (const socket of [...silenced]) socket.destroy();
     },
     async close() {
       isCut = true;
