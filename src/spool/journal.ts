@@ -1,13 +1,16 @@
+import { describeError } from '../common/errors/describe-error.js';
 import { type Failpoints } from '../common/failpoints.js';
 import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type JournalOnlyMessages, type KeyWindow } from '../message/pending-messages.js';
 import { type JournalFiles } from './journal-files.js';
 import { type DiskEntry, type JournalIndex, type RecordLocation } from './journal-index.js';
+import { BlockedFiles } from './blocked-files.js';
 import { SegmentCache, readBack } from './journal-reader.js';
 import { selectWindow } from './journal-window.js';
 import { type JournalAppend, type JournalWriter } from './journal-writer.js';
-import { type SetAsideEntry, type SetAsideLog } from './set-aside-log.js';
+import { SET_ASIDE_LOG } from './segment-names.js';
+import { rawField, type SetAsideEntry, type SetAsideLog } from './set-aside-log.js';
 
 /** A record the database refused, with its reason: it is set aside, not retried. */
 export interface RefusedRecord {
@@ -60,6 +63,8 @@ export class Journal {
     private readonly setAsideLog: SetAsideLog,
     private readonly events: JournalEvents,
     private readonly failpoints: Failpoints,
+    // Segments (and the set-aside log) the drain cannot use now: tried again with backoff.
+    private readonly blocked: BlockedFiles = new BlockedFiles(QUIET, 0, 0),
   ) {}
 
   append(records: MessageRecord[]): Promise<JournalAppend> {
@@ -113,7 +118,9 @@ export class Journal {
   /**
    * Stores the session's disk-only records, oldest first, `batchSize` at a time, through
    * `store`. Each batch is let go only after `store` answered that it is stored; refused
-   * records are set aside. Stops at the first failure, keeping that batch and all after it.
+   * records are set aside. Stops at the first failure, keeping that batch and all after it,
+   * and at the first record that cannot be read now (its segment is unreadable, or it is a bad
+   * line the set-aside log cannot take): it and all after it stay owed, in order.
    */
   async drain(
     sessionId: string,
@@ -126,9 +133,10 @@ export class Journal {
       const entries = this.index.diskOnlyOf(sessionId, batchSize);
       if (entries.length === 0) return { kind: 'drained', stored, setAside };
       let batch: JournaledRecord[];
+      let waiting: Error | null;
       let step: DrainStep;
       try {
-        batch = await this.readEntries(entries);
+        ({ batch, waiting } = await this.readEntries(entries));
         step = batch.length > 0 ? await store(batch.map(({ record }) => record)) : NOTHING;
       } catch (error) {
         return { kind: 'failed', stored, error };
@@ -150,6 +158,7 @@ export class Journal {
       stored += batch.length - reasons.size;
       setAside += reasons.size;
       this.events.replayed(batch.length - reasons.size);
+      if (waiting) return { kind: 'failed', stored, error: waiting };
     }
   }
 
@@ -203,39 +212,101 @@ export class Journal {
     };
   }
 
-  /** Reads back `entries`; unreadable ones are set aside at once, so they cannot stall the drain. */
-  private async readEntries(entries: DiskEntry[]): Promise<JournaledRecord[]> {
-    if (entries.every((entry) => entry.record)) {
-      return entries.map((entry) => ({
-        record: entry.record as MessageRecord,
-        location: entry.location,
-      }));
-    }
-    const results = await readBack(this.files, entries, this.cache, this.cacheable);
-    const unreadable: SetAsideEntry[] = [];
-    const lost: DiskEntry[] = [];
-    const readable: JournaledRecord[] = [];
-    results.forEach((result, index) => {
-      const entry = entries[index];
-      if (result.kind === 'record') {
-        readable.push({ record: result.record, location: entry.location });
-        return;
+  /**
+   * What can be stored of `entries` (oldest first) now: the records read back before the first
+   * that must wait, and why it waits. A bad line is set aside with its bytes, so that it cannot
+   * stall the drain; a segment that does not answer is an outage (nothing says its records are
+   * bad): they stay owed and their segment is tried again after a backoff.
+   */
+  private async readEntries(
+    entries: DiskEntry[],
+  ): Promise<{ batch: JournaledRecord[]; waiting: Error | null }> {
+    let end = entries.findIndex(
+      (entry) => !entry.record && !this.blocked.due(entry.location.segment),
+    );
+    let waiting: Error | null =
+      end < 0 ? null : this.unreadable(entries[end].location.segment, true);
+    if (end >= 0) entries = entries.slice(0, end);
+    end = entries.length;
+    const unread = entries.filter((entry) => !entry.record);
+    const results = unread.length > 0 ? await this.readBackOwed(unread) : [];
+    const read = new Map(unread.map((entry, index) => [entry, results[index]]));
+    const batch: { at: number; journaled: JournaledRecord }[] = [];
+    const bad: { entry: DiskEntry; at: number; set: SetAsideEntry }[] = [];
+    for (const [at, entry] of entries.entries()) {
+      const result = entry.record
+        ? { kind: 'record' as const, record: entry.record }
+        : read.get(entry);
+      if (!result || result.kind === 'unreadable') {
+        waiting = this.unreadable(entry.location.segment, false);
+        end = at;
+        break;
       }
-      lost.push(entry);
-      unreadable.push({
-        at: Date.now(),
-        reason: result.reason,
-        source: entry.location.segment,
-        offset: entry.location.offset,
-        sessionId: entry.sessionId,
-        messageId: entry.id,
-      });
+      if (result.kind === 'record') {
+        batch.push({ at, journaled: { record: result.record, location: entry.location } });
+        continue;
+      }
+      bad.push({ entry, at, set: badEntryOf(entry, result.reason, result.bytes) });
+    }
+    if (bad.length > 0) {
+      const kept = await this.keepBad(bad.map(({ set }) => set));
+      if (kept) {
+        await this.resolveEntries(bad.map(({ entry }) => entry));
+      } else {
+        // Order within the session: nothing after a bad line that is not kept yet is stored.
+        end = bad[0].at;
+        waiting = new Error(
+          `a bad line cannot be set aside: ${this.blocked.reasonOf(SET_ASIDE_LOG) ?? 'unknown'}`,
+        );
+      }
+    }
+    return {
+      batch: batch.filter(({ at }) => at < end).map(({ journaled }) => journaled),
+      waiting,
+    };
+  }
+
+  /** Reads back `entries`, telling the blocked list which segments answered and which did not. */
+  private async readBackOwed(entries: DiskEntry[]) {
+    const results = await readBack(this.files, entries, this.cache, this.cacheable);
+    const answered = new Set<string>();
+    const failed = new Map<string, string>();
+    results.forEach((result, index) => {
+      const segment = entries[index].location.segment;
+      if (result.kind === 'unreadable') failed.set(segment, result.reason);
+      else answered.add(segment);
     });
-    if (unreadable.length === 0) return readable;
-    await this.setAsideLog.append(unreadable);
-    this.events.setAside(unreadable, 'corrupt');
-    await this.resolveEntries(lost);
-    return readable;
+    // One failed attempt per segment, however many of its records were asked for.
+    for (const [segment, reason] of failed) {
+      this.blocked.block(segment, reason, this.index.liveIn(segment));
+    }
+    for (const segment of answered) this.blocked.clear(segment);
+    return results;
+  }
+
+  private unreadable(segment: string, waitingOut: boolean): Error {
+    const reason = this.blocked.reasonOf(segment) ?? 'segment unreadable';
+    return new Error(
+      `${segment}: ${reason}${waitingOut ? ' (tried again after a backoff)' : ''}; its records stay owed`,
+    );
+  }
+
+  /** Writes bad lines to the set-aside log; false (and the log listed as blocked) when it fails. */
+  private async keepBad(entries: SetAsideEntry[]): Promise<boolean> {
+    if (!this.blocked.due(SET_ASIDE_LOG)) return false;
+    try {
+      await this.setAsideLog.append(entries);
+    } catch (error) {
+      this.blocked.block(
+        SET_ASIDE_LOG,
+        `cannot be written: ${describeError(error)}`,
+        entries.length,
+      );
+      return false;
+    }
+    this.blocked.clear(SET_ASIDE_LOG);
+    this.events.setAside(entries, 'corrupt');
+    return true;
   }
 
   private async resolveEntries(
@@ -250,6 +321,20 @@ export class Journal {
 }
 
 const NOTHING: DrainStep = { kind: 'stored', refused: [] };
+
+const QUIET = { blocked: () => undefined, recovered: () => undefined };
+
+function badEntryOf(entry: DiskEntry, reason: string, bytes: Buffer): SetAsideEntry {
+  return {
+    at: Date.now(),
+    reason,
+    source: entry.location.segment,
+    offset: entry.location.offset,
+    sessionId: entry.sessionId,
+    messageId: entry.id,
+    ...rawField(bytes),
+  };
+}
 
 function diskEntryOf({ record, location }: JournaledRecord): DiskEntry {
   return {

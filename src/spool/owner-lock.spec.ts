@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -109,6 +109,12 @@ describe(OwnerLock.name, () => {
     await writeFile(join(directory, 'owner-abcdef01.lock'), 'x'.repeat(4096));
 
     await expect(acquire()).rejects.toMatchObject({ code: 'SQLITE_NOTADB' });
+  });
+
+  it('rejects a lock file that is a directory', async () => {
+    await mkdir(join(directory, 'owner-abcdef01.lock'));
+
+    await expect(acquire()).rejects.toMatchObject({ code: 'SQLITE_CANTOPEN' });
   });
 
   it('rejects when the directory is not there', async () => {

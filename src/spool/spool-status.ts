@@ -1,3 +1,4 @@
+import { type BlockedFile } from './blocked-files.js';
 import { type JournalIndex } from './journal-index.js';
 import { type SetAsideLog } from './set-aside-log.js';
 
@@ -22,6 +23,8 @@ export interface SpoolStatusView {
   sessions: { sessionId: string; messages: number }[];
   setAside: SetAsideView[];
   setAsideCount: number;
+  /** Files owing records that cannot be used now (an outage, not corruption), with why. */
+  blocked: BlockedFile[];
 }
 
 export function spoolStatusOf(
@@ -30,6 +33,7 @@ export function spoolStatusOf(
   index: JournalIndex,
   setAsideLog: SetAsideLog,
   foreignFiles: readonly string[],
+  blocked: readonly BlockedFile[] = [],
   now: number = Date.now(),
 ): SpoolStatusView {
   const oldest = index.oldestAcceptedAt;
@@ -59,5 +63,6 @@ export function spoolStatusOf(
     sessions: index.liveBySessions(),
     setAside,
     setAsideCount: setAsideLog.count + foreignFiles.length,
+    blocked: blocked.map((file) => ({ ...file })),
   };
 }
