@@ -77,6 +77,9 @@ describe('a segment that cannot be read for a while', () => {
         15_000,
       );
 
+      // The drain met the segment: an outage is logged (or, before, the records were set aside).
+      await target.waitForOutput(/cannot be used: segment unreadable|Set aside message/, 15_000);
+      expect(target.output()).not.toContain('Set aside');
       const blocked = await eventually(async () => {
         const status = await target.gql(STATUS, {}, ADMIN);
         expect(status.data.spoolStatus.blocked).toEqual([
