@@ -674,6 +674,31 @@ describe(JournalAdoption.name, () => {
       expect(locks.attempts.slice(attempts)).toEqual([ownerLockName(OTHER_DEAD)]);
     });
 
+    it('stops listing what is gone from the directory, and lets go of a lock kept for it', async () => {
+      const unreadable = segment(DEAD, 1000);
+      put(unreadable, [messageRecord('s', 1)]);
+      put(segment(OTHER_DEAD, 2000), [messageRecord('t', 1)]);
+      files.failNext('read', fsError('EIO', 'read'), unreadable);
+      locks.broken.set(ownerLockName(OTHER_DEAD), notADatabase);
+      await sut.adopt();
+      expect(blocked.list().map((file) => file.source)).toEqual([
+        unreadable,
+        ownerLockName(OTHER_DEAD),
+      ]);
+      await files.remove(unreadable);
+      await files.remove(segment(OTHER_DEAD, 2000));
+
+      await sut.adopt();
+
+      expect(blocked.list()).toEqual([]);
+      expect(sut.retryDue).toBe(false);
+      expect(locks.isHeld(ownerLockName(DEAD))).toBe(false);
+      expect(blockedEvents.filter((event) => event.startsWith('recovered'))).toEqual([
+        `recovered ${unreadable}`,
+        `recovered ${ownerLockName(OTHER_DEAD)}`,
+      ]);
+    });
+
     it('lists a segment over 2 GiB as blocked, with why, and replays the others', async () => {
       const huge = segment(DEAD, 1000);
       put(huge, [messageRecord('s', 1)]);

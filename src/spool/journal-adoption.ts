@@ -1,10 +1,11 @@
 import { Logger } from '@nestjs/common';
-import { describeError, errorCode } from '../common/errors/describe-error.js';
+import { describeError } from '../common/errors/describe-error.js';
+import { AdoptionOutages } from './adoption-outages.js';
 import { BadLineKeeper } from './bad-line-keeper.js';
 import { type BlockedFiles } from './blocked-files.js';
 import { type JournalFiles } from './journal-files.js';
 import { type DiskEntry, type JournalIndex } from './journal-index.js';
-import { OwnerLock } from './owner-lock.js';
+import { type OwnerLock } from './owner-lock.js';
 import { SET_ASIDE_LOG, ownerLockName, parseSegmentName } from './segment-names.js';
 import { scanSegment } from './segment-scan.js';
 import { rawField, type SetAsideEntry, type SetAsideLog } from './set-aside-log.js';
@@ -46,8 +47,7 @@ export class JournalAdoption {
   // Journal bytes of the records adopted in this round that are kept in memory.
   private keptBytes = 0;
   private readonly badLines: BadLineKeeper;
-  // Lock files and segments this adoption found blocked: retried on the blocked list's backoff.
-  private readonly mine = new Set<string>();
+  private readonly outages: AdoptionOutages;
 
   constructor(
     private readonly files: JournalFiles,
@@ -59,6 +59,7 @@ export class JournalAdoption {
     private readonly keptRecordBytes: number = KEPT_RECORD_BYTES,
   ) {
     this.badLines = new BadLineKeeper(setAsideLog, index, blocked, onSetAside);
+    this.outages = new AdoptionOutages(files, blocked);
   }
 
   /**
@@ -66,8 +67,7 @@ export class JournalAdoption {
    * set-aside log it found blocked may be tried again now (it may have been fixed).
    */
   get retryDue(): boolean {
-    if (this.badLines.count > 0 && this.blocked.due(SET_ASIDE_LOG)) return true;
-    return [...this.mine].some((source) => this.blocked.has(source) && this.blocked.due(source));
+    return (this.badLines.count > 0 && this.blocked.due(SET_ASIDE_LOG)) || this.outages.retryDue;
   }
 
   async adopt(): Promise<AdoptionReport> {
@@ -82,11 +82,17 @@ export class JournalAdoption {
     // Lines of earlier rounds that wait for the set-aside log: kept now, if it can be written.
     await this.removeEmptied(await this.badLines.keep([]));
     const byOwner = new Map<string, string[]>();
-    for (const name of (await this.files.list()).sort()) {
+    const listed = (await this.files.list()).sort();
+    for (const name of this.outages.vanished(listed)) {
+      const owner = parseSegmentName(name)?.instanceId;
+      const adopted = owner ? this.adopted.get(owner) : undefined;
+      if (owner && adopted?.waiting.delete(name)) await this.releaseIfDone(owner);
+    }
+    for (const name of listed) {
       const segment = parseSegmentName(name);
       if (!segment || segment.instanceId === this.ownInstanceId) continue;
       if (this.adopted.get(segment.instanceId)?.segments.has(name)) continue;
-      if (!this.blocked.due(name)) continue;
+      if (!this.outages.due(name)) continue;
       const names = byOwner.get(segment.instanceId) ?? [];
       names.push(name);
       byOwner.set(segment.instanceId, names);
@@ -97,7 +103,8 @@ export class JournalAdoption {
     for (const [owner, names] of byOwner) {
       // One owner's unusable lock file (a directory, not SQLite, unreadable) holds back that
       // owner's journal only.
-      const lock = this.adopted.get(owner)?.lock ?? (await this.tryLock(owner, names.length));
+      const lock =
+        this.adopted.get(owner)?.lock ?? (await this.outages.tryLock(owner, names.length));
       if (!lock) continue;
       try {
         // Appended one by one: a spread of a large journal would overflow the call stack.
@@ -120,24 +127,6 @@ export class JournalAdoption {
     report.sessions = [...new Set(entries.map((entry) => entry.sessionId))];
     for (const owner of report.owners) await this.releaseIfDone(owner);
     return report;
-  }
-
-  private async tryLock(owner: string, segments: number): Promise<OwnerLock | null> {
-    const name = ownerLockName(owner);
-    if (!this.blocked.due(name)) return null;
-    try {
-      const lock = await OwnerLock.tryAcquire(this.files.directory, name);
-      this.blocked.clear(name);
-      return lock;
-    } catch (error) {
-      this.mine.add(name);
-      this.blocked.block(
-        name,
-        `lock file unusable: ${describeError(error)}; the ${segments} segment(s) of instance ${owner} wait`,
-        null,
-      );
-      return null;
-    }
   }
 
   /** A segment was deleted: an adopted owner with none left gives up its lock file. */
@@ -169,7 +158,7 @@ export class JournalAdoption {
     const found = new Set<string>();
     const unread: string[] = [];
     for (const name of names) {
-      const data = await this.readSegment(name);
+      const data = await this.outages.read(name);
       if (!data) {
         unread.push(name);
         continue;
@@ -242,24 +231,6 @@ export class JournalAdoption {
     report.segments += scanned.length;
     report.setAside += bad.length;
     return entries;
-  }
-
-  /** A segment that cannot be read now is an outage, listed and retried: null. */
-  private async readSegment(name: string): Promise<Buffer | null> {
-    try {
-      const data = await this.files.read(name);
-      this.blocked.clear(name);
-      return data;
-    } catch (error) {
-      this.mine.add(name);
-      // Over 2 GiB (no segment this journal writes grows so big) it cannot be read whole.
-      const reason =
-        errorCode(error) === 'ERR_FS_FILE_TOO_LARGE'
-          ? `segment too large to read (over 2 GiB): ${describeError(error)}`
-          : `segment unreadable: ${describeError(error)}`;
-      this.blocked.block(name, reason, null);
-      return null;
-    }
   }
 
   /** Adopted segments whose last pinned bad line was just set aside, with no record owed. */

@@ -1,4 +1,3 @@
-import { describeError } from '../common/errors/describe-error.js';
 import { type Failpoints } from '../common/failpoints.js';
 import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
@@ -6,11 +5,11 @@ import { type JournalOnlyMessages, type KeyWindow } from '../message/pending-mes
 import { type JournalFiles } from './journal-files.js';
 import { type DiskEntry, type JournalIndex, type RecordLocation } from './journal-index.js';
 import { BlockedFiles } from './blocked-files.js';
+import { DrainReader } from './drain-reader.js';
 import { SegmentCache, readBack } from './journal-reader.js';
 import { selectWindow } from './journal-window.js';
 import { type JournalAppend, type JournalWriter } from './journal-writer.js';
-import { SET_ASIDE_LOG } from './segment-names.js';
-import { rawField, type SetAsideEntry, type SetAsideLog } from './set-aside-log.js';
+import { type SetAsideEntry, type SetAsideLog } from './set-aside-log.js';
 
 /** A record the database refused, with its reason: it is set aside, not retried. */
 export interface RefusedRecord {
@@ -55,6 +54,7 @@ export class Journal {
   // Only a sealed segment stays as it is: the writer cuts a torn write back off the active one
   // and writes the next batch at the same offsets, which a copy read meanwhile would not show.
   private readonly cacheable = (segment: string): boolean => this.index.isSealed(segment);
+  private readonly reader: DrainReader;
 
   constructor(
     private readonly files: JournalFiles,
@@ -64,8 +64,19 @@ export class Journal {
     private readonly events: JournalEvents,
     private readonly failpoints: Failpoints,
     // Segments (and the set-aside log) the drain cannot use now: tried again with backoff.
-    private readonly blocked: BlockedFiles = new BlockedFiles(QUIET, 0, 0),
-  ) {}
+    blocked: BlockedFiles = new BlockedFiles(QUIET, 0, 0),
+  ) {
+    this.reader = new DrainReader(
+      files,
+      index,
+      this.cache,
+      this.cacheable,
+      setAsideLog,
+      blocked,
+      events,
+      (entries) => this.resolveEntries(entries),
+    );
+  }
 
   append(records: MessageRecord[]): Promise<JournalAppend> {
     return this.writer.append(records);
@@ -136,7 +147,7 @@ export class Journal {
       let waiting: Error | null;
       let step: DrainStep;
       try {
-        ({ batch, waiting } = await this.readEntries(entries));
+        ({ batch, waiting } = await this.reader.read(entries));
         step = batch.length > 0 ? await store(batch.map(({ record }) => record)) : NOTHING;
       } catch (error) {
         return { kind: 'failed', stored, error };
@@ -212,103 +223,6 @@ export class Journal {
     };
   }
 
-  /**
-   * What can be stored of `entries` (oldest first) now: the records read back before the first
-   * that must wait, and why it waits. A bad line is set aside with its bytes, so that it cannot
-   * stall the drain; a segment that does not answer is an outage (nothing says its records are
-   * bad): they stay owed and their segment is tried again after a backoff.
-   */
-  private async readEntries(
-    entries: DiskEntry[],
-  ): Promise<{ batch: JournaledRecord[]; waiting: Error | null }> {
-    let end = entries.findIndex(
-      (entry) => !entry.record && !this.blocked.due(entry.location.segment),
-    );
-    let waiting: Error | null =
-      end < 0 ? null : this.unreadable(entries[end].location.segment, true);
-    if (end >= 0) entries = entries.slice(0, end);
-    end = entries.length;
-    const unread = entries.filter((entry) => !entry.record);
-    const results = unread.length > 0 ? await this.readBackOwed(unread) : [];
-    const read = new Map(unread.map((entry, index) => [entry, results[index]]));
-    const batch: { at: number; journaled: JournaledRecord }[] = [];
-    const bad: { entry: DiskEntry; at: number; set: SetAsideEntry }[] = [];
-    for (const [at, entry] of entries.entries()) {
-      const result = entry.record
-        ? { kind: 'record' as const, record: entry.record }
-        : read.get(entry);
-      if (!result || result.kind === 'unreadable') {
-        waiting = this.unreadable(entry.location.segment, false);
-        end = at;
-        break;
-      }
-      if (result.kind === 'record') {
-        batch.push({ at, journaled: { record: result.record, location: entry.location } });
-        continue;
-      }
-      bad.push({ entry, at, set: badEntryOf(entry, result.reason, result.bytes) });
-    }
-    if (bad.length > 0) {
-      const kept = await this.keepBad(bad.map(({ set }) => set));
-      if (kept) {
-        await this.resolveEntries(bad.map(({ entry }) => entry));
-      } else {
-        // Order within the session: nothing after a bad line that is not kept yet is stored.
-        end = bad[0].at;
-        waiting = new Error(
-          `a bad line cannot be set aside: ${this.blocked.reasonOf(SET_ASIDE_LOG) ?? 'unknown'}`,
-        );
-      }
-    }
-    return {
-      batch: batch.filter(({ at }) => at < end).map(({ journaled }) => journaled),
-      waiting,
-    };
-  }
-
-  /** Reads back `entries`, telling the blocked list which segments answered and which did not. */
-  private async readBackOwed(entries: DiskEntry[]) {
-    const results = await readBack(this.files, entries, this.cache, this.cacheable);
-    const answered = new Set<string>();
-    const failed = new Map<string, string>();
-    results.forEach((result, index) => {
-      const segment = entries[index].location.segment;
-      if (result.kind === 'unreadable') failed.set(segment, result.reason);
-      else answered.add(segment);
-    });
-    // One failed attempt per segment, however many of its records were asked for.
-    for (const [segment, reason] of failed) {
-      this.blocked.block(segment, reason, this.index.liveIn(segment));
-    }
-    for (const segment of answered) this.blocked.clear(segment);
-    return results;
-  }
-
-  private unreadable(segment: string, waitingOut: boolean): Error {
-    const reason = this.blocked.reasonOf(segment) ?? 'segment unreadable';
-    return new Error(
-      `${segment}: ${reason}${waitingOut ? ' (tried again after a backoff)' : ''}; its records stay owed`,
-    );
-  }
-
-  /** Writes bad lines to the set-aside log; false (and the log listed as blocked) when it fails. */
-  private async keepBad(entries: SetAsideEntry[]): Promise<boolean> {
-    if (!this.blocked.due(SET_ASIDE_LOG)) return false;
-    try {
-      await this.setAsideLog.append(entries);
-    } catch (error) {
-      this.blocked.block(
-        SET_ASIDE_LOG,
-        `cannot be written: ${describeError(error)}`,
-        entries.length,
-      );
-      return false;
-    }
-    this.blocked.clear(SET_ASIDE_LOG);
-    this.events.setAside(entries, 'corrupt');
-    return true;
-  }
-
   private async resolveEntries(
     entries: readonly { id: string; sessionId: string; location: RecordLocation }[],
   ): Promise<void> {
@@ -323,18 +237,6 @@ export class Journal {
 const NOTHING: DrainStep = { kind: 'stored', refused: [] };
 
 const QUIET = { blocked: () => undefined, recovered: () => undefined };
-
-function badEntryOf(entry: DiskEntry, reason: string, bytes: Buffer): SetAsideEntry {
-  return {
-    at: Date.now(),
-    reason,
-    source: entry.location.segment,
-    offset: entry.location.offset,
-    sessionId: entry.sessionId,
-    messageId: entry.id,
-    ...rawField(bytes),
-  };
-}
 
 function diskEntryOf({ record, location }: JournaledRecord): DiskEntry {
   return {
