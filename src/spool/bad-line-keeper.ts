@@ -21,13 +21,14 @@ export class BadLineKeeper {
   ) {}
 
   /**
-   * Sets `entries` aside (their segments must be in the index), with those still waiting;
-   * returns the segments that owe nothing any more now that their lines are kept.
+   * Sets `entries` aside (their segments must be in the index), with those still waiting.
+   * Returns how many lines were written, and the segments that owe nothing any more now that
+   * their lines are kept.
    */
-  async keep(entries: readonly SetAsideEntry[]): Promise<string[]> {
+  async keep(entries: readonly SetAsideEntry[]): Promise<{ kept: number; emptied: string[] }> {
     const pinned = this.waiting;
     const all = [...pinned, ...entries];
-    if (all.length === 0) return [];
+    if (all.length === 0) return { kept: 0, emptied: [] };
     if (this.blocked.due(SET_ASIDE_LOG)) {
       try {
         await this.setAsideLog.append(all);
@@ -38,14 +39,14 @@ export class BadLineKeeper {
         for (const entry of pinned) {
           if (this.index.unpin(entry.source, entry.offset ?? 0)) emptied.add(entry.source);
         }
-        return [...emptied];
+        return { kept: all.length, emptied: [...emptied] };
       } catch (error) {
         this.blocked.block(SET_ASIDE_LOG, `cannot be written: ${describeError(error)}`, all.length);
       }
     }
     for (const entry of entries) this.index.pin(entry.source, entry.offset ?? 0);
     this.waiting = all;
-    return [];
+    return { kept: 0, emptied: [] };
   }
 
   /** Lines waiting for the log, all segments together. */

@@ -415,6 +415,7 @@ describe(JournalAdoption.name, () => {
 
       expect(report.owners).toEqual([DEAD]);
       expect(report.records).toBe(1);
+      expect(report.setAside).toBe(0);
       expect(diskOnlyIds('s')).toEqual(['s-1']);
       // Pinned: the bad line is neither stored nor kept, so its segment stays.
       expect(index.liveIn(bad)).toBe(1);
@@ -434,6 +435,7 @@ describe(JournalAdoption.name, () => {
       const retried = await sut.adopt();
 
       expect(retried.owners).toEqual([]);
+      expect(retried.setAside).toBe(1);
       expect(diskOnlyIds('s')).toEqual(['s-1']);
       expect(files.names()).toEqual([good, SET_ASIDE_LOG]);
       expect(reported).toEqual([

@@ -80,7 +80,9 @@ export class JournalAdoption {
       latestAcceptedAt: 0,
     };
     // Lines of earlier rounds that wait for the set-aside log: kept now, if it can be written.
-    await this.removeEmptied(await this.badLines.keep([]));
+    const earlier = await this.badLines.keep([]);
+    await this.removeEmptied(earlier.emptied);
+    report.setAside += earlier.kept;
     const byOwner = new Map<string, string[]>();
     const listed = (await this.files.list()).sort();
     for (const name of this.outages.vanished(listed)) {
@@ -210,7 +212,8 @@ export class JournalAdoption {
     }
     // Bad lines are copied out before their segment can ever be deleted (or pin it until then).
     const bad = scanned.flatMap((segment) => segment.bad);
-    await this.removeEmptied(await this.badLines.keep(bad));
+    const kept = await this.badLines.keep(bad);
+    await this.removeEmptied(kept.emptied);
     for (const segment of scanned) {
       for (const entry of segment.entries) {
         this.index.addLive(entry.sessionId, entry.acceptedAt, entry.location);
@@ -229,7 +232,7 @@ export class JournalAdoption {
     for (const id of found) seen.add(id);
     report.owners.push(owner);
     report.segments += scanned.length;
-    report.setAside += bad.length;
+    report.setAside += kept.kept;
     return entries;
   }
 
