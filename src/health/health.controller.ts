@@ -34,6 +34,8 @@ export class HealthController {
       this.probe('database', () => this.heartbeat()),
       this.probe('spool', () => this.spool.checkWritable()),
     ]);
+    // Journal files owing messages that cannot be used now (spoolStatus.blocked): a count only.
+    Object.assign(spool.spool, { blocked: this.spool.blockedCount });
     const details = { ...database, ...spool };
     const databaseUp = database.database.status === 'up';
     const spoolUp = spool.spool.status === 'up';

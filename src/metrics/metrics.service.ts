@@ -45,6 +45,11 @@ export class MetricsService {
     'Bytes of journal segments on disk.',
   );
 
+  readonly spoolBlocked = this.sourcedGauge(
+    'scribe_spool_blocked',
+    "Journal files (segments, dead owners' lock files, the set-aside log) that owe records but cannot be used now; see spoolStatus.blocked.",
+  );
+
   readonly spoolWrites = new Counter({
     name: 'scribe_spool_writes_total',
     help: 'Messages written (and synced) to the journal.',

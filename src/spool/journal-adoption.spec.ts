@@ -2,6 +2,7 @@ import { jest } from '@jest/globals';
 import { ConsoleLogger, Logger } from '@nestjs/common';
 import { CapturingLogger } from '../common/testing/capturing-logger.js';
 import { type MessageRecord } from '../message/message-record.js';
+import { BlockedFiles } from './blocked-files.js';
 import { JournalAdoption } from './journal-adoption.js';
 import { JournalIndex } from './journal-index.js';
 import { OwnerLock } from './owner-lock.js';
@@ -27,10 +28,14 @@ class FakeOwnerLocks {
   readonly alive = new Set<string>();
   readonly attempts: string[] = [];
   readonly released: string[] = [];
+  /** Lock files that cannot be used (a directory, not SQLite): taking them rejects. */
+  readonly broken = new Map<string, Error>();
   private readonly held = new Set<string>();
 
   async tryAcquire(directory: string, name: string): Promise<OwnerLock | null> {
     this.attempts.push(name);
+    const broken = this.broken.get(name);
+    if (broken) throw broken;
     if (this.alive.has(name) || this.held.has(name)) return null;
     this.held.add(name);
     const lock = {
@@ -56,6 +61,8 @@ describe(JournalAdoption.name, () => {
   let logs: CapturingLogger;
   let reported: (readonly SetAsideEntry[])[];
   let sut: JournalAdoption;
+  let blocked: BlockedFiles;
+  let blockedEvents: string[];
 
   /** Writes a segment of these parts; answers where each record's line lies. */
   function put(name: string, parts: (MessageRecord | string | Buffer)[]) {
@@ -83,9 +90,25 @@ describe(JournalAdoption.name, () => {
     logs = new CapturingLogger();
     Logger.overrideLogger(logs);
     reported = [];
-    sut = new JournalAdoption(files, index, setAsideLog, OWN, (entries) => {
-      reported.push(entries);
-    });
+    blocked = new BlockedFiles(
+      {
+        blocked: (file) => blockedEvents.push(`blocked ${file.source}: ${file.reason}`),
+        recovered: (file) => blockedEvents.push(`recovered ${file.source}`),
+      },
+      0,
+      0,
+    );
+    blockedEvents = [];
+    sut = new JournalAdoption(
+      files,
+      index,
+      setAsideLog,
+      OWN,
+      (entries) => {
+        reported.push(entries);
+      },
+      blocked,
+    );
   });
 
   afterEach(() => {
@@ -155,7 +178,7 @@ describe(JournalAdoption.name, () => {
     const records = [1, 2, 3].map((sequence) => messageRecord('s', sequence));
     const inFirst = put(segment(DEAD, 1000), records);
     const budget = inFirst(records[0]).length + inFirst(records[1]).length;
-    sut = new JournalAdoption(files, index, setAsideLog, OWN, () => undefined, budget);
+    sut = new JournalAdoption(files, index, setAsideLog, OWN, () => undefined, blocked, budget);
 
     await sut.adopt();
 
@@ -289,21 +312,33 @@ describe(JournalAdoption.name, () => {
       expect(index.liveIn(segment(DEAD, 1000))).toBe(1);
     });
 
-    it('still owes the copy of an instance it could not take over, from another instance', async () => {
-      // The first instance's journal fails to read: its records are not taken over this
-      // round, so they cannot make another instance's copy of one of them a duplicate.
+    it('takes over the segments it can read of an instance with one it cannot', async () => {
+      // The unreadable segment's records are not known yet, so they make nothing a duplicate;
+      // the copy in a segment read is owed once, from its first owner.
       const r1 = messageRecord('s', 1);
-      put(segment(DEAD, 1000), [r1]);
-      put(segment(DEAD, 2000), [messageRecord('s', 2)]);
+      const first = segment(DEAD, 1000);
+      const inFirst = put(first, [r1]);
+      const unreadable = segment(DEAD, 2000);
+      put(unreadable, [messageRecord('s', 2)]);
       const copy = segment(OTHER_DEAD, 3000);
-      const inCopy = put(copy, [r1]);
-      files.failNext('read', fsError('EIO', 'read'), segment(DEAD, 2000));
+      put(copy, [r1, messageRecord('s', 3)]);
+      files.failNext('read', fsError('EIO', 'read'), unreadable);
 
       const report = await sut.adopt();
 
-      expect(report.owners).toEqual([OTHER_DEAD]);
-      expect(index.findDiskOnly('s', r1.id)?.location).toEqual(inCopy(r1));
-      expect(files.has(copy)).toBe(true);
+      expect(report.owners).toEqual([DEAD, OTHER_DEAD]);
+      expect(index.findDiskOnly('s', r1.id)?.location).toEqual(inFirst(r1));
+      expect(diskOnlyIds('s')).toEqual(['s-1', 's-3']);
+      expect(blocked.list()).toEqual([
+        {
+          source: unreadable,
+          reason: 'segment unreadable: EIO: i/o error, read',
+          records: null,
+          since: expect.any(Number),
+        },
+      ]);
+      expect(files.has(unreadable)).toBe(true);
+      expect(locks.isHeld(ownerLockName(DEAD))).toBe(true);
     });
   });
 
@@ -369,7 +404,7 @@ describe(JournalAdoption.name, () => {
       expect(files.has(SET_ASIDE_LOG)).toBe(false);
     });
 
-    it('takes nothing over, and deletes nothing, when the set-aside log cannot be written', async () => {
+    it('takes the good records over, keeping the bad segment, when the set-aside log cannot be written', async () => {
       const good = segment(DEAD, 1000);
       const bad = segment(DEAD, 2000);
       put(good, [messageRecord('s', 1)]);
@@ -378,23 +413,63 @@ describe(JournalAdoption.name, () => {
 
       const report = await sut.adopt();
 
-      expect(report.owners).toEqual([]);
-      expect(report.records).toBe(0);
-      expect(index.liveRecords).toBe(0);
-      expect(index.bytes).toBe(0);
-      expect(index.hasDiskOnly('s')).toBe(false);
+      expect(report.owners).toEqual([DEAD]);
+      expect(report.records).toBe(1);
+      expect(report.setAside).toBe(0);
+      expect(diskOnlyIds('s')).toEqual(['s-1']);
+      // Pinned: the bad line is neither stored nor kept, so its segment stays.
+      expect(index.liveIn(bad)).toBe(1);
       expect(files.names()).toEqual([good, bad]);
       expect(reported).toEqual([]);
-      expect(locks.released).toEqual([ownerLockName(DEAD)]);
-      expect(logs.messages('error')).toEqual([
-        `Could not take over the journal of instance ${DEAD}: EACCES: permission denied, open; trying again later`,
+      expect(locks.released).toEqual([]);
+      expect(blocked.list()).toEqual([
+        {
+          source: SET_ASIDE_LOG,
+          reason: 'cannot be written: EACCES: permission denied, open',
+          records: 1,
+          since: expect.any(Number),
+        },
       ]);
+      expect(sut.retryDue).toBe(true);
 
       const retried = await sut.adopt();
 
-      expect(retried.owners).toEqual([DEAD]);
+      expect(retried.owners).toEqual([]);
+      expect(retried.setAside).toBe(1);
       expect(diskOnlyIds('s')).toEqual(['s-1']);
       expect(files.names()).toEqual([good, SET_ASIDE_LOG]);
+      expect(reported).toEqual([
+        [
+          {
+            at: expect.any(Number),
+            reason: 'not a journal record (no checksum prefix)',
+            source: bad,
+            offset: 0,
+            raw: 'garbage\n',
+          },
+        ],
+      ]);
+      expect(blocked.size).toBe(0);
+      expect(blockedEvents).toEqual([
+        `blocked ${SET_ASIDE_LOG}: cannot be written: EACCES: permission denied, open`,
+        `recovered ${SET_ASIDE_LOG}`,
+      ]);
+      expect(sut.retryDue).toBe(false);
+    });
+
+    it('keeps the lines of several rounds until the log takes them, then all at once', async () => {
+      const first = segment(DEAD, 1000);
+      const second = segment(OTHER_DEAD, 2000);
+      put(first, ['one\n']);
+      files.failNext('openForAppend', fsError('ENOSPC', 'write'));
+      await sut.adopt();
+      put(second, ['two\n']);
+
+      await sut.adopt();
+
+      expect(files.names()).toEqual([SET_ASIDE_LOG]);
+      expect(reported.flat().map((entry) => entry.raw)).toEqual(['one\n', 'two\n']);
+      expect(locks.released).toEqual([ownerLockName(DEAD), ownerLockName(OTHER_DEAD)]);
     });
   });
 
@@ -487,26 +562,30 @@ describe(JournalAdoption.name, () => {
       expect(diskOnlyIds('s')).toEqual(['s-1', 's-2']);
     });
 
-    it('lets go of the lock of an instance it could not read, and tries again later', async () => {
+    it('keeps the lock of an instance whose only segment cannot be read, and tries again', async () => {
       const first = segment(DEAD, 1000);
       put(first, [messageRecord('s', 1)]);
       files.failNext('read', fsError('EIO', 'read'), first);
 
       const failed = await sut.adopt();
 
-      expect(failed.owners).toEqual([]);
-      expect(locks.released).toEqual([ownerLockName(DEAD)]);
+      expect(failed.owners).toEqual([DEAD]);
+      expect(locks.released).toEqual([]);
+      expect(locks.isHeld(ownerLockName(DEAD))).toBe(true);
       expect(index.liveRecords).toBe(0);
-      expect(logs.messages('error')).toEqual([
-        `Could not take over the journal of instance ${DEAD}: EIO: i/o error, read; trying again later`,
-      ]);
-      // Nest's Logger passes the context last.
-      expect(logs.lines.map((line) => line.params.at(-1))).toEqual(['Journal']);
+      expect(logs.messages('error')).toEqual([]);
+      expect(blockedEvents).toEqual([`blocked ${first}: segment unreadable: EIO: i/o error, read`]);
+      expect(sut.retryDue).toBe(true);
 
       const retried = await sut.adopt();
 
       expect(retried.owners).toEqual([DEAD]);
       expect(diskOnlyIds('s')).toEqual(['s-1']);
+      expect(blockedEvents).toEqual([
+        `blocked ${first}: segment unreadable: EIO: i/o error, read`,
+        `recovered ${first}`,
+      ]);
+      expect(sut.retryDue).toBe(false);
     });
 
     it('keeps the lock of an instance it took over when a later segment cannot be read', async () => {
@@ -520,6 +599,130 @@ describe(JournalAdoption.name, () => {
       expect(locks.released).toEqual([]);
       expect(locks.isHeld(ownerLockName(DEAD))).toBe(true);
       expect(diskOnlyIds('s')).toEqual(['s-1']);
+    });
+  });
+
+  describe('files that cannot be used, each held to its owner or segment', () => {
+    const notADatabase = Object.assign(new Error('SQLITE_NOTADB: file is not a database'), {
+      code: 'SQLITE_NOTADB',
+    });
+
+    it("replays the other owners' records past a dead owner's unusable lock file, and lists it", async () => {
+      put(segment(DEAD, 1000), [messageRecord('s', 1)]);
+      put(segment(DEAD, 1500), [messageRecord('t', 1)]);
+      put(segment(OTHER_DEAD, 2000), [messageRecord('s', 2)]);
+      locks.broken.set(ownerLockName(DEAD), notADatabase);
+
+      const report = await sut.adopt();
+
+      expect(report.owners).toEqual([OTHER_DEAD]);
+      expect(diskOnlyIds('s')).toEqual(['s-2']);
+      expect(index.hasDiskOnly('t')).toBe(false);
+      const reason = `lock file unusable: SQLITE_NOTADB: file is not a database; the 2 segment(s) of instance ${DEAD} wait`;
+      expect(blocked.list()).toEqual([
+        { source: ownerLockName(DEAD), reason, records: null, since: expect.any(Number) },
+      ]);
+      expect(blockedEvents).toEqual([`blocked ${ownerLockName(DEAD)}: ${reason}`]);
+      expect(logs.messages('error')).toEqual([]);
+      expect(sut.retryDue).toBe(true);
+    });
+
+    it('takes the owner over on a later round once its lock file is fixed', async () => {
+      put(segment(DEAD, 1000), [messageRecord('s', 1)]);
+      locks.broken.set(ownerLockName(DEAD), notADatabase);
+      await sut.adopt();
+      locks.broken.clear();
+
+      const report = await sut.adopt();
+
+      expect(report.owners).toEqual([DEAD]);
+      expect(diskOnlyIds('s')).toEqual(['s-1']);
+      expect(blocked.size).toBe(0);
+      expect(blockedEvents).toEqual([
+        `blocked ${ownerLockName(DEAD)}: lock file unusable: SQLITE_NOTADB: file is not a database; the 1 segment(s) of instance ${DEAD} wait`,
+        `recovered ${ownerLockName(DEAD)}`,
+      ]);
+      expect(sut.retryDue).toBe(false);
+    });
+
+    it('does not try a blocked lock file or segment again before its backoff is over', async () => {
+      let now = 0;
+      blocked = new BlockedFiles(
+        { blocked: () => undefined, recovered: () => undefined },
+        1000,
+        8000,
+        () => now,
+      );
+      sut = new JournalAdoption(files, index, setAsideLog, OWN, () => undefined, blocked);
+      const unreadable = segment(DEAD, 1000);
+      put(unreadable, [messageRecord('s', 1)]);
+      put(segment(OTHER_DEAD, 2000), [messageRecord('t', 1)]);
+      files.failNext('read', fsError('EIO', 'read'), unreadable);
+      locks.broken.set(ownerLockName(OTHER_DEAD), notADatabase);
+      await sut.adopt();
+      const attempts = locks.attempts.length;
+      const reads = files.calls('read');
+      now = 999;
+
+      expect(sut.retryDue).toBe(false);
+      await sut.adopt();
+      expect(locks.attempts.length).toBe(attempts);
+      expect(files.calls('read')).toBe(reads);
+
+      now = 1000;
+      expect(sut.retryDue).toBe(true);
+      await sut.adopt();
+      expect(diskOnlyIds('s')).toEqual(['s-1']);
+      expect(locks.attempts.slice(attempts)).toEqual([ownerLockName(OTHER_DEAD)]);
+    });
+
+    it('stops listing what is gone from the directory, and lets go of a lock kept for it', async () => {
+      const unreadable = segment(DEAD, 1000);
+      put(unreadable, [messageRecord('s', 1)]);
+      put(segment(OTHER_DEAD, 2000), [messageRecord('t', 1)]);
+      files.failNext('read', fsError('EIO', 'read'), unreadable);
+      locks.broken.set(ownerLockName(OTHER_DEAD), notADatabase);
+      await sut.adopt();
+      expect(blocked.list().map((file) => file.source)).toEqual([
+        unreadable,
+        ownerLockName(OTHER_DEAD),
+      ]);
+      await files.remove(unreadable);
+      await files.remove(segment(OTHER_DEAD, 2000));
+
+      await sut.adopt();
+
+      expect(blocked.list()).toEqual([]);
+      expect(sut.retryDue).toBe(false);
+      expect(locks.isHeld(ownerLockName(DEAD))).toBe(false);
+      expect(blockedEvents.filter((event) => event.startsWith('recovered'))).toEqual([
+        `recovered ${unreadable}`,
+        `recovered ${ownerLockName(OTHER_DEAD)}`,
+      ]);
+    });
+
+    it('lists a segment over 2 GiB as blocked, with why, and replays the others', async () => {
+      const huge = segment(DEAD, 1000);
+      put(huge, [messageRecord('s', 1)]);
+      put(segment(DEAD, 2000), [messageRecord('t', 1)]);
+      const tooLarge = Object.assign(
+        new RangeError('File size (3221225472) is greater than 2 GiB'),
+        { code: 'ERR_FS_FILE_TOO_LARGE' },
+      );
+      files.failNext('read', tooLarge, huge);
+
+      await sut.adopt();
+
+      expect(diskOnlyIds('t')).toEqual(['t-1']);
+      expect(blocked.list()).toEqual([
+        {
+          source: huge,
+          reason:
+            'segment too large to read (over 2 GiB): ERR_FS_FILE_TOO_LARGE: File size (3221225472) is greater than 2 GiB',
+          records: null,
+          since: expect.any(Number),
+        },
+      ]);
     });
   });
 

@@ -1,9 +1,12 @@
 import { Logger } from '@nestjs/common';
 import { describeError } from '../common/errors/describe-error.js';
+import { AdoptionOutages } from './adoption-outages.js';
+import { BadLineKeeper } from './bad-line-keeper.js';
+import { type BlockedFiles } from './blocked-files.js';
 import { type JournalFiles } from './journal-files.js';
 import { type DiskEntry, type JournalIndex } from './journal-index.js';
-import { OwnerLock } from './owner-lock.js';
-import { ownerLockName, parseSegmentName } from './segment-names.js';
+import { type OwnerLock } from './owner-lock.js';
+import { SET_ASIDE_LOG, ownerLockName, parseSegmentName } from './segment-names.js';
 import { scanSegment } from './segment-scan.js';
 import { rawField, type SetAsideEntry, type SetAsideLog } from './set-aside-log.js';
 
@@ -27,6 +30,8 @@ export interface AdoptionReport {
 interface AdoptedOwner {
   lock: OwnerLock;
   segments: Set<string>;
+  // Its segments that could not be read yet: the lock is kept for them too.
+  waiting: Set<string>;
 }
 
 /**
@@ -41,15 +46,29 @@ export class JournalAdoption {
   private readonly adopted = new Map<string, AdoptedOwner>();
   // Journal bytes of the records adopted in this round that are kept in memory.
   private keptBytes = 0;
+  private readonly badLines: BadLineKeeper;
+  private readonly outages: AdoptionOutages;
 
   constructor(
     private readonly files: JournalFiles,
     private readonly index: JournalIndex,
-    private readonly setAsideLog: SetAsideLog,
+    setAsideLog: SetAsideLog,
     private readonly ownInstanceId: string,
-    private readonly onSetAside: (entries: readonly SetAsideEntry[]) => void,
+    onSetAside: (entries: readonly SetAsideEntry[]) => void,
+    private readonly blocked: BlockedFiles,
     private readonly keptRecordBytes: number = KEPT_RECORD_BYTES,
-  ) {}
+  ) {
+    this.badLines = new BadLineKeeper(setAsideLog, index, blocked, onSetAside);
+    this.outages = new AdoptionOutages(files, blocked);
+  }
+
+  /**
+   * Whether a round should run before the usual interval: a lock file, segment or the
+   * set-aside log it found blocked may be tried again now (it may have been fixed).
+   */
+  get retryDue(): boolean {
+    return (this.badLines.count > 0 && this.blocked.due(SET_ASIDE_LOG)) || this.outages.retryDue;
+  }
 
   async adopt(): Promise<AdoptionReport> {
     const report: AdoptionReport = {
@@ -60,11 +79,22 @@ export class JournalAdoption {
       setAside: 0,
       latestAcceptedAt: 0,
     };
+    // Lines of earlier rounds that wait for the set-aside log: kept now, if it can be written.
+    const earlier = await this.badLines.keep([]);
+    await this.removeEmptied(earlier.emptied);
+    report.setAside += earlier.kept;
     const byOwner = new Map<string, string[]>();
-    for (const name of (await this.files.list()).sort()) {
+    const listed = (await this.files.list()).sort();
+    for (const name of this.outages.vanished(listed)) {
+      const owner = parseSegmentName(name)?.instanceId;
+      const adopted = owner ? this.adopted.get(owner) : undefined;
+      if (owner && adopted?.waiting.delete(name)) await this.releaseIfDone(owner);
+    }
+    for (const name of listed) {
       const segment = parseSegmentName(name);
       if (!segment || segment.instanceId === this.ownInstanceId) continue;
       if (this.adopted.get(segment.instanceId)?.segments.has(name)) continue;
+      if (!this.outages.due(name)) continue;
       const names = byOwner.get(segment.instanceId) ?? [];
       names.push(name);
       byOwner.set(segment.instanceId, names);
@@ -73,9 +103,10 @@ export class JournalAdoption {
     const seen = new Set<string>();
     this.keptBytes = 0;
     for (const [owner, names] of byOwner) {
+      // One owner's unusable lock file (a directory, not SQLite, unreadable) holds back that
+      // owner's journal only.
       const lock =
-        this.adopted.get(owner)?.lock ??
-        (await OwnerLock.tryAcquire(this.files.directory, ownerLockName(owner)));
+        this.adopted.get(owner)?.lock ?? (await this.outages.tryLock(owner, names.length));
       if (!lock) continue;
       try {
         // Appended one by one: a spread of a large journal would overflow the call stack.
@@ -127,8 +158,13 @@ export class JournalAdoption {
     // Ids this owner holds: they count as seen only once it is taken over (a failed one's
     // records must not make another owner's copy of them a duplicate to be deleted).
     const found = new Set<string>();
+    const unread: string[] = [];
     for (const name of names) {
-      const data = await this.files.read(name);
+      const data = await this.outages.read(name);
+      if (!data) {
+        unread.push(name);
+        continue;
+      }
       const scan = scanSegment(data);
       const entries: DiskEntry[] = [];
       for (const { record, offset, length } of scan.records) {
@@ -161,22 +197,29 @@ export class JournalAdoption {
       }));
       scanned.push({ name, entries, bad, bytes: data.length });
     }
-    // Bad lines are copied out before their segment can ever be deleted.
-    const bad = scanned.flatMap((segment) => segment.bad);
-    await this.setAsideLog.append(bad);
-    if (bad.length > 0) this.onSetAside(bad);
-
-    const adopted = this.adopted.get(owner) ?? { lock, segments: new Set<string>() };
+    const adopted = this.adopted.get(owner) ?? {
+      lock,
+      segments: new Set<string>(),
+      waiting: new Set<string>(),
+    };
     this.adopted.set(owner, adopted);
+    for (const name of names) adopted.waiting.delete(name);
+    for (const name of unread) adopted.waiting.add(name);
     const entries: DiskEntry[] = [];
     for (const segment of scanned) {
       this.index.addSegment(segment.name, true);
       this.index.addBytes(segment.name, segment.bytes);
+    }
+    // Bad lines are copied out before their segment can ever be deleted (or pin it until then).
+    const bad = scanned.flatMap((segment) => segment.bad);
+    const kept = await this.badLines.keep(bad);
+    await this.removeEmptied(kept.emptied);
+    for (const segment of scanned) {
       for (const entry of segment.entries) {
         this.index.addLive(entry.sessionId, entry.acceptedAt, entry.location);
         report.latestAcceptedAt = Math.max(report.latestAcceptedAt, entry.acceptedAt);
       }
-      if (segment.entries.length === 0) {
+      if (this.index.liveIn(segment.name) === 0) {
         // Empty, or nothing in it but what was just set aside: nothing is owed. One that cannot
         // be deleted is found again next round; the records of the others are owed already.
         await this.files.remove(segment.name).catch(() => undefined);
@@ -189,13 +232,27 @@ export class JournalAdoption {
     for (const id of found) seen.add(id);
     report.owners.push(owner);
     report.segments += scanned.length;
-    report.setAside += bad.length;
+    report.setAside += kept.kept;
     return entries;
+  }
+
+  /** Adopted segments whose last pinned bad line was just set aside, with no record owed. */
+  private async removeEmptied(names: readonly string[]): Promise<void> {
+    for (const name of names) {
+      if (this.index.liveIn(name) > 0) continue;
+      try {
+        await this.files.remove(name);
+      } catch {
+        continue;
+      }
+      this.index.removeSegment(name);
+      await this.segmentRemoved(name);
+    }
   }
 
   private async releaseIfDone(owner: string): Promise<void> {
     const adopted = this.adopted.get(owner);
-    if (!adopted || adopted.segments.size > 0) return;
+    if (!adopted || adopted.segments.size > 0 || adopted.waiting.size > 0) return;
     this.adopted.delete(owner);
     // The file goes first: nobody can find it still there and think the owner alive.
     await this.files.remove(ownerLockName(owner)).catch(() => undefined);

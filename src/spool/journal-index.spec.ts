@@ -175,6 +175,40 @@ describe(JournalIndex.name, () => {
     });
   });
 
+  describe('pins (bad lines not set aside yet)', () => {
+    it('keeps a segment owing while a pin is on it, counting no record of any session', () => {
+      sut.addSegment(A, true);
+      sut.addLive('s', 1, at(A, 0));
+      sut.pin(A, 100);
+
+      expect(sut.resolve(resolved([entry('s', 1, at(A, 0))]))).toEqual([]);
+      expect(sut.liveIn(A)).toBe(1);
+      expect(sut.liveRecords).toBe(0);
+      expect(sut.liveBySessions()).toEqual([]);
+    });
+
+    it('says when the last pin goes that the segment owes nothing', () => {
+      sut.pin(A, 0);
+      sut.pin(A, 100);
+
+      expect(sut.unpin(A, 0)).toBe(false);
+      expect(sut.unpin(A, 100)).toBe(true);
+      expect(sut.liveIn(A)).toBe(0);
+    });
+
+    it('still owes a record after its pin goes', () => {
+      sut.addLive('s', 1, at(A, 0));
+      sut.pin(A, 100);
+
+      expect(sut.unpin(A, 100)).toBe(false);
+      expect(sut.liveIn(A)).toBe(1);
+    });
+
+    it('unpins nothing in a segment it does not know', () => {
+      expect(sut.unpin(B, 0)).toBe(false);
+    });
+  });
+
   describe('resolve', () => {
     it('returns the segments left owing nothing, once each', () => {
       sut.addLive('s', 1, at(A, 0));

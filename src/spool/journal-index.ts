@@ -172,6 +172,23 @@ export class JournalIndex {
     return emptied;
   }
 
+  /**
+   * Keeps `segment` on disk for the bad line at `offset`: it is not deleted while the line is
+   * neither stored nor set aside (the set-aside log cannot be written now). Counts as owed in
+   * the segment only: it is no session's record.
+   */
+  pin(segment: string, offset: number): void {
+    this.segmentOf(segment).live.add(offset);
+  }
+
+  /** The bad line at `offset` is set aside; true when `segment` owes nothing more. */
+  unpin(segment: string, offset: number): boolean {
+    const state = this.segments.get(segment);
+    if (!state) return false;
+    state.live.delete(offset);
+    return state.live.size === 0;
+  }
+
   seal(segment: string): void {
     const state = this.segments.get(segment);
     if (state) state.sealed = true;

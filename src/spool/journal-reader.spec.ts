@@ -35,6 +35,12 @@ function layout(files: FakeJournalFiles, name: string, parts: (MessageRecord | n
 
 const [r1, r2, r3, r4, r5] = [1, 2, 3, 4, 5].map((sequence) => messageRecord('s', sequence));
 
+/** The bytes an entry's location covers in the file as it is now (what a bad line keeps). */
+function bytesAt(files: FakeJournalFiles, entry: DiskEntry): Buffer {
+  const { segment, offset, length } = entry.location;
+  return Buffer.from(files.bytes(segment).subarray(offset, offset + length));
+}
+
 describe(readBack.name, () => {
   let files: FakeJournalFiles;
 
@@ -100,7 +106,11 @@ describe(readBack.name, () => {
     const results = await readBack(files, [spanning, e2]);
 
     expect(results).toEqual([
-      { kind: 'bad', reason: 'checksum mismatch (torn or corrupted line)' },
+      {
+        kind: 'bad',
+        reason: 'checksum mismatch (torn or corrupted line)',
+        bytes: bytesAt(files, spanning),
+      },
       { kind: 'record', record: r2 },
     ]);
   });
@@ -114,8 +124,9 @@ describe(readBack.name, () => {
 
       expect(results).toEqual([
         { kind: 'record', record: r1 },
-        { kind: 'bad', reason: 'line cut short on disk' },
+        { kind: 'bad', reason: 'line cut short on disk', bytes: bytesAt(files, e2) },
       ]);
+      expect(bytesAt(files, e2)).toHaveLength(10);
     });
 
     it('reports a line gone altogether', async () => {
@@ -123,7 +134,7 @@ describe(readBack.name, () => {
       files.put(A, files.bytes(A).subarray(0, e2.location.offset));
 
       expect(await readBack(files, [e2])).toEqual([
-        { kind: 'bad', reason: 'line cut short on disk' },
+        { kind: 'bad', reason: 'line cut short on disk', bytes: Buffer.alloc(0) },
       ]);
     });
 
@@ -132,7 +143,7 @@ describe(readBack.name, () => {
       const shorter = { ...e1, location: { ...e1.location, length: e1.location.length - 1 } };
 
       expect(await readBack(files, [shorter])).toEqual([
-        { kind: 'bad', reason: 'line cut short on disk' },
+        { kind: 'bad', reason: 'line cut short on disk', bytes: bytesAt(files, shorter) },
       ]);
     });
 
@@ -141,7 +152,7 @@ describe(readBack.name, () => {
       const wrong = { ...e1, id: 's-9' };
 
       expect(await readBack(files, [wrong])).toEqual([
-        { kind: 'bad', reason: `expected message s-9, found ${r1.id}` },
+        { kind: 'bad', reason: `expected message s-9, found ${r1.id}`, bytes: bytesAt(files, e1) },
       ]);
     });
 
@@ -152,7 +163,11 @@ describe(readBack.name, () => {
 
       expect(await readBack(files, [e1, e2])).toEqual([
         { kind: 'record', record: r1 },
-        { kind: 'bad', reason: 'checksum mismatch (torn or corrupted line)' },
+        {
+          kind: 'bad',
+          reason: 'checksum mismatch (torn or corrupted line)',
+          bytes: bytesAt(files, e2),
+        },
       ]);
     });
 
@@ -163,11 +178,12 @@ describe(readBack.name, () => {
 
       const results = await readBack(files, [e1, e3, e2]);
 
+      // An outage, not corruption: nothing says the lines are bad.
       const reason = 'segment unreadable: EIO: i/o error, read';
       expect(results).toEqual([
-        { kind: 'bad', reason },
+        { kind: 'unreadable', reason },
         { kind: 'record', record: r3 },
-        { kind: 'bad', reason },
+        { kind: 'unreadable', reason },
       ]);
     });
 
@@ -176,7 +192,10 @@ describe(readBack.name, () => {
       await files.remove(A);
 
       expect(await readBack(files, [e1])).toEqual([
-        { kind: 'bad', reason: 'segment unreadable: ENOENT: no such file or directory, open' },
+        {
+          kind: 'unreadable',
+          reason: 'segment unreadable: ENOENT: no such file or directory, open',
+        },
       ]);
     });
   });
@@ -342,18 +361,36 @@ describe(`${readBack.name} with a cache`, () => {
     const beyond = { ...e2, location: { ...e2.location, offset: e2.location.offset + 5 } };
 
     expect(await readBack(files, [wrong, beyond], cache)).toEqual([
-      { kind: 'bad', reason: `expected message s-9, found ${r1.id}` },
-      { kind: 'bad', reason: 'line cut short on disk' },
+      { kind: 'bad', reason: `expected message s-9, found ${r1.id}`, bytes: bytesAt(files, e1) },
+      { kind: 'bad', reason: 'line cut short on disk', bytes: bytesAt(files, beyond) },
     ]);
   });
 
-  it('reports every entry of a segment that cannot be read', async () => {
+  it('reads by ranges a segment that cannot be read whole (over 2 GiB)', async () => {
     const [e1, e2] = layout(files, A, [r1, r2]);
-    files.failNext('read', fsError('EIO', 'read'), A);
+    const tooLarge = Object.assign(new RangeError('File size (3221225472) is greater than 2 GiB'), {
+      code: 'ERR_FS_FILE_TOO_LARGE',
+    });
+    files.failNext('read', tooLarge, A);
 
     expect(await readBack(files, [e1, e2], cache)).toEqual([
-      { kind: 'bad', reason: 'segment unreadable: EIO: i/o error, read' },
-      { kind: 'bad', reason: 'segment unreadable: EIO: i/o error, read' },
+      { kind: 'record', record: r1 },
+      { kind: 'record', record: r2 },
+    ]);
+    const end = e2.location.offset + e2.location.length;
+    expect(files.log).toEqual([`readRanges ${A} 0+${end}`]);
+    expect(cache.size).toBe(0);
+  });
+
+  it('reports every entry of a segment that cannot be read at all as unreadable', async () => {
+    const [e1, e2] = layout(files, A, [r1, r2]);
+    files.failNext('read', fsError('EACCES', 'open'), A);
+    files.failNext('readRanges', fsError('EACCES', 'open'), A);
+
+    const reason = 'segment unreadable: EACCES: permission denied, open';
+    expect(await readBack(files, [e1, e2], cache)).toEqual([
+      { kind: 'unreadable', reason },
+      { kind: 'unreadable', reason },
     ]);
     expect(cache.size).toBe(0);
   });

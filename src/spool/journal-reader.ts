@@ -1,4 +1,5 @@
-import { type DecodedLine, decodeJournalLine } from './journal-codec.js';
+import { decodeJournalLine } from './journal-codec.js';
+import { type MessageRecord } from '../message/message-record.js';
 import { type JournalFiles } from './journal-files.js';
 import { type DiskEntry } from './journal-index.js';
 import { describeError } from '../common/errors/describe-error.js';
@@ -52,18 +53,29 @@ export class SegmentCache {
 }
 
 /**
+ * What one line read back came to: its record; a bad line (corrupt: it is set aside with its
+ * bytes); or no answer from the disk at all (EACCES, ENOENT, EIO, EMFILE, ...), which says
+ * nothing of the record: it stays owed, and is read again later.
+ */
+export type ReadBackResult =
+  | { kind: 'record'; record: MessageRecord }
+  | { kind: 'bad'; reason: string; bytes: Buffer }
+  | { kind: 'unreadable'; reason: string };
+
+/**
  * Reads the records of `entries` back from their segments and checks each again (checksum,
  * and that it is the record the index expects). With a cache, a segment is read whole once
- * and kept; without, one read per run of nearby lines. Results are in the order of `entries`;
- * a line that no longer reads back says why.
+ * and kept (one too big to read whole, over 2 GiB, is read by ranges); without, one read per
+ * run of nearby lines. Results are in the order of `entries`; a line that no longer reads
+ * back says why.
  */
 export async function readBack(
   files: JournalFiles,
   entries: readonly DiskEntry[],
   cache?: SegmentCache,
   cacheable: (segment: string) => boolean = () => true,
-): Promise<DecodedLine[]> {
-  const results: DecodedLine[] = new Array<DecodedLine>(entries.length);
+): Promise<ReadBackResult[]> {
+  const results = new Array<ReadBackResult>(entries.length);
   const bySegment = new Map<string, number[]>();
   entries.forEach((entry, index) => {
     const indexes = bySegment.get(entry.location.segment) ?? [];
@@ -95,7 +107,7 @@ export async function readBack(
       buffers = await files.readRanges(segment, runs);
     } catch (error) {
       const reason = `segment unreadable: ${describeError(error)}`;
-      for (const index of indexes) results[index] = { kind: 'bad', reason };
+      for (const index of indexes) results[index] = { kind: 'unreadable', reason };
       continue;
     }
     runs.forEach((run, runIndex) => {
@@ -109,13 +121,16 @@ export async function readBack(
   return results;
 }
 
-/** Serves `indexes` from the cached (or freshly read) whole segment; false when too big to cache. */
+/**
+ * Serves `indexes` from the cached (or freshly read) whole segment; false when it is too big
+ * to cache or could not be read whole: the caller then reads ranges, and says why they fail.
+ */
 async function readWhole(
   files: JournalFiles,
   segment: string,
   indexes: readonly number[],
   entries: readonly DiskEntry[],
-  results: DecodedLine[],
+  results: ReadBackResult[],
   cache: SegmentCache,
 ): Promise<boolean> {
   const end = Math.max(
@@ -125,10 +140,8 @@ async function readWhole(
   if (!buffer) {
     try {
       buffer = await files.read(segment);
-    } catch (error) {
-      const reason = `segment unreadable: ${describeError(error)}`;
-      for (const index of indexes) results[index] = { kind: 'bad', reason };
-      return true;
+    } catch {
+      return false;
     }
     if (buffer.length > cache.maxBytes) return false;
     cache.set(segment, buffer);
@@ -140,13 +153,20 @@ async function readWhole(
   return true;
 }
 
-function checkLine(line: Buffer, length: number, entry: DiskEntry): DecodedLine {
+function checkLine(line: Buffer, length: number, entry: DiskEntry): ReadBackResult {
+  // A copy: the bytes of a bad line outlive the buffer of the whole segment they came from.
+  const bytes = (): Buffer => Buffer.from(line);
   if (line.length !== length || line[length - 1] !== 0x0a) {
-    return { kind: 'bad', reason: 'line cut short on disk' };
+    return { kind: 'bad', reason: 'line cut short on disk', bytes: bytes() };
   }
   const decoded = decodeJournalLine(line.subarray(0, length - 1));
-  if (decoded.kind === 'record' && decoded.record.id !== entry.id) {
-    return { kind: 'bad', reason: `expected message ${entry.id}, found ${decoded.record.id}` };
+  if (decoded.kind === 'bad') return { ...decoded, bytes: bytes() };
+  if (decoded.record.id !== entry.id) {
+    return {
+      kind: 'bad',
+      reason: `expected message ${entry.id}, found ${decoded.record.id}`,
+      bytes: bytes(),
+    };
   }
   return decoded;
 }

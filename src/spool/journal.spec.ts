@@ -2,11 +2,12 @@ import { Failpoints } from '../common/failpoints.js';
 import { deferred, type Deferred } from '../common/testing/deferred.js';
 import { RecordingFailpoints } from '../common/testing/recording-failpoints.js';
 import { type MessageRecord } from '../message/message-record.js';
+import { BlockedFiles } from './blocked-files.js';
 import { Journal, type DrainStep, type JournalEvents, type JournaledRecord } from './journal.js';
 import { JournalIndex } from './journal-index.js';
 import { JournalWriter } from './journal-writer.js';
 import { formatSegmentName, SegmentNamer, SET_ASIDE_LOG } from './segment-names.js';
-import { type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
+import { rawField, type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
 import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
 import { messageRecord } from './testing/records.js';
 
@@ -91,11 +92,24 @@ describe(Journal.name, () => {
   let events: RecordingEvents;
   let database: FakeStore;
   let sut: Journal;
+  let now: number;
+  let blocked: BlockedFiles;
+  let blockedEvents: string[];
 
-  function build(segmentBytes = 1024 * 1024): void {
+  function build(segmentBytes = 1024 * 1024, backoffMs = 0): void {
     const namer = new SegmentNamer(INSTANCE, () => 5000);
     const writer = new JournalWriter(files, index, namer, segmentBytes);
-    sut = new Journal(files, index, writer, setAsideLog, events, new Failpoints());
+    blocked = new BlockedFiles(
+      {
+        blocked: (file) =>
+          blockedEvents.push(`blocked ${file.source} (${file.records}): ${file.reason}`),
+        recovered: (file) => blockedEvents.push(`recovered ${file.source}`),
+      },
+      backoffMs,
+      4 * backoffMs,
+      () => now,
+    );
+    sut = new Journal(files, index, writer, setAsideLog, events, new Failpoints(), blocked);
   }
 
   /** Journals `records` and lets them leave memory: only the disk holds them now. */
@@ -137,6 +151,8 @@ describe(Journal.name, () => {
     setAsideLog = new SetAsideLog(files);
     events = new RecordingEvents();
     database = new FakeStore();
+    now = 0;
+    blockedEvents = [];
     build();
   });
 
@@ -448,6 +464,8 @@ describe(Journal.name, () => {
     it('sets aside records that no longer read back, and stores the others', async () => {
       const journaled = await onDiskOnly(records.slice(0, 3));
       corrupt(journaled[1]);
+      const { offset, length } = journaled[1].location;
+      const line = Buffer.from(files.bytes(FIRST_SEGMENT).subarray(offset, offset + length));
 
       const outcome = await sut.drain('s', database.store, 10);
 
@@ -458,11 +476,14 @@ describe(Journal.name, () => {
           at: expect.any(Number),
           reason: 'checksum mismatch (torn or corrupted line)',
           source: FIRST_SEGMENT,
-          offset: journaled[1].location.offset,
+          offset,
           sessionId: 's',
           messageId: 's-2',
+          // The bytes are kept: the line may be mended by hand.
+          ...rawField(line),
         },
       ];
+      expect(expected[0].raw).toContain('message 2 of s');
       expect(setAsideLines()).toEqual(expected);
       expect(events.setAsides).toEqual([{ entries: expected, reason: 'corrupt' }]);
       expect(index.liveRecords).toBe(0);
@@ -489,9 +510,44 @@ describe(Journal.name, () => {
 
       const outcome = await sut.drain('s', database.store, 10);
 
-      expect(outcome).toEqual({ kind: 'failed', stored: 0, error: full });
+      expect(outcome).toEqual({
+        kind: 'failed',
+        stored: 0,
+        error: new Error(
+          'a bad line cannot be set aside: cannot be written: ENOSPC: no space left on device, write',
+        ),
+      });
+      // Order within the session: the good record after the bad line waits for it.
       expect(database.batches).toEqual([]);
       expect(diskOnlyIds('s')).toEqual(['s-1', 's-2']);
+      expect(blocked.list()).toEqual([
+        {
+          source: SET_ASIDE_LOG,
+          reason: 'cannot be written: ENOSPC: no space left on device, write',
+          records: 1,
+          since: 0,
+        },
+      ]);
+    });
+
+    it('sets the bad line aside with its bytes once the log can be written again', async () => {
+      const journaled = await onDiskOnly(records.slice(0, 2));
+      corrupt(journaled[0]);
+      files.failNext('openForAppend', fsError('ENOSPC'));
+      await sut.drain('s', database.store, 10);
+
+      const outcome = await sut.drain('s', database.store, 10);
+
+      expect(outcome).toEqual({ kind: 'drained', stored: 1, setAside: 0 });
+      expect(database.batches).toEqual([['s-2']]);
+      expect(setAsideLines()).toEqual([
+        expect.objectContaining({ messageId: 's-1', raw: expect.stringContaining('message 1') }),
+      ]);
+      expect(blocked.size).toBe(0);
+      expect(blockedEvents).toEqual([
+        `blocked ${SET_ASIDE_LOG} (1): cannot be written: ENOSPC: no space left on device, write`,
+        `recovered ${SET_ASIDE_LOG}`,
+      ]);
     });
 
     it('never reads a line back from bytes of a torn write that the writer cut off since', async () => {
@@ -516,6 +572,107 @@ describe(Journal.name, () => {
       expect(outcome).toEqual({ kind: 'drained', stored: 2, setAside: 0 });
       expect(database.batches).toEqual([['s-1', 's-2']]);
       expect(setAsideLines()).toEqual([]);
+    });
+
+    describe('a segment that cannot be read (an outage, not corruption)', () => {
+      /** Three records, one segment each; the second segment fails every read until healed. */
+      async function withUnreadableSecond(): Promise<{ second: string; heal: () => void }> {
+        build(1);
+        const journaled: JournaledRecord[] = [];
+        for (const record of records.slice(0, 3)) journaled.push(...(await onDiskOnly([record])));
+        const second = journaled[1].location.segment;
+        expect(new Set(journaled.map(({ location }) => location.segment)).size).toBe(3);
+        const data = files.bytes(second);
+        await files.remove(second);
+        return { second, heal: () => files.put(second, data) };
+      }
+
+      it('stores what comes before it, keeps it and all after it owed, and sets nothing aside', async () => {
+        const { second } = await withUnreadableSecond();
+
+        const outcome = await sut.drain('s', database.store, 10);
+
+        const reason = 'segment unreadable: ENOENT: no such file or directory, open';
+        expect(outcome).toEqual({
+          kind: 'failed',
+          stored: 1,
+          error: new Error(`${second}: ${reason}; its records stay owed`),
+        });
+        expect(database.batches).toEqual([['s-1']]);
+        expect(diskOnlyIds('s')).toEqual(['s-2', 's-3']);
+        expect(index.liveRecords).toBe(2);
+        expect(setAsideLines()).toEqual([]);
+        expect(events.setAsides).toEqual([]);
+        expect(blocked.list()).toEqual([{ source: second, reason, records: 1, since: 0 }]);
+        expect(blockedEvents).toEqual([`blocked ${second} (1): ${reason}`]);
+      });
+
+      it('stores the rest once the segment reads again, telling so once', async () => {
+        const { second, heal } = await withUnreadableSecond();
+        await sut.drain('s', database.store, 10);
+        await sut.drain('s', database.store, 10);
+        heal();
+
+        const outcome = await sut.drain('s', database.store, 10);
+
+        expect(outcome).toEqual({ kind: 'drained', stored: 2, setAside: 0 });
+        expect(database.batches).toEqual([['s-1'], ['s-2', 's-3']]);
+        expect(index.liveRecords).toBe(0);
+        expect(blocked.size).toBe(0);
+        expect(blockedEvents).toEqual([
+          `blocked ${second} (1): segment unreadable: ENOENT: no such file or directory, open`,
+          `recovered ${second}`,
+        ]);
+      });
+
+      it('waits out a backoff before reading it again, doubling up to the cap', async () => {
+        build(1, 100);
+        const journaled = await onDiskOnly(records.slice(0, 2));
+        const first = journaled[0].location.segment;
+        const data = files.bytes(first);
+        await files.remove(first);
+        const reads = () => files.calls('read') + files.calls('readRanges');
+
+        await sut.drain('s', database.store, 10);
+        const afterFirst = reads();
+        now = 99;
+        const waiting = await sut.drain('s', database.store, 10);
+        expect(reads()).toBe(afterFirst);
+        expect(waiting).toEqual({
+          kind: 'failed',
+          stored: 0,
+          error: new Error(
+            `${first}: segment unreadable: ENOENT: no such file or directory, open (tried again after a backoff); its records stay owed`,
+          ),
+        });
+        now = 100;
+        await sut.drain('s', database.store, 10);
+        expect(reads()).toBeGreaterThan(afterFirst);
+        const afterSecond = reads();
+        now = 299;
+        await sut.drain('s', database.store, 10);
+        expect(reads()).toBe(afterSecond);
+        files.put(first, data);
+        now = 300;
+
+        const outcome = await sut.drain('s', database.store, 10);
+
+        expect(outcome).toEqual({ kind: 'drained', stored: 2, setAside: 0 });
+        expect(database.batches).toEqual([['s-1', 's-2']]);
+      });
+
+      it('stores a record kept in memory from a segment that does not answer', async () => {
+        const { second } = await withUnreadableSecond();
+        const [entry] = index.diskOnlyOf('s', 2).slice(1);
+        entry.record = records[1];
+
+        const outcome = await sut.drain('s', database.store, 10);
+
+        expect(outcome).toEqual({ kind: 'drained', stored: 3, setAside: 0 });
+        expect(database.batches).toEqual([['s-1', 's-2', 's-3']]);
+        expect(blocked.has(second)).toBe(false);
+        expect(blockedEvents).toEqual([]);
+      });
     });
 
     it('still answers drained when a segment it emptied cannot be deleted', async () => {

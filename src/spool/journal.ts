@@ -4,6 +4,8 @@ import { type MessageRecord } from '../message/message-record.js';
 import { type JournalOnlyMessages, type KeyWindow } from '../message/pending-messages.js';
 import { type JournalFiles } from './journal-files.js';
 import { type DiskEntry, type JournalIndex, type RecordLocation } from './journal-index.js';
+import { BlockedFiles } from './blocked-files.js';
+import { DrainReader } from './drain-reader.js';
 import { SegmentCache, readBack } from './journal-reader.js';
 import { selectWindow } from './journal-window.js';
 import { type JournalAppend, type JournalWriter } from './journal-writer.js';
@@ -52,6 +54,7 @@ export class Journal {
   // Only a sealed segment stays as it is: the writer cuts a torn write back off the active one
   // and writes the next batch at the same offsets, which a copy read meanwhile would not show.
   private readonly cacheable = (segment: string): boolean => this.index.isSealed(segment);
+  private readonly reader: DrainReader;
 
   constructor(
     private readonly files: JournalFiles,
@@ -60,7 +63,20 @@ export class Journal {
     private readonly setAsideLog: SetAsideLog,
     private readonly events: JournalEvents,
     private readonly failpoints: Failpoints,
-  ) {}
+    // Segments (and the set-aside log) the drain cannot use now: tried again with backoff.
+    blocked: BlockedFiles = new BlockedFiles(QUIET, 0, 0),
+  ) {
+    this.reader = new DrainReader(
+      files,
+      index,
+      this.cache,
+      this.cacheable,
+      setAsideLog,
+      blocked,
+      events,
+      (entries) => this.resolveEntries(entries),
+    );
+  }
 
   append(records: MessageRecord[]): Promise<JournalAppend> {
     return this.writer.append(records);
@@ -113,7 +129,9 @@ export class Journal {
   /**
    * Stores the session's disk-only records, oldest first, `batchSize` at a time, through
    * `store`. Each batch is let go only after `store` answered that it is stored; refused
-   * records are set aside. Stops at the first failure, keeping that batch and all after it.
+   * records are set aside. Stops at the first failure, keeping that batch and all after it,
+   * and at the first record that cannot be read now (its segment is unreadable, or it is a bad
+   * line the set-aside log cannot take): it and all after it stay owed, in order.
    */
   async drain(
     sessionId: string,
@@ -126,9 +144,10 @@ export class Journal {
       const entries = this.index.diskOnlyOf(sessionId, batchSize);
       if (entries.length === 0) return { kind: 'drained', stored, setAside };
       let batch: JournaledRecord[];
+      let waiting: Error | null;
       let step: DrainStep;
       try {
-        batch = await this.readEntries(entries);
+        ({ batch, waiting } = await this.reader.read(entries));
         step = batch.length > 0 ? await store(batch.map(({ record }) => record)) : NOTHING;
       } catch (error) {
         return { kind: 'failed', stored, error };
@@ -150,6 +169,7 @@ export class Journal {
       stored += batch.length - reasons.size;
       setAside += reasons.size;
       this.events.replayed(batch.length - reasons.size);
+      if (waiting) return { kind: 'failed', stored, error: waiting };
     }
   }
 
@@ -203,41 +223,6 @@ export class Journal {
     };
   }
 
-  /** Reads back `entries`; unreadable ones are set aside at once, so they cannot stall the drain. */
-  private async readEntries(entries: DiskEntry[]): Promise<JournaledRecord[]> {
-    if (entries.every((entry) => entry.record)) {
-      return entries.map((entry) => ({
-        record: entry.record as MessageRecord,
-        location: entry.location,
-      }));
-    }
-    const results = await readBack(this.files, entries, this.cache, this.cacheable);
-    const unreadable: SetAsideEntry[] = [];
-    const lost: DiskEntry[] = [];
-    const readable: JournaledRecord[] = [];
-    results.forEach((result, index) => {
-      const entry = entries[index];
-      if (result.kind === 'record') {
-        readable.push({ record: result.record, location: entry.location });
-        return;
-      }
-      lost.push(entry);
-      unreadable.push({
-        at: Date.now(),
-        reason: result.reason,
-        source: entry.location.segment,
-        offset: entry.location.offset,
-        sessionId: entry.sessionId,
-        messageId: entry.id,
-      });
-    });
-    if (unreadable.length === 0) return readable;
-    await this.setAsideLog.append(unreadable);
-    this.events.setAside(unreadable, 'corrupt');
-    await this.resolveEntries(lost);
-    return readable;
-  }
-
   private async resolveEntries(
     entries: readonly { id: string; sessionId: string; location: RecordLocation }[],
   ): Promise<void> {
@@ -250,6 +235,8 @@ export class Journal {
 }
 
 const NOTHING: DrainStep = { kind: 'stored', refused: [] };
+
+const QUIET = { blocked: () => undefined, recovered: () => undefined };
 
 function diskEntryOf({ record, location }: JournaledRecord): DiskEntry {
   return {

@@ -121,6 +121,12 @@ describe(OwnerLock.name, () => {
     await expect(acquire()).rejects.toMatchObject({ code: 'SQLITE_NOTADB' });
   });
 
+  it('rejects a lock file that is a directory', async () => {
+    await mkdir(join(directory, 'owner-abcdef01.lock'));
+
+    await expect(acquire()).rejects.toMatchObject({ code: 'SQLITE_CANTOPEN' });
+  });
+
   it('rejects when the directory is not there', async () => {
     await expect(OwnerLock.tryAcquire(join(directory, 'missing'), 'owner.lock')).rejects.toThrow();
   });

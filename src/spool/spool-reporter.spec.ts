@@ -93,4 +93,25 @@ describe('SpoolReporter', () => {
       },
     ]);
   });
+
+  it('says at ERROR that a file is blocked, with its records or not, and once that it is back', () => {
+    const { reporter, lines } = harness();
+    reporter.blocked({ source: 'journal-x.jsonl', reason: 'EACCES', records: 4, since: 1 });
+    reporter.blocked({ source: 'owner-d.lock', reason: 'not SQLite', records: null, since: 1 });
+    reporter.unblocked({ source: 'journal-x.jsonl', reason: 'EACCES', records: 4, since: 1 }, 2500);
+    expect(lines).toEqual([
+      {
+        level: 'error',
+        text: 'Journal: /spool/journal-x.jsonl cannot be used: EACCES; 4 record(s) stay owed and it is tried again with backoff (see spoolStatus.blocked)',
+      },
+      {
+        level: 'error',
+        text: 'Journal: /spool/owner-d.lock cannot be used: not SQLite; what it holds stays owed and it is tried again with backoff (see spoolStatus.blocked)',
+      },
+      {
+        level: 'log',
+        text: 'Journal: /spool/journal-x.jsonl usable again after 2500 ms; its records replay',
+      },
+    ]);
+  });
 });

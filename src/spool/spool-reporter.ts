@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { describeError } from '../common/errors/describe-error.js';
 import { type MetricsService } from '../metrics/metrics.service.js';
+import { type BlockedFile } from './blocked-files.js';
 import { type IrregularEntry } from './journal-files.js';
 import { type JournalAppend, type LostSegment } from './journal-writer.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
@@ -79,5 +80,19 @@ export class SpoolReporter {
         `Journal: ${this.directory}/${entry.name} is a ${entry.kind}, not a file: left untouched, and nothing in or behind it is read`,
       );
     }
+  }
+
+  /** Once per outage of a file: its records stay owed, and it is tried again with backoff. */
+  blocked(file: BlockedFile): void {
+    const held = file.records === null ? 'what it holds stays' : `${file.records} record(s) stay`;
+    this.logger.error(
+      `Journal: ${this.directory}/${file.source} cannot be used: ${file.reason}; ${held} owed and it is tried again with backoff (see spoolStatus.blocked)`,
+    );
+  }
+
+  unblocked(file: BlockedFile, downMs: number): void {
+    this.logger.log(
+      `Journal: ${this.directory}/${file.source} usable again after ${downMs} ms; its records replay`,
+    );
   }
 }

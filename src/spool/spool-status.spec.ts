@@ -19,7 +19,7 @@ describe(spoolStatusOf.name, () => {
   });
 
   it('shows an empty, writable spool', () => {
-    expect(spoolStatusOf('/data/spool', null, index, setAsideLog, [], 10_000)).toEqual({
+    expect(spoolStatusOf('/data/spool', null, index, setAsideLog, [], [], 10_000)).toEqual({
       path: '/data/spool',
       writable: true,
       error: null,
@@ -30,7 +30,22 @@ describe(spoolStatusOf.name, () => {
       setAside: [],
       setAsideCount: 0,
       lostRecords: 0,
+      blocked: [],
     });
+  });
+
+  it('lists the blocked files as given, apart from what was set aside', () => {
+    const blocked = [
+      { source: A, reason: 'segment unreadable: EACCES', records: 3, since: 100 },
+      { source: 'owner-dddddddd.lock', reason: 'lock file unusable', records: null, since: 200 },
+    ];
+
+    const status = spoolStatusOf('/data/spool', null, index, setAsideLog, [], blocked, 10_000);
+
+    expect(status.blocked).toEqual(blocked);
+    expect(status.blocked).not.toBe(blocked);
+    expect(status.setAside).toEqual([]);
+    expect(status.setAsideCount).toBe(0);
   });
 
   it('shows what is owed: messages, bytes, the age of the oldest, per session', () => {
@@ -38,7 +53,7 @@ describe(spoolStatusOf.name, () => {
     index.addLive('alpha', 2500, { segment: A, offset: 100, length: 50 });
     index.addLive('zulu', 9000, { segment: B, offset: 0, length: 70 });
 
-    const status = spoolStatusOf('/data/spool', null, index, setAsideLog, [], 10_000);
+    const status = spoolStatusOf('/data/spool', null, index, setAsideLog, [], [], 10_000);
 
     expect(status).toMatchObject({
       messages: 3,
@@ -54,7 +69,9 @@ describe(spoolStatusOf.name, () => {
   it('never shows a negative age when the clock went back', () => {
     index.addLive('s', 12_000, { segment: A, offset: 0, length: 100 });
 
-    expect(spoolStatusOf('/data/spool', null, index, setAsideLog, [], 10_000).oldestAgeMs).toBe(0);
+    expect(spoolStatusOf('/data/spool', null, index, setAsideLog, [], [], 10_000).oldestAgeMs).toBe(
+      0,
+    );
   });
 
   it('shows the error when the spool cannot be written', () => {

@@ -1,3 +1,4 @@
+import { type BlockedFile } from './blocked-files.js';
 import { type IrregularEntry } from './journal-files.js';
 import { type JournalIndex } from './journal-index.js';
 import { type SetAsideLog } from './set-aside-log.js';
@@ -24,6 +25,8 @@ export interface SpoolStatusView {
   setAside: SetAsideView[];
   setAsideCount: number;
   lostRecords: number;
+  /** Files owing records that cannot be used now (an outage, not corruption), with why. */
+  blocked: BlockedFile[];
 }
 
 /** A file in the spool directory the journal leaves untouched, with why. */
@@ -52,6 +55,7 @@ export function spoolStatusOf(
   index: JournalIndex,
   setAsideLog: SetAsideLog,
   foreignFiles: readonly ForeignFile[],
+  blocked: readonly BlockedFile[] = [],
   now: number = Date.now(),
 ): SpoolStatusView {
   const oldest = index.oldestAcceptedAt;
@@ -82,5 +86,6 @@ export function spoolStatusOf(
     setAside,
     setAsideCount: setAsideLog.count + foreignFiles.length,
     lostRecords: index.lostRecords,
+    blocked: blocked.map((file) => ({ ...file })),
   };
 }

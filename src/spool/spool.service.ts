@@ -13,6 +13,7 @@ import {
   type JournaledRecord,
   type RefusedRecord,
 } from './journal.js';
+import { BlockedFiles } from './blocked-files.js';
 import { JournalAdoption, type AdoptionReport } from './journal-adoption.js';
 import { NodeJournalFiles, type JournalFiles } from './journal-files.js';
 import { JournalIndex, type RecordLocation } from './journal-index.js';
@@ -36,6 +37,9 @@ export type { RecordLocation } from './journal-index.js';
 
 // A new segment begins once the active one is this big.
 const SEGMENT_BYTES = 8 * 1024 * 1024;
+// The longest wait before a blocked file (unreadable segment, unusable lock file or set-aside
+// log) is tried again; the wait starts at DB_RETRY_INTERVAL_MS and doubles up to this.
+const BLOCKED_RETRY_MAX_MS = 30_000;
 // Leftover temp files (a crash during the writability check) are removed once this old.
 export const TEMP_FILE_GRACE_MS = 60_000;
 // A journal line beyond the message's own bytes (MAX_MESSAGE_BYTES): its ids, keys and times.
@@ -62,6 +66,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   private readonly reporter: SpoolReporter;
   // The room one record may need on disk: what readiness asks the file system for.
   private readonly recordBytes: number;
+  private readonly blocked: BlockedFiles;
 
   constructor(
     config: ScribeConfig,
@@ -72,6 +77,14 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     this.files = new NodeJournalFiles(config.spoolDir);
     this.reporter = new SpoolReporter(this.files.directory, metrics);
     this.setAsideLog = new SetAsideLog(this.files);
+    this.blocked = new BlockedFiles(
+      {
+        blocked: (file) => this.reporter.blocked(file),
+        recovered: (file, downMs) => this.reporter.unblocked(file, downMs),
+      },
+      Math.max(1, config.dbRetryIntervalMs),
+      Math.max(BLOCKED_RETRY_MAX_MS, config.dbRetryIntervalMs),
+    );
     this.namer = new SegmentNamer(instance.id);
     this.recordBytes = config.maxMessageBytes + RECORD_ENVELOPE_BYTES;
     this.writer = new JournalWriter(this.files, this.index, this.namer, SEGMENT_BYTES, failpoints, {
@@ -84,6 +97,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
       this.setAsideLog,
       instance.id,
       (entries) => this.reporter.setAside(entries, 'corrupt'),
+      this.blocked,
     );
     this.journal = new Journal(
       this.files,
@@ -98,8 +112,10 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
         },
       },
       failpoints,
+      this.blocked,
     );
     metrics.observeGauge('scribe_spool_messages', () => this.index.liveRecords);
+    metrics.observeGauge('scribe_spool_blocked', () => this.blocked.size);
     metrics.observeGauge('scribe_spool_bytes', () => this.index.bytes);
   }
 
@@ -224,6 +240,16 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     return this.index.sessionsWithDiskOnly();
   }
 
+  /** Whether an adoption round should run now for a blocked file that may have been fixed. */
+  get adoptionRetryDue(): boolean {
+    return this.adoption.retryDue;
+  }
+
+  /** Files owing records that cannot be used now (for /health): how many. */
+  get blockedCount(): number {
+    return this.blocked.size;
+  }
+
   /**
    * Rejects when a message could not be journaled right now (used by /health and spoolStatus):
    * the owner lock cannot be taken, the active segment vanished and no new one can be begun
@@ -248,7 +274,14 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
       (await this.files.list().catch(() => [])).filter((name) => !isOwnFile(name)),
       await this.irregularEntries(),
     );
-    return spoolStatusOf(this.path, error, this.index, this.setAsideLog, foreign);
+    return spoolStatusOf(
+      this.path,
+      error,
+      this.index,
+      this.setAsideLog,
+      foreign,
+      this.blocked.list(),
+    );
   }
 
   /** Symlinks, directories and the like in the directory: never opened, warned about once. */

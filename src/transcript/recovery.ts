@@ -104,7 +104,9 @@ export class TranscriptRecovery {
       await this.journalBuffered();
       return;
     }
-    if (Date.now() - this.lastAdoption >= ADOPT_INTERVAL_MS) {
+    // A blocked lock file, segment or set-aside log is tried again on its own (shorter) backoff:
+    // once fixed, what it held back replays without waiting for the next usual round.
+    if (Date.now() - this.lastAdoption >= ADOPT_INTERVAL_MS || this.spool.adoptionRetryDue) {
       this.lastAdoption = Date.now();
       await this.spool.adoptOrphans();
     }

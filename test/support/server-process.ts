@@ -37,15 +37,26 @@ export async function temporaryDataDir(): Promise<{ path: string; remove: () => 
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
 
+export interface StartOptions {
+  readyTimeoutMs?: number;
+  /**
+   * Runs the server as this user and group (the test runs as root, whom a file's mode does not
+   * stop): its data and spool directories must belong to them.
+   */
+  runAs?: { uid: number; gid: number };
+}
+
 /**
  * Starts the built server (`npm test` builds it first) as a real process on a free port and
  * resolves once it says it is ready. Logs are plain (no colours) so tests can match them.
  */
 export async function startServer(
   env: Record<string, string>,
-  { readyTimeoutMs = 20_000 } = {},
+  { readyTimeoutMs = 20_000, runAs }: StartOptions = {},
 ): Promise<ServerProcess> {
   const child = spawn(process.execPath, [MAIN], {
+    // Node drops the supplementary groups too when it changes the user.
+    ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
     env: {
       PATH: process.env.PATH ?? '',
       PORT: '0',

@@ -40,6 +40,29 @@ export class SpoolSetAside {
 }
 
 @FieldScope('admin')
+@ObjectType({
+  description:
+    "A file of the journal that owes messages but cannot be used now: a segment that cannot be read (a changed mode, a missing file, an I/O error, over 2 GiB), a dead instance's lock file that is not usable, or set-aside.jsonl when it cannot be written. An outage, not corruption: nothing in it is set aside, and it is tried again with a growing wait.",
+})
+export class SpoolBlocked {
+  @Field({ description: 'The file, in the spool directory.' })
+  source: string;
+
+  @Field({ description: 'Why it cannot be used, as last seen.' })
+  reason: string;
+
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      'Messages (or, for set-aside.jsonl, bad lines) it holds back; null when not known yet (not read).',
+  })
+  records: number | null;
+
+  @Field(() => Float, { description: 'When it was first found blocked (epoch ms).' })
+  since: number;
+}
+
+@FieldScope('admin')
 @ObjectType({ description: 'The on-disk journal of this instance.' })
 export class SpoolStatus {
   @Field({ description: 'The spool directory.' })
@@ -82,4 +105,10 @@ export class SpoolStatus {
       'Messages answered QUEUED that were lost since start because their segment was deleted or replaced under the running instance while only the disk held them (each is logged at ERROR).',
   })
   lostRecords: number;
+
+  @Field(() => [SpoolBlocked], {
+    description:
+      'Files owing messages that cannot be used now, oldest outage first; what they hold stays owed and replays once they can be read. Empty when none.',
+  })
+  blocked: SpoolBlocked[];
 }
