@@ -92,7 +92,7 @@ describe("a dead instance's lock file that cannot be used", () => {
       expect(await blockedOf(target)).toEqual([
         {
           source: ownerLockName(dir),
-          reason: expect.stringMatching(/^lock file unusable: SQLITE_CANTOPEN.*1 segment\(s\)/),
+          reason: expect.stringMatching(/^lock file unusable: ENOTREGULAR.*1 segment\(s\)/),
           records: null,
           since: expect.any(Number),
         },

@@ -124,7 +124,7 @@ describe(OwnerLock.name, () => {
   it('rejects a lock file that is a directory', async () => {
     await mkdir(join(directory, 'owner-abcdef01.lock'));
 
-    await expect(acquire()).rejects.toMatchObject({ code: 'SQLITE_CANTOPEN' });
+    await expect(acquire()).rejects.toMatchObject({ code: 'ENOTREGULAR' });
   });
 
   it('rejects when the directory is not there', async () => {
