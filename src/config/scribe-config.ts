@@ -69,6 +69,8 @@ export class ScribeConfig {
   readonly database: DatabaseSettings;
   readonly maxPendingPerSession: number;
   readonly dbRetryIntervalMs: number;
+  /** A journaled record accepted further ahead of this clock than this is refused at adoption. */
+  readonly journalMaxClockAheadMs: number;
   readonly sessionResolveConcurrency: number;
   readonly sessionResolveTimeoutMs: number;
   readonly sessionCacheSize: number;
@@ -115,6 +117,7 @@ export class ScribeConfig {
         };
     this.maxPendingPerSession = get('MAX_PENDING_PER_SESSION');
     this.dbRetryIntervalMs = get('DB_RETRY_INTERVAL_MS');
+    this.journalMaxClockAheadMs = get('JOURNAL_MAX_CLOCK_AHEAD_MS');
     this.sessionResolveConcurrency = get('SESSION_RESOLVE_CONCURRENCY');
     this.sessionResolveTimeoutMs = get('SESSION_RESOLVE_TIMEOUT_MS');
     this.sessionCacheSize = get('SESSION_CACHE_SIZE');

@@ -3,6 +3,7 @@ import { EventEmitter2 } from '@nestjs/event-emitter';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { ScribeInstance } from '../config/scribe-instance.js';
+import { OrderKeyGenerator } from '../message/order-key.js';
 import { SQLITE_BUSY_TIMEOUT_MS, buildDataSourceOptions } from './data-source-options.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
@@ -11,6 +12,7 @@ import { PostgresCommitFeed } from './postgres-commit-feed.js';
 import { MessageStore } from './message-store.js';
 import { PostgresMessageStore } from './postgres-message-store.js';
 import { SessionDeletion, Tombstones } from './session-deletion.js';
+import { StoredTimes } from './stored-times.js';
 import { CommitReads } from './commit-reads.js';
 import { SessionListQueries } from './session-list-queries.js';
 import { SessionQueries } from './session-queries.js';
@@ -40,13 +42,15 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
     CommitReads,
     SessionDeletion,
     { provide: Tombstones, useExisting: SessionDeletion },
+    StoredTimes,
     {
       provide: CommitFeed,
-      inject: [ScribeConfig, SessionQueries, EventEmitter2],
+      inject: [ScribeConfig, SessionQueries, EventEmitter2, OrderKeyGenerator],
       useFactory: (
         config: ScribeConfig,
         queries: SessionQueries,
         events: EventEmitter2,
+        clock: OrderKeyGenerator,
       ): CommitFeed =>
         config.database.kind === 'sqlite'
           ? new InProcessCommitFeed()
@@ -54,6 +58,7 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
               { url: config.database.url, retryIntervalMs: config.dbRetryIntervalMs },
               queries,
               events,
+              clock,
             ),
     },
     {
@@ -77,6 +82,7 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
     CommitReads,
     SessionDeletion,
     Tombstones,
+    StoredTimes,
     MessageStore,
     CommitFeed,
   ],

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { describeError } from '../common/errors/describe-error.js';
 import { type JournalFiles } from './journal-files.js';
+import { type AdoptionCheck } from './future-records.js';
 import { type DiskEntry, type JournalIndex } from './journal-index.js';
 import { OwnerLock } from './owner-lock.js';
 import { ownerLockName, parseSegmentName } from './segment-names.js';
@@ -47,8 +48,13 @@ export class JournalAdoption {
     private readonly index: JournalIndex,
     private readonly setAsideLog: SetAsideLog,
     private readonly ownInstanceId: string,
-    private readonly onSetAside: (entries: readonly SetAsideEntry[]) => void,
+    private readonly onSetAside: (
+      entries: readonly SetAsideEntry[],
+      reason?: 'refused' | 'corrupt',
+    ) => void,
     private readonly keptRecordBytes: number = KEPT_RECORD_BYTES,
+    // A good record that is refused all the same (from the future): set aside, record and all.
+    private readonly refuse: AdoptionCheck = () => undefined,
   ) {}
 
   async adopt(): Promise<AdoptionReport> {
@@ -122,8 +128,13 @@ export class JournalAdoption {
     seen: Set<string>,
     report: AdoptionReport,
   ): Promise<DiskEntry[]> {
-    const scanned: { name: string; entries: DiskEntry[]; bad: SetAsideEntry[]; bytes: number }[] =
-      [];
+    const scanned: {
+      name: string;
+      entries: DiskEntry[];
+      bad: SetAsideEntry[];
+      refused: SetAsideEntry[];
+      bytes: number;
+    }[] = [];
     // Ids this owner holds: they count as seen only once it is taken over (a failed one's
     // records must not make another owner's copy of them a duplicate to be deleted).
     const found = new Set<string>();
@@ -131,12 +142,26 @@ export class JournalAdoption {
       const data = await this.files.read(name);
       const scan = scanSegment(data);
       const entries: DiskEntry[] = [];
+      const refused: SetAsideEntry[] = [];
       for (const { record, offset, length } of scan.records) {
         // A second copy of a record (written again after a failed sync, or by two instances
         // that raced one client id) is owed once.
         if (found.has(record.id) || seen.has(record.id)) continue;
         if (this.index.findDiskOnly(record.sessionId, record.id)) continue;
         found.add(record.id);
+        const reason = this.refuse(record);
+        if (reason !== undefined) {
+          refused.push({
+            at: Date.now(),
+            reason,
+            source: name,
+            offset,
+            sessionId: record.sessionId,
+            messageId: record.id,
+            record,
+          });
+          continue;
+        }
         // Kept while memory allows, so the write-back at start need not read and check every
         // line a second time.
         const entry: DiskEntry = {
@@ -159,12 +184,14 @@ export class JournalAdoption {
         offset: range.offset,
         ...rawField(data.subarray(range.offset, range.offset + range.length)),
       }));
-      scanned.push({ name, entries, bad, bytes: data.length });
+      scanned.push({ name, entries, bad, refused, bytes: data.length });
     }
     // Bad lines are copied out before their segment can ever be deleted.
     const bad = scanned.flatMap((segment) => segment.bad);
-    await this.setAsideLog.append(bad);
+    const refused = scanned.flatMap((segment) => segment.refused);
+    await this.setAsideLog.append([...bad, ...refused]);
     if (bad.length > 0) this.onSetAside(bad);
+    if (refused.length > 0) this.onSetAside(refused, 'refused');
 
     const adopted = this.adopted.get(owner) ?? { lock, segments: new Set<string>() };
     this.adopted.set(owner, adopted);
@@ -189,7 +216,7 @@ export class JournalAdoption {
     for (const id of found) seen.add(id);
     report.owners.push(owner);
     report.segments += scanned.length;
-    report.setAside += bad.length;
+    report.setAside += bad.length + refused.length;
     return entries;
   }
 

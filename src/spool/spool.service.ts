@@ -13,6 +13,7 @@ import {
   type JournaledRecord,
   type RefusedRecord,
 } from './journal.js';
+import { refuseFutureRecords } from './future-records.js';
 import { JournalAdoption, type AdoptionReport } from './journal-adoption.js';
 import { NodeJournalFiles, type JournalFiles } from './journal-files.js';
 import { JournalIndex, type RecordLocation } from './journal-index.js';
@@ -75,7 +76,9 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
       this.index,
       this.setAsideLog,
       instance.id,
-      (entries) => this.reporter.setAside(entries, 'corrupt'),
+      (entries, reason = 'corrupt') => this.reporter.setAside(entries, reason),
+      undefined,
+      refuseFutureRecords(config.journalMaxClockAheadMs),
     );
     this.journal = new Journal(
       this.files,

@@ -10,6 +10,7 @@ import {
 } from '../database/session-deletion.js';
 import { SessionDeleted } from '../message/message-events.js';
 import { type MessageRecord } from '../message/message-record.js';
+import { OrderKeyGenerator } from '../message/order-key.js';
 import { ACCEPTED_AT, messageRecord } from '../spool/testing/records.js';
 import { SessionBacklog } from './session-backlog.js';
 import { SessionEraser } from './session-eraser.js';
@@ -82,11 +83,13 @@ describe(SessionEraser.name, () => {
   let events: EventEmitter2;
   let announced: string[];
   let logger: CapturingLogger;
+  let clock: OrderKeyGenerator;
   let sut: SessionEraser;
 
   function build(journal: FakeSpool = new FakeSpool()): void {
     spool = journal;
-    sut = new SessionEraser(backlog, deletion.asDeletion, deletion, spool.asService, events);
+    clock = new OrderKeyGenerator('e', () => NOW);
+    sut = new SessionEraser(backlog, deletion.asDeletion, deletion, spool.asService, events, clock);
   }
 
   beforeEach(() => {
