@@ -12,7 +12,7 @@ import {
   readTranscript,
   type AppendStatus,
 } from './support/fault-helpers.js';
-import { type ServerProcess } from './support/server-process.js';
+import { startServer, type ServerProcess } from './support/server-process.js';
 
 // The server's clock jumps under libfaketime (Debian's faketime): it reads the offset from a
 // file on every clock read (FAKETIME_NO_CACHE), so a test steps the clock of a running server
@@ -22,10 +22,16 @@ const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-const { cleanups, faultTest, dataDirectory, server, lockDatabase } = faultSuite(60_000, {
-  ADMIN_TOKEN: 'root',
-  DB_RETRY_INTERVAL_MS: '200',
-});
+const DEFAULTS = { ADMIN_TOKEN: 'root', DB_RETRY_INTERVAL_MS: '200' };
+const { cleanups, faultTest, dataDirectory, lockDatabase } = faultSuite(120_000);
+
+/** The built server with the suite's settings; a start may take long on a busy machine. */
+async function server(env: Record<string, string>): Promise<ServerProcess> {
+  const started = await startServer({ ...DEFAULTS, ...env }, { readyTimeoutMs: 60_000 });
+  cleanups.showOnFailure(`server pid ${started.child.pid}`, () => started.output());
+  cleanups.add(() => started.stop('SIGKILL'));
+  return started;
+}
 
 const ADMIN = { authorization: 'Bearer root' };
 const DELETE = `mutation($id: ID!) { deleteSession(id: $id) { deleted } }`;
@@ -144,7 +150,7 @@ describe.each(databaseKinds())('a run whose clock was off, then one that is righ
           'b4',
         ]);
       }),
-    60_000,
+    120_000,
   );
 });
 
