@@ -90,6 +90,15 @@ export class Environment {
   @Max(3_600_000)
   LISTEN_HEARTBEAT_DEADLINE_MS = 6000;
 
+  /**
+   * How far ahead of this instance's clock a journaled record's acceptance time may be before
+   * adoption refuses it as from the future (sets it aside, bytes and all). Default one day.
+   */
+  @IsInt()
+  @Min(1000)
+  @Max(31_536_000_000)
+  JOURNAL_MAX_CLOCK_AHEAD_MS = 86_400_000;
+
   @IsInt()
   @Min(1)
   @Max(64)
@@ -333,6 +342,7 @@ const INTEGER_KEYS = new Set([
   'DB_RETRY_INTERVAL_MS',
   'LISTEN_HEARTBEAT_MS',
   'LISTEN_HEARTBEAT_DEADLINE_MS',
+  'JOURNAL_MAX_CLOCK_AHEAD_MS',
   'SESSION_RESOLVE_CONCURRENCY',
   'SESSION_RESOLVE_TIMEOUT_MS',
   'SESSION_CACHE_SIZE',

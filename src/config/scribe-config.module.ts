@@ -4,12 +4,20 @@ import { Environment, validateEnvironment } from './environment.js';
 import { ScribeConfig } from './scribe-config.js';
 import { ScribeInstance } from './scribe-instance.js';
 import { Failpoints } from '../common/failpoints.js';
+import { OrderKeyGenerator } from '../message/order-key.js';
 
 @Global()
 @Module({
   imports: [ConfigModule.forRoot({ ignoreEnvFile: true, validate: validateEnvironment })],
   providers: [
     { provide: ScribeInstance, useFactory: () => new ScribeInstance() },
+    // The one clock of the process (see OrderKeyGenerator): every module that times or orders
+    // messages and tombstones injects this one, so each moves it on for the others.
+    {
+      provide: OrderKeyGenerator,
+      inject: [ScribeInstance],
+      useFactory: (instance: ScribeInstance) => new OrderKeyGenerator(instance.id),
+    },
     {
       provide: Failpoints,
       inject: [ScribeConfig],
@@ -28,6 +36,6 @@ import { Failpoints } from '../common/failpoints.js';
       },
     },
   ],
-  exports: [ScribeConfig, ScribeInstance, Failpoints],
+  exports: [ScribeConfig, ScribeInstance, Failpoints, OrderKeyGenerator],
 })
 export class ScribeConfigModule {}

@@ -78,6 +78,8 @@ export class ScribeConfig {
   readonly maxPendingPerSession: number;
   readonly dbRetryIntervalMs: number;
   readonly listenHeartbeat: ListenHeartbeatSettings;
+  /** A journaled record accepted further ahead of this clock than this is refused at adoption. */
+  readonly journalMaxClockAheadMs: number;
   readonly sessionResolveConcurrency: number;
   readonly sessionResolveTimeoutMs: number;
   readonly sessionCacheSize: number;
@@ -128,6 +130,7 @@ export class ScribeConfig {
       intervalMs: get('LISTEN_HEARTBEAT_MS'),
       deadlineMs: get('LISTEN_HEARTBEAT_DEADLINE_MS'),
     };
+    this.journalMaxClockAheadMs = get('JOURNAL_MAX_CLOCK_AHEAD_MS');
     this.sessionResolveConcurrency = get('SESSION_RESOLVE_CONCURRENCY');
     this.sessionResolveTimeoutMs = get('SESSION_RESOLVE_TIMEOUT_MS');
     this.sessionCacheSize = get('SESSION_CACHE_SIZE');

@@ -10,6 +10,7 @@ import { SessionMetadata1764633600000 } from './migrations/1764633600000-session
 import { DeletedSessions1764720000000 } from './migrations/1764720000000-deleted-sessions.js';
 import { CommitSeq1764806400000 } from './migrations/1764806400000-commit-seq.js';
 import { TCP_KEEPALIVE } from './postgres-keepalive.js';
+import { StoredTimes1764892800000 } from './migrations/1764892800000-stored-times.js';
 
 export const ENTITIES = [SessionEntity, MessageEntity, DeletedSessionEntity];
 export const MIGRATIONS = [
@@ -18,6 +19,7 @@ export const MIGRATIONS = [
   SessionMetadata1764633600000,
   DeletedSessions1764720000000,
   CommitSeq1764806400000,
+  StoredTimes1764892800000,
 ];
 
 /** How long one SQLite statement waits for another process's lock before failing. */

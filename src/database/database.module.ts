@@ -4,6 +4,7 @@ import { TypeOrmModule, getDataSourceToken } from '@nestjs/typeorm';
 import { type DataSource } from 'typeorm';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { ScribeInstance } from '../config/scribe-instance.js';
+import { OrderKeyGenerator } from '../message/order-key.js';
 import { SQLITE_BUSY_TIMEOUT_MS, buildDataSourceOptions } from './data-source-options.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
@@ -12,6 +13,7 @@ import { PostgresCommitFeed } from './postgres-commit-feed.js';
 import { MessageStore } from './message-store.js';
 import { PostgresMessageStore } from './postgres-message-store.js';
 import { SessionDeletion, Tombstones } from './session-deletion.js';
+import { StoredTimes } from './stored-times.js';
 import { CommitReads } from './commit-reads.js';
 import { DatabaseReadiness } from './database-readiness.js';
 import { DatabaseStartup, FALLBACK_RETRY_INTERVAL_MS } from './database-startup.js';
@@ -54,13 +56,15 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
     CommitReads,
     SessionDeletion,
     { provide: Tombstones, useExisting: SessionDeletion },
+    StoredTimes,
     {
       provide: CommitFeed,
-      inject: [ScribeConfig, SessionQueries, EventEmitter2],
+      inject: [ScribeConfig, SessionQueries, EventEmitter2, OrderKeyGenerator],
       useFactory: (
         config: ScribeConfig,
         queries: SessionQueries,
         events: EventEmitter2,
+        clock: OrderKeyGenerator,
       ): CommitFeed =>
         config.database.kind === 'sqlite'
           ? new InProcessCommitFeed()
@@ -74,6 +78,7 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
               },
               queries,
               events,
+              clock,
             ),
     },
     {
@@ -105,6 +110,7 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
     CommitReads,
     SessionDeletion,
     Tombstones,
+    StoredTimes,
     MessageStore,
     CommitFeed,
   ],

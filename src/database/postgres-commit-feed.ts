@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { describeError } from '../common/errors/describe-error.js';
 import { type MessageRecord } from '../message/message-record.js';
+import { type OrderKeyGenerator } from '../message/order-key.js';
 import { CommitFeed } from './commit-feed.js';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { SessionDeleted } from '../message/message-events.js';
@@ -72,6 +73,8 @@ export class PostgresCommitFeed
     private readonly settings: PostgresFeedSettings,
     private readonly queries: SessionQueries,
     private readonly events: EventEmitter2,
+    // Moved past the times of other instances' commits read here (see OrderKeyGenerator).
+    private readonly clock?: Pick<OrderKeyGenerator, 'floor'>,
   ) {
     super();
     this.sender = new pg.Pool({
@@ -217,6 +220,7 @@ export class PostgresCommitFeed
     for (const item of wanted) {
       if (item.kind === 'messages') {
         const records = item.notice.messageIds.flatMap((id) => byId.get(id) ?? []);
+        for (const record of records) this.clock?.floor(record.acceptedAt);
         if (records.length > 0) listener.messages(item.notice.sessionId, records);
       } else if (item.kind === 'session') {
         const session = await this.queries.findMetadata(item.sessionId);

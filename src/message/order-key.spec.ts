@@ -65,3 +65,70 @@ describe('OrderKeyGenerator.floor', () => {
     expect(sut.next(9000).key > first).toBe(true);
   });
 });
+
+describe('OrderKeyGenerator as the instance clock', () => {
+  it('reads the wall clock it is given', () => {
+    let wall = 4000;
+    const sut = new OrderKeyGenerator('c', () => wall);
+
+    expect(sut.next()).toEqual({ key: formatOrderKey(4000, 0, 'c'), ms: 4000 });
+    wall = 4002;
+    expect(sut.wallNow()).toBe(4002);
+    expect(sut.next().ms).toBe(4002);
+    expect(sut.latest).toBe(4002);
+  });
+
+  it('stamps a time at or after every key issued, and before every key issued later', () => {
+    const sut = new OrderKeyGenerator('c', () => 100);
+    const before = sut.next();
+
+    const stamp = sut.stamp();
+    const after = sut.next();
+
+    expect(before.ms).toBe(100);
+    expect(stamp).toBe(100);
+    expect(after).toEqual({ key: formatOrderKey(101, 0, 'c'), ms: 101 });
+  });
+
+  it('stamps the wall clock when it is ahead of every key, then keys move past it', () => {
+    let wall = 100;
+    const sut = new OrderKeyGenerator('c', () => wall);
+    sut.next();
+    wall = 500;
+
+    expect(sut.stamp()).toBe(500);
+    wall = 200;
+    expect(sut.next().ms).toBe(501);
+  });
+
+  it('stamps after a floor it was moved to, whatever the wall clock says', () => {
+    const sut = new OrderKeyGenerator('c', () => 10);
+    sut.floor(7_000);
+
+    expect(sut.stamp()).toBe(7_001);
+    expect(sut.latest).toBe(7_001);
+  });
+
+  it.each([
+    ['not a number', Number.NaN],
+    ['infinite', Number.POSITIVE_INFINITY],
+    ['not whole', 1.5],
+  ])('ignores a floor that is %s', (_case, ms) => {
+    const sut = new OrderKeyGenerator('c', () => 1);
+
+    sut.floor(ms);
+
+    expect(sut.latest).toBe(0);
+    expect(sut.next().ms).toBe(1);
+  });
+
+  it('takes a floor just above what it stands at, and ignores one equal to it', () => {
+    const sut = new OrderKeyGenerator('c', () => 50);
+    sut.next();
+
+    sut.floor(50);
+    expect(sut.next()).toEqual({ key: formatOrderKey(50, 1, 'c'), ms: 50 });
+    sut.floor(51);
+    expect(sut.next()).toEqual({ key: formatOrderKey(52, 0, 'c'), ms: 52 });
+  });
+});

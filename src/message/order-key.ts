@@ -4,19 +4,29 @@ const COUNTER_LIMIT = 1_000_000;
 const ORDER_KEY = /^(\d{15})\.(\d{6})\.([0-9a-z]{1,16})$/;
 
 /**
- * Hands out keys that sort (as plain strings) in the order they were issued: epoch
- * milliseconds, a counter within the millisecond, then an id for this process so that two
- * instances sharing a database never issue the same key. The clock is never allowed to go
- * backwards, so a key issued later never sorts earlier.
+ * The instance's one clock for the journal and the database: a hybrid logical clock. It hands
+ * out keys that sort (as plain strings) in the order they were issued: epoch milliseconds, a
+ * counter within the millisecond, then an id for this process so that two instances sharing a
+ * database never issue the same key. Its time is the wall clock's, but it never goes back, and
+ * it is moved on (observe) past every time it sees: the journal at adoption, the newest stored
+ * message and tombstone at start, tombstones read at write-back, commits of other instances.
+ * Tombstones are stamped from it too (stamp), so a message accepted here after a deletion has a
+ * later time than the deletion whatever the wall clock did in between.
+ *
+ * Provided as one instance per process (ScribeConfigModule), so that tests and other modules
+ * inject, or override, the same clock.
  */
 export class OrderKeyGenerator {
   private lastMs = 0;
   private counter = 0;
 
-  constructor(readonly instanceId: string = randomBytes(4).toString('hex')) {}
+  constructor(
+    readonly instanceId: string = randomBytes(4).toString('hex'),
+    private readonly wall: () => number = Date.now,
+  ) {}
 
   /** Returns the next key and the (monotonic) millisecond it stands for. */
-  next(now: number = Date.now()): { key: string; ms: number } {
+  next(now: number = this.wall()): { key: string; ms: number } {
     if (now > this.lastMs) {
       this.lastMs = now;
       this.counter = 0;
@@ -28,15 +38,35 @@ export class OrderKeyGenerator {
   }
 
   /**
+   * A time for an event (a tombstone) that is at or after every key issued so far and before
+   * every key issued from now on: a message accepted later is never taken for older than it.
+   */
+  stamp(now: number = this.wall()): number {
+    const { ms } = this.next(now);
+    this.counter = COUNTER_LIMIT - 1;
+    return ms;
+  }
+
+  /**
    * Keys issued from now on sort after every key of millisecond `ms`: after a restart, messages
    * accepted by an earlier run (and replayed from the journal) must stay before new ones even
    * when the clock went back meanwhile.
    */
   floor(ms: number): void {
-    if (ms > this.lastMs) {
+    if (Number.isSafeInteger(ms) && ms > this.lastMs) {
       this.lastMs = ms;
       this.counter = COUNTER_LIMIT - 1;
     }
+  }
+
+  /** The newest time the clock stands at (0 before any). */
+  get latest(): number {
+    return this.lastMs;
+  }
+
+  /** The wall clock's reading, which the clock itself may be ahead of. */
+  wallNow(): number {
+    return this.wall();
   }
 }
 

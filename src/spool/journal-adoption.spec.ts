@@ -772,4 +772,64 @@ describe(JournalAdoption.name, () => {
     await sut.segmentRemoved(segment(DEAD, 1000));
     expect(locks.released).toHaveLength(2);
   });
+  describe('with a check that refuses records (from the future)', () => {
+    it('sets a refused record aside whole, with its reason, and owes the others', async () => {
+      const kept = messageRecord('s1', 1);
+      const future = messageRecord('s1', 2, { acceptedAt: ACCEPTED_AT + 5_000 });
+      const refusals: (string | undefined)[] = [];
+      sut = new JournalAdoption(
+        files,
+        index,
+        setAsideLog,
+        OWN,
+        (entries, reason) => {
+          reported.push(entries);
+          refusals.push(reason);
+        },
+        blocked,
+        undefined,
+        (record) => (record.id === future.id ? 'from the future' : undefined),
+      );
+      const name = segment(DEAD, 1000);
+      const at = put(name, [kept, future]);
+
+      const report = await sut.adopt();
+
+      expect(diskOnlyIds('s1')).toEqual([kept.id]);
+      expect(report).toMatchObject({ records: 1, setAside: 1, latestAcceptedAt: kept.acceptedAt });
+      const entry = {
+        at: expect.any(Number),
+        reason: 'from the future',
+        source: name,
+        offset: at(future).offset,
+        sessionId: 's1',
+        messageId: future.id,
+        record: future,
+      };
+      expect(reported).toEqual([[entry]]);
+      expect(refusals).toEqual(['refused']);
+      expect(setAsideLog.recent()).toEqual([entry]);
+      expect(files.text(SET_ASIDE_LOG)).toContain(future.id);
+    });
+
+    it('removes a segment with nothing but refused records, once they are set aside', async () => {
+      sut = new JournalAdoption(
+        files,
+        index,
+        setAsideLog,
+        OWN,
+        (entries) => reported.push(entries),
+        blocked,
+        undefined,
+        () => 'from the future',
+      );
+      const future = messageRecord('s1', 1);
+      put(segment(DEAD, 1000), [future]);
+
+      const report = await sut.adopt();
+
+      expect(report).toMatchObject({ records: 0, setAside: 1, latestAcceptedAt: 0 });
+      expect(files.names()).toEqual([SET_ASIDE_LOG]);
+    });
+  });
 });

@@ -4,6 +4,7 @@ import { AdoptionOutages } from './adoption-outages.js';
 import { BadLineKeeper } from './bad-line-keeper.js';
 import { type BlockedFiles } from './blocked-files.js';
 import { type JournalFiles } from './journal-files.js';
+import { type AdoptionCheck } from './future-records.js';
 import { type DiskEntry, type JournalIndex } from './journal-index.js';
 import { type OwnerLock } from './owner-lock.js';
 import { SET_ASIDE_LOG, ownerLockName, parseSegmentName } from './segment-names.js';
@@ -54,11 +55,19 @@ export class JournalAdoption {
     private readonly index: JournalIndex,
     setAsideLog: SetAsideLog,
     private readonly ownInstanceId: string,
-    onSetAside: (entries: readonly SetAsideEntry[]) => void,
+    onSetAside: (entries: readonly SetAsideEntry[], reason?: 'refused' | 'corrupt') => void,
     private readonly blocked: BlockedFiles,
     private readonly keptRecordBytes: number = KEPT_RECORD_BYTES,
+    // A good record that is refused all the same (from the future): set aside, record and all.
+    private readonly refuse: AdoptionCheck = () => undefined,
   ) {
-    this.badLines = new BadLineKeeper(setAsideLog, index, blocked, onSetAside);
+    // A refused record is kept whole; a bad line as its bytes.
+    this.badLines = new BadLineKeeper(setAsideLog, index, blocked, (entries) => {
+      const refused = entries.filter((entry) => entry.record !== undefined);
+      const bad = entries.filter((entry) => entry.record === undefined);
+      if (bad.length > 0) onSetAside(bad, 'corrupt');
+      if (refused.length > 0) onSetAside(refused, 'refused');
+    });
     this.outages = new AdoptionOutages(files, blocked);
   }
 
@@ -153,8 +162,13 @@ export class JournalAdoption {
     seen: Set<string>,
     report: AdoptionReport,
   ): Promise<DiskEntry[]> {
-    const scanned: { name: string; entries: DiskEntry[]; bad: SetAsideEntry[]; bytes: number }[] =
-      [];
+    const scanned: {
+      name: string;
+      entries: DiskEntry[];
+      bad: SetAsideEntry[];
+      refused: SetAsideEntry[];
+      bytes: number;
+    }[] = [];
     // Ids this owner holds: they count as seen only once it is taken over (a failed one's
     // records must not make another owner's copy of them a duplicate to be deleted).
     const found = new Set<string>();
@@ -167,12 +181,26 @@ export class JournalAdoption {
       }
       const scan = scanSegment(data);
       const entries: DiskEntry[] = [];
+      const refused: SetAsideEntry[] = [];
       for (const { record, offset, length } of scan.records) {
         // A second copy of a record (written again after a failed sync, or by two instances
         // that raced one client id) is owed once.
         if (found.has(record.id) || seen.has(record.id)) continue;
         if (this.index.findDiskOnly(record.sessionId, record.id)) continue;
         found.add(record.id);
+        const reason = this.refuse(record);
+        if (reason !== undefined) {
+          refused.push({
+            at: Date.now(),
+            reason,
+            source: name,
+            offset,
+            sessionId: record.sessionId,
+            messageId: record.id,
+            record,
+          });
+          continue;
+        }
         // Kept while memory allows, so the write-back at start need not read and check every
         // line a second time.
         const entry: DiskEntry = {
@@ -195,7 +223,7 @@ export class JournalAdoption {
         offset: range.offset,
         ...rawField(data.subarray(range.offset, range.offset + range.length)),
       }));
-      scanned.push({ name, entries, bad, bytes: data.length });
+      scanned.push({ name, entries, bad, refused, bytes: data.length });
     }
     const adopted = this.adopted.get(owner) ?? {
       lock,
@@ -211,7 +239,7 @@ export class JournalAdoption {
       this.index.addBytes(segment.name, segment.bytes);
     }
     // Bad lines are copied out before their segment can ever be deleted (or pin it until then).
-    const bad = scanned.flatMap((segment) => segment.bad);
+    const bad = scanned.flatMap((segment) => [...segment.bad, ...segment.refused]);
     const kept = await this.badLines.keep(bad);
     await this.removeEmptied(kept.emptied);
     for (const segment of scanned) {

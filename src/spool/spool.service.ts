@@ -14,6 +14,7 @@ import {
   type RefusedRecord,
 } from './journal.js';
 import { BlockedFiles } from './blocked-files.js';
+import { refuseFutureRecords } from './future-records.js';
 import { JournalAdoption, type AdoptionReport } from './journal-adoption.js';
 import { NodeJournalFiles, type JournalFiles } from './journal-files.js';
 import { JournalIndex, type RecordLocation } from './journal-index.js';
@@ -96,8 +97,10 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
       this.index,
       this.setAsideLog,
       instance.id,
-      (entries) => this.reporter.setAside(entries, 'corrupt'),
+      (entries, reason = 'corrupt') => this.reporter.setAside(entries, reason),
       this.blocked,
+      undefined,
+      refuseFutureRecords(config.journalMaxClockAheadMs),
     );
     this.journal = new Journal(
       this.files,

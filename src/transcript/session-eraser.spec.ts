@@ -10,6 +10,7 @@ import {
 } from '../database/session-deletion.js';
 import { SessionDeleted } from '../message/message-events.js';
 import { type MessageRecord } from '../message/message-record.js';
+import { OrderKeyGenerator } from '../message/order-key.js';
 import { ACCEPTED_AT, messageRecord } from '../spool/testing/records.js';
 import { SessionBacklog } from './session-backlog.js';
 import { SessionEraser } from './session-eraser.js';
@@ -82,11 +83,13 @@ describe(SessionEraser.name, () => {
   let events: EventEmitter2;
   let announced: string[];
   let logger: CapturingLogger;
+  let clock: OrderKeyGenerator;
   let sut: SessionEraser;
 
   function build(journal: FakeSpool = new FakeSpool()): void {
     spool = journal;
-    sut = new SessionEraser(backlog, deletion.asDeletion, deletion, spool.asService, events);
+    clock = new OrderKeyGenerator('e', () => NOW);
+    sut = new SessionEraser(backlog, deletion.asDeletion, deletion, spool.asService, events, clock);
   }
 
   beforeEach(() => {
@@ -429,6 +432,51 @@ describe(SessionEraser.name, () => {
       expect(await prune('s')).toBe(true);
 
       expect(spool.forgetCalls).toEqual([{ sessionId: 's', acceptedUpTo: DELETED_AT }]);
+    });
+  });
+  describe('the clock', () => {
+    const prune = (sessionId: string) =>
+      backlog.withSession(sessionId, (queue) => sut.prune(queue));
+
+    it('stamps the tombstone from the instance clock, after every key it issued', async () => {
+      clock.floor(NOW + 5_000);
+
+      await sut.erase('s');
+
+      expect(deletion.deletes).toEqual([{ sessionId: 's', at: NOW + 5_001 }]);
+      expect(clock.next().ms).toBe(NOW + 5_002);
+    });
+
+    it('moves the clock past a tombstone it reads at write-back', async () => {
+      deletion.tombstones.set('s', NOW + 9_000);
+
+      expect(await prune('s')).toBe(true);
+
+      expect(clock.next().ms).toBe(NOW + 9_001);
+    });
+
+    it('leaves the clock alone for a session never deleted', async () => {
+      expect(await prune('s')).toBe(true);
+
+      expect(clock.next().ms).toBe(NOW);
+    });
+
+    it("moves the clock past another instance's tombstone when told of the deletion", async () => {
+      deletion.tombstones.set('s', NOW + 7_000);
+
+      await sut.onSessionDeleted(new SessionDeleted('s'));
+
+      expect(deletion.lookups).toEqual(['s']);
+      expect(clock.next().ms).toBe(NOW + 7_001);
+    });
+
+    it('still drops what it holds when the tombstone cannot be read', async () => {
+      deletion.lookupFailure = new Error('connection refused');
+
+      await sut.onSessionDeleted(new SessionDeleted('s'));
+
+      expect(clock.next().ms).toBe(NOW);
+      expect(logger.messages('warn')).toEqual([]);
     });
   });
 });

@@ -3,6 +3,7 @@ import { EventEmitter2, OnEvent } from '@nestjs/event-emitter';
 import { describeError } from '../common/errors/describe-error.js';
 import { type SessionDeletion, type Tombstones } from '../database/session-deletion.js';
 import { SessionDeleted } from '../message/message-events.js';
+import { type OrderKeyGenerator } from '../message/order-key.js';
 import { type SpoolService } from '../spool/spool.service.js';
 import { type PendingQueue, type SessionBacklog } from './session-backlog.js';
 
@@ -33,12 +34,16 @@ export class SessionEraser {
     private readonly tombstones: Tombstones,
     private readonly spool: SpoolService,
     private readonly events: EventEmitter2,
+    // The instance's clock (see OrderKeyGenerator): tombstones are stamped from it, and it is
+    // moved past every tombstone read, so that a message accepted after a deletion is never
+    // taken for one accepted before it, whatever the wall clock did.
+    private readonly clock: Pick<OrderKeyGenerator, 'stamp' | 'floor'>,
   ) {}
 
   erase(sessionId: string): Promise<Erased> {
     return this.backlog.withSession(sessionId, async (queue) => {
       // The database first: when it cannot delete, nothing is dropped here either.
-      const rows = await this.deletion.delete(sessionId, Date.now());
+      const rows = await this.deletion.delete(sessionId, this.clock.stamp());
       let held = 0;
       try {
         held = await this.dropHeld(queue);
@@ -57,7 +62,12 @@ export class SessionEraser {
   @OnEvent(SessionDeleted.event)
   async onSessionDeleted(event: SessionDeleted): Promise<void> {
     try {
-      const held = await this.backlog.withSession(event.sessionId, (queue) => this.dropHeld(queue));
+      const held = await this.backlog.withSession(event.sessionId, async (queue) => {
+        // Another instance's clock may be ahead of this one: what is accepted here from now on
+        // must be newer than its tombstone, or the next write-back would drop it.
+        this.observe(await this.tombstones.deletedAt(event.sessionId).catch(() => undefined));
+        return this.dropHeld(queue);
+      });
       if (held > 0) {
         this.logger.log(`Dropped ${held} held message(s) of deleted session ${event.sessionId}`);
       }
@@ -82,12 +92,17 @@ export class SessionEraser {
       return false;
     }
     if (deletedAt === undefined) return true;
+    this.observe(deletedAt);
     const held = queue.peek(queue.size);
     let stale = 0;
     while (stale < held.length && held[stale].record.acceptedAt <= deletedAt) stale += 1;
     await this.release(queue.shift(stale));
     await this.spool.forget(queue.sessionId, deletedAt);
     return true;
+  }
+
+  private observe(deletedAt: number | undefined): void {
+    if (deletedAt !== undefined) this.clock.floor(deletedAt);
   }
 
   private async dropHeld(queue: PendingQueue): Promise<number> {

@@ -7,6 +7,7 @@ import { classifyDatabaseError } from '../database/database-errors.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { MessageStore } from '../database/message-store.js';
 import { SessionDeletion, Tombstones } from '../database/session-deletion.js';
+import { OrderKeyGenerator } from '../message/order-key.js';
 import { PendingMessages } from '../message/pending-messages.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { SpoolModule } from '../spool/spool.module.js';
@@ -51,14 +52,22 @@ import { TranscriptService } from './transcript.service.js';
     },
     {
       provide: SessionEraser,
-      inject: [SessionBacklog, SessionDeletion, Tombstones, SpoolService, EventEmitter2],
+      inject: [
+        SessionBacklog,
+        SessionDeletion,
+        Tombstones,
+        SpoolService,
+        EventEmitter2,
+        OrderKeyGenerator,
+      ],
       useFactory: (
         backlog: SessionBacklog,
         deletion: SessionDeletion,
         tombstones: Tombstones,
         spool: SpoolService,
         events: EventEmitter2,
-      ) => new SessionEraser(backlog, deletion, tombstones, spool, events),
+        clock: OrderKeyGenerator,
+      ) => new SessionEraser(backlog, deletion, tombstones, spool, events, clock),
     },
     {
       provide: DurableWriter,

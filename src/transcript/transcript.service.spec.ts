@@ -7,7 +7,8 @@ import { ScribeException } from '../common/errors/scribe.exception.js';
 import { Failpoints } from '../common/failpoints.js';
 import { CapturingLogger } from '../common/testing/capturing-logger.js';
 import { ScribeConfig } from '../config/scribe-config.js';
-import { ScribeInstance } from '../config/scribe-instance.js';
+import { type StoredTimes } from '../database/stored-times.js';
+import { OrderKeyGenerator } from '../message/order-key.js';
 import { messageIdFor } from '../message/message-id.js';
 import { type MessageRecord, type NewMessage } from '../message/message-record.js';
 import { MessageRole } from '../message/message-role.js';
@@ -65,6 +66,10 @@ describe(TranscriptService.name, () => {
   let health: DatabaseHealth;
   let recovery: TranscriptRecovery;
   let sut: TranscriptService;
+  let clock: OrderKeyGenerator;
+  // What the database's newest stored times answer (a number, or a failure).
+  let storedLatest: () => Promise<number>;
+  const storedTimes = { latest: () => storedLatest() } as unknown as StoredTimes;
 
   function build({
     cap = 3,
@@ -98,6 +103,7 @@ describe(TranscriptService.name, () => {
       metrics,
       config.dbRetryIntervalMs,
     );
+    clock = new OrderKeyGenerator(INSTANCE);
     sut = new TranscriptService(
       backlog,
       durable,
@@ -107,8 +113,9 @@ describe(TranscriptService.name, () => {
       queries.asQueries,
       config,
       metrics,
-      new ScribeInstance(INSTANCE),
       databaseReadiness,
+      clock,
+      storedTimes,
     );
   }
 
@@ -119,6 +126,7 @@ describe(TranscriptService.name, () => {
     queries = new FakeSessionQueries(store);
     logger = new CapturingLogger();
     Logger.overrideLogger(logger);
+    storedLatest = async () => 0;
     build();
   });
 
@@ -566,6 +574,50 @@ describe(TranscriptService.name, () => {
       // The write-back runs on its own: a few turns of the event loop, no timer.
       for (let turn = 0; turn < 50 && store.contents().length === 0; turn += 1) await idle();
       expect(store.contents()).toEqual(['journaled before']);
+    });
+
+    it('issues order keys after the newest stored time, even with the clock behind it', async () => {
+      const stored = Date.now() + 30 * 86_400_000;
+      storedLatest = async () => stored;
+
+      await sut.onApplicationBootstrap();
+      const [next] = (await append('s1', message('new'))).records;
+
+      expect(next.acceptedAt).toBe(stored + 1);
+      expect(next.orderKey).toBe(formatOrderKey(stored + 1, 0, INSTANCE));
+      expect(logger.messages('warn')).toEqual([
+        expect.stringMatching(/^The database holds times \d+ ms ahead of this clock/),
+      ]);
+    });
+
+    it('says nothing of stored times within the tolerance ahead', async () => {
+      const stored = Date.now() + 60_000;
+      storedLatest = async () => stored;
+
+      await sut.onApplicationBootstrap();
+
+      expect((await append('s1', message('new'))).records[0].acceptedAt).toBe(stored + 1);
+      expect(logger.messages('warn')).toEqual([]);
+    });
+
+    it('starts all the same when the stored times cannot be read, following the journal', async () => {
+      const later = Date.now() + 3_600_000;
+      spool.leaveOrphans([
+        acceptedRecord('s1', 'from the last run', {
+          orderKey: formatOrderKey(later, 0, 'gone0001'),
+          acceptedAt: later,
+        }),
+      ]);
+      storedLatest = async () => {
+        throw new Error('SQLITE_BUSY: database is locked');
+      };
+
+      await sut.onApplicationBootstrap();
+
+      expect((await append('s1', message('new'))).records[0].acceptedAt).toBe(later + 1);
+      expect(logger.messages('warn')).toEqual([
+        'Could not read the newest stored times at start (SQLITE_BUSY: database is locked); order keys follow the journal and the wall clock',
+      ]);
     });
 
     it('starts the background retry', async () => {

@@ -4,12 +4,13 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
+import { describeError } from '../common/errors/describe-error.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { ScribeConfig } from '../config/scribe-config.js';
-import { ScribeInstance } from '../config/scribe-instance.js';
 import { DatabaseReadiness } from '../database/database-readiness.js';
 import { SessionQueries } from '../database/session-queries.js';
+import { StoredTimes } from '../database/stored-times.js';
 import { messageIdFor } from '../message/message-id.js';
 import { type MessageRecord, type NewMessage } from '../message/message-record.js';
 import { OrderKeyGenerator } from '../message/order-key.js';
@@ -47,7 +48,6 @@ export interface PendingStatus extends Omit<DatabaseHealthStatus, 'consecutiveFa
 @Injectable()
 export class TranscriptService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(TranscriptService.name);
-  private readonly orderKeys: OrderKeyGenerator;
   private readonly retries: RetryLookup;
   private readonly inFlight = new Set<Promise<unknown>>();
   private accepting = true;
@@ -61,10 +61,10 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     queries: SessionQueries,
     private readonly config: ScribeConfig,
     private readonly metrics: MetricsService,
-    instance: ScribeInstance,
     private readonly readiness: DatabaseReadiness,
+    private readonly orderKeys: OrderKeyGenerator,
+    private readonly storedTimes: StoredTimes,
   ) {
-    this.orderKeys = new OrderKeyGenerator(instance.id);
     this.retries = new RetryLookup(durable, spool, queries);
     metrics.observeGauge('scribe_pending_messages', () => backlog.total);
   }
@@ -135,12 +135,40 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    // Keys issued from now on sort after everything an earlier run accepted.
+    // Keys issued from now on sort after everything an earlier run accepted (stored, or in the
+    // journal) and after every stored tombstone, whatever the wall clock says now.
+    // Started during an outage, the stored times are read once the database is connected and
+    // migrated; until then keys follow the journal and the wall clock.
+    if (this.readiness.isReady) await this.floorFromStored();
     this.orderKeys.floor(await this.recovery.replayAtBoot());
     this.recovery.start();
-    // Started during an outage: what was journaled meanwhile is written back as soon as the
-    // database is connected and migrated, not at the next tick of the retry.
-    if (!this.readiness.isReady) void this.readiness.ready.then(() => this.recovery.trigger());
+    // What was journaled meanwhile is written back as soon as the database is up, not at the
+    // next tick of the retry (and after the clock has moved past what is stored).
+    if (!this.readiness.isReady) {
+      void this.readiness.ready.then(async () => {
+        await this.floorFromStored();
+        this.recovery.trigger();
+      });
+    }
+  }
+
+  private async floorFromStored(): Promise<void> {
+    try {
+      this.orderKeys.floor(await this.storedTimes.latest());
+    } catch (error) {
+      // A database down at start: the journal's times still floor the clock, and each
+      // write-back moves it past the session's tombstone (SessionEraser.prune).
+      this.logger.warn(
+        `Could not read the newest stored times at start (${describeError(error)}); order keys follow the journal and the wall clock`,
+      );
+      return;
+    }
+    const ahead = this.orderKeys.latest - this.orderKeys.wallNow();
+    if (ahead > this.config.journalMaxClockAheadMs) {
+      this.logger.warn(
+        `The database holds times ${ahead} ms ahead of this clock (a clock that was ahead); new messages are timed after them, so that they sort after what is stored`,
+      );
+    }
   }
 
   async beforeApplicationShutdown(): Promise<void> {
