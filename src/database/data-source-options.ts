@@ -9,6 +9,7 @@ import { Heartbeat1764547200000 } from './migrations/1764547200000-heartbeat.js'
 import { SessionMetadata1764633600000 } from './migrations/1764633600000-session-metadata.js';
 import { DeletedSessions1764720000000 } from './migrations/1764720000000-deleted-sessions.js';
 import { CommitSeq1764806400000 } from './migrations/1764806400000-commit-seq.js';
+import { DatabaseIdentity1764892800000 } from './migrations/1764892800000-database-identity.js';
 
 export const ENTITIES = [SessionEntity, MessageEntity, DeletedSessionEntity];
 export const MIGRATIONS = [
@@ -17,6 +18,7 @@ export const MIGRATIONS = [
   SessionMetadata1764633600000,
   DeletedSessions1764720000000,
   CommitSeq1764806400000,
+  DatabaseIdentity1764892800000,
 ];
 
 /** How long one SQLite statement waits for another process's lock before failing. */

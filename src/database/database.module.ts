@@ -1,12 +1,14 @@
 import { Module } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { TypeOrmModule, getDataSourceToken } from '@nestjs/typeorm';
+import { type DataSource } from 'typeorm';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { ScribeInstance } from '../config/scribe-instance.js';
 import { SQLITE_BUSY_TIMEOUT_MS, buildDataSourceOptions } from './data-source-options.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { CommitFeed, InProcessCommitFeed } from './commit-feed.js';
+import { DatabaseIdentity } from './database-identity.js';
 import { PostgresCommitFeed } from './postgres-commit-feed.js';
 import { MessageStore } from './message-store.js';
 import { PostgresMessageStore } from './postgres-message-store.js';
@@ -39,6 +41,11 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
     SessionUpdates,
     CommitReads,
     SessionDeletion,
+    {
+      provide: DatabaseIdentity,
+      inject: [getDataSourceToken()],
+      useFactory: (dataSource: DataSource) => new DatabaseIdentity(dataSource),
+    },
     { provide: Tombstones, useExisting: SessionDeletion },
     {
       provide: CommitFeed,
@@ -79,6 +86,7 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
     Tombstones,
     MessageStore,
     CommitFeed,
+    DatabaseIdentity,
   ],
 })
 export class DatabaseModule {}

@@ -6,6 +6,8 @@ import { ScribeInstance } from '../config/scribe-instance.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type JournalOnlyMessages, type KeyWindow } from '../message/pending-messages.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { DatabaseBinding, SpoolDatabase, type DatabaseBindingView } from './database-binding.js';
+import { DatabaseIdFile } from './database-id-file.js';
 import {
   Journal,
   type DrainOutcome,
@@ -25,6 +27,7 @@ import {
   TEMP_PREFIX,
   isOwnFile,
   ownerLockName,
+  parseSegmentName,
 } from './segment-names.js';
 import { SetAsideLog } from './set-aside-log.js';
 import { SpoolReporter } from './spool-reporter.js';
@@ -58,14 +61,26 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   private readonly namer: SegmentNamer;
   private ownLock: OwnerLock | null = null;
   private readonly reporter: SpoolReporter;
+  private readonly binding: DatabaseBinding;
 
   constructor(
     config: ScribeConfig,
     private readonly instance: ScribeInstance,
     metrics: MetricsService,
     failpoints: Failpoints,
+    database: SpoolDatabase,
   ) {
     this.files = new NodeJournalFiles(config.spoolDir);
+    this.binding = new DatabaseBinding(
+      config.spoolDir,
+      new DatabaseIdFile(config.spoolDir),
+      database,
+      async () =>
+        (await this.files.list()).filter((name) => {
+          const owner = parseSegmentName(name)?.instanceId;
+          return owner !== undefined && owner !== instance.id;
+        }).length,
+    );
     this.reporter = new SpoolReporter(this.files.directory, metrics);
     this.setAsideLog = new SetAsideLog(this.files);
     this.namer = new SegmentNamer(instance.id);
@@ -125,11 +140,13 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Takes over the journals of instances that are gone (at start: every earlier run's); their
-   * records become disk-only entries, to be drained. Null when the directory cannot be read.
+   * records become disk-only entries, to be drained. Null when the directory cannot be read,
+   * and until the database has answered and the spool is known to be its (DatabaseBinding).
    */
   async adoptOrphans(): Promise<AdoptionReport | null> {
     try {
       await this.ready();
+      if (!(await this.binding.verify())) return null;
       const report = await this.adoption.adopt();
       const legacy = await importLegacySpool(this.files, this.journal);
       if (legacy.length > 0) {
@@ -159,6 +176,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     let outcome: JournalAppend;
     try {
       await this.ready();
+      this.binding.assertJournalable();
       outcome = await this.journal.append(records);
     } catch (error) {
       outcome = { kind: 'failed', error };
@@ -216,12 +234,16 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     return this.index.sessionsWithDiskOnly();
   }
 
-  /** Rejects when a file cannot be created in the directory right now (used by /health). */
-  checkWritable(): Promise<void> {
-    return this.files.checkWritable();
+  /**
+   * Rejects when a file cannot be created in the directory right now, or when the spool is
+   * another database's (used by /health).
+   */
+  async checkWritable(): Promise<void> {
+    this.binding.assertJournalable();
+    await this.files.checkWritable();
   }
 
-  async status(): Promise<SpoolStatusView> {
+  async status(): Promise<SpoolStatusView & DatabaseBindingView> {
     let error: string | null = null;
     try {
       await this.checkWritable();
@@ -229,7 +251,10 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
       error = describeError(cause);
     }
     const foreign = (await this.files.list().catch(() => [])).filter((name) => !isOwnFile(name));
-    return spoolStatusOf(this.path, error, this.index, this.setAsideLog, foreign);
+    return {
+      ...spoolStatusOf(this.path, error, this.index, this.setAsideLog, foreign),
+      ...this.binding.status,
+    };
   }
 
   /** The directory exists and this instance holds its owner lock: segments may be written. */
