@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { buildDataSourceOptions } from './data-source-options.js';
-import { DatabaseIdentity } from './database-identity.js';
+import { DatabaseIdentity, databaseLocation } from './database-identity.js';
 
 describe(DatabaseIdentity.name, () => {
   let directory: string;
@@ -33,16 +33,20 @@ describe(DatabaseIdentity.name, () => {
   }
 
   it('gives a database without identity the candidate, and says it created it', async () => {
-    const sut = new DatabaseIdentity(await connect(), () => 'candidate-1');
-    expect(await sut.identity()).toEqual({ id: 'candidate-1', created: true });
+    const sut = new DatabaseIdentity(await connect(), 'sqlite:/here', () => 'candidate-1');
+    expect(await sut.identity()).toEqual({
+      id: 'candidate-1',
+      created: true,
+      location: 'sqlite:/here',
+    });
   });
 
   it('answers the identity stored, not a new candidate, ever after', async () => {
     const source = await connect();
-    await new DatabaseIdentity(source, () => 'first').identity();
-    const later = new DatabaseIdentity(source, () => 'second');
-    expect(await later.identity()).toEqual({ id: 'first', created: false });
-    expect(await later.identity()).toEqual({ id: 'first', created: false });
+    await new DatabaseIdentity(source, 'L', () => 'first').identity();
+    const later = new DatabaseIdentity(source, 'L', () => 'second');
+    expect(await later.identity()).toEqual({ id: 'first', created: false, location: 'L' });
+    expect(await later.identity()).toEqual({ id: 'first', created: false, location: 'L' });
     const rows = await source.query<{ n: number }[]>('SELECT count(*) AS n FROM scribe_database');
     expect(rows[0].n).toBe(1);
   });
@@ -51,9 +55,9 @@ describe(DatabaseIdentity.name, () => {
     const first = await connect();
     const second = await connect();
     const answers = await Promise.all([
-      new DatabaseIdentity(first, () => 'from-first').identity(),
-      new DatabaseIdentity(second, () => 'from-second').identity(),
-      new DatabaseIdentity(first, () => 'from-third').identity(),
+      new DatabaseIdentity(first, 'L', () => 'from-first').identity(),
+      new DatabaseIdentity(second, 'L', () => 'from-second').identity(),
+      new DatabaseIdentity(first, 'L', () => 'from-third').identity(),
     ]);
     const ids = new Set(answers.map((answer) => answer.id));
     expect(ids.size).toBe(1);
@@ -61,13 +65,31 @@ describe(DatabaseIdentity.name, () => {
   });
 
   it('makes random 16-hex-digit ids by default', async () => {
-    const { id } = await new DatabaseIdentity(await connect()).identity();
+    const { id } = await new DatabaseIdentity(await connect(), 'L').identity();
     expect(id).toMatch(/^[0-9a-f]{16}$/);
   });
 
   it('rejects while the database cannot answer', async () => {
     const source = await connect();
     await source.destroy();
-    await expect(new DatabaseIdentity(source).identity()).rejects.toThrow();
+    await expect(new DatabaseIdentity(source, 'L').identity()).rejects.toThrow();
+  });
+
+  it('names where a database is, without credentials', () => {
+    expect(databaseLocation({ kind: 'sqlite', path: '/data/x.sqlite', synchronous: 'FULL' })).toBe(
+      'sqlite:/data/x.sqlite',
+    );
+    expect(databaseLocation({ kind: 'sqlite', path: 'rel.sqlite', synchronous: 'FULL' })).toBe(
+      `sqlite:${join(process.cwd(), 'rel.sqlite')}`,
+    );
+    expect(
+      databaseLocation({
+        kind: 'postgres',
+        url: 'postgres://me:secret@db.internal:5433/scribe?options=-c%20search_path%3Ds1',
+      }),
+    ).toBe('postgres://me@db.internal:5433/scribe -c search_path=s1');
+    expect(databaseLocation({ kind: 'postgres', url: 'postgres://db/scribe' })).toBe(
+      'postgres://@db/scribe',
+    );
   });
 });

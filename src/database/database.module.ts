@@ -8,7 +8,7 @@ import { SQLITE_BUSY_TIMEOUT_MS, buildDataSourceOptions } from './data-source-op
 import { MessageEntity } from './entities/message.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { CommitFeed, InProcessCommitFeed } from './commit-feed.js';
-import { DatabaseIdentity } from './database-identity.js';
+import { DatabaseIdentity, databaseLocation } from './database-identity.js';
 import { PostgresCommitFeed } from './postgres-commit-feed.js';
 import { MessageStore } from './message-store.js';
 import { PostgresMessageStore } from './postgres-message-store.js';
@@ -43,8 +43,9 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
     SessionDeletion,
     {
       provide: DatabaseIdentity,
-      inject: [getDataSourceToken()],
-      useFactory: (dataSource: DataSource) => new DatabaseIdentity(dataSource),
+      inject: [getDataSourceToken(), ScribeConfig],
+      useFactory: (dataSource: DataSource, config: ScribeConfig) =>
+        new DatabaseIdentity(dataSource, databaseLocation(config.database)),
     },
     { provide: Tombstones, useExisting: SessionDeletion },
     {

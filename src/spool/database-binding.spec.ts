@@ -3,43 +3,53 @@ import {
   DatabaseCheck,
   SpoolOfAnotherDatabase,
   decideBinding,
+  type DatabaseIdentity,
   type SpoolDatabase,
 } from './database-binding.js';
-import { type DatabaseIdStore } from './database-id-file.js';
+import { type DatabaseIdStore, type SpoolDatabaseRecord } from './database-id-file.js';
 
 const DIR = '/spool';
 const OURS = 'aaaaaaaaaaaaaaaa';
 const THEIRS = 'bbbbbbbbbbbbbbbb';
 
+const HERE = 'sqlite:/data/scribe.sqlite';
+const ELSEWHERE = 'sqlite:/other/scribe.sqlite';
+const ours = (created: boolean) => ({ id: OURS, created, location: HERE });
+const spoolOf = (id: string, location: string | null = ELSEWHERE) => ({ id, location });
+
 describe(decideBinding.name, () => {
   it('claims a spool that names no database, with or without segments', () => {
-    expect(decideBinding({ id: OURS, created: false }, null, 3)).toEqual({ kind: 'claim' });
-    expect(decideBinding({ id: OURS, created: true }, null, 0)).toEqual({ kind: 'claim' });
+    expect(decideBinding(ours(false), null, 3)).toEqual({ kind: 'claim' });
+    expect(decideBinding(ours(true), null, 0)).toEqual({ kind: 'claim' });
   });
 
   it('matches a spool of this database, whatever else holds', () => {
-    expect(decideBinding({ id: OURS, created: false }, OURS, 5)).toEqual({ kind: 'match' });
-    expect(decideBinding({ id: OURS, created: true }, OURS, 0)).toEqual({ kind: 'match' });
+    expect(decideBinding(ours(false), spoolOf(OURS), 5)).toEqual({ kind: 'match' });
+    expect(decideBinding(ours(true), spoolOf(OURS), 0)).toEqual({ kind: 'match' });
   });
 
   it('takes over, for a database that got its identity only now, a spool without segments of others', () => {
-    expect(decideBinding({ id: OURS, created: true }, THEIRS, 0)).toEqual({ kind: 'take-over' });
+    expect(decideBinding(ours(true), spoolOf(THEIRS), 0)).toEqual({ kind: 'take-over' });
   });
 
-  it('refuses a new database pointed at a spool that holds segments of another', () => {
-    expect(decideBinding({ id: OURS, created: true }, THEIRS, 2)).toEqual({
-      kind: 'refuse',
-      reason: `its database.id names database ${THEIRS}, and this instance's database is ${OURS} (a new database, and the spool holds 2 segment(s) of other instances)`,
-    });
+  it('takes over, for a database new now where the spool says its database was, a spool with segments', () => {
+    expect(decideBinding(ours(true), spoolOf(THEIRS, HERE), 3)).toEqual({ kind: 'take-over' });
   });
 
-  it('refuses a spool of another database, even one with no segments', () => {
-    const reason = `its database.id names database ${THEIRS}, and this instance's database is ${OURS}`;
-    expect(decideBinding({ id: OURS, created: false }, THEIRS, 0)).toEqual({
+  it('refuses a new database elsewhere pointed at a spool that holds segments of another', () => {
+    const reason = `its database.id names database ${THEIRS}, and this instance's database is ${OURS} (a new database, and the spool holds 2 segment(s) of other instances)`;
+    expect(decideBinding(ours(true), spoolOf(THEIRS), 2)).toEqual({ kind: 'refuse', reason });
+    expect(decideBinding(ours(true), spoolOf(THEIRS, null), 2)).toEqual({
       kind: 'refuse',
       reason,
     });
-    expect(decideBinding({ id: OURS, created: false }, THEIRS, 4)).toEqual({
+  });
+
+  it('refuses a spool of another database, even one with no segments or at the same place', () => {
+    const reason = `its database.id names database ${THEIRS}, and this instance's database is ${OURS}`;
+    expect(decideBinding(ours(false), spoolOf(THEIRS), 0)).toEqual({ kind: 'refuse', reason });
+    expect(decideBinding(ours(false), spoolOf(THEIRS), 4)).toEqual({ kind: 'refuse', reason });
+    expect(decideBinding(ours(false), spoolOf(THEIRS, HERE), 4)).toEqual({
       kind: 'refuse',
       reason,
     });
@@ -48,37 +58,42 @@ describe(decideBinding.name, () => {
 
 class FakeIdStore implements DatabaseIdStore {
   id: string | null = null;
+  location: string | null = ELSEWHERE;
   readError: Error | null = null;
   // What another instance writes first, just before this one's claim lands.
   claimedMeanwhile: string | null = null;
   readonly calls: string[] = [];
 
-  async read(): Promise<string | null> {
+  async read(): Promise<SpoolDatabaseRecord | null> {
     this.calls.push('read');
     if (this.readError) throw this.readError;
-    return this.id;
+    return this.id === null ? null : { id: this.id, location: this.location };
   }
 
-  async create(id: string): Promise<string> {
-    this.calls.push(`create ${id}`);
-    this.id ??= this.claimedMeanwhile ?? id;
-    return this.id;
+  async create(record: SpoolDatabaseRecord): Promise<SpoolDatabaseRecord> {
+    this.calls.push(`create ${record.id} ${record.location}`);
+    if (this.id === null) {
+      this.id = this.claimedMeanwhile ?? record.id;
+      this.location = this.claimedMeanwhile ? ELSEWHERE : record.location;
+    }
+    return { id: this.id, location: this.location };
   }
 
-  async replace(id: string): Promise<string> {
-    this.calls.push(`replace ${id}`);
-    this.id = id;
-    return id;
+  async replace(record: SpoolDatabaseRecord): Promise<SpoolDatabaseRecord> {
+    this.calls.push(`replace ${record.id} ${record.location}`);
+    this.id = record.id;
+    this.location = record.location;
+    return record;
   }
 }
 
 class FakeDatabase implements SpoolDatabase {
-  answer: { id: string; created: boolean } | Error = { id: OURS, created: false };
+  answer: DatabaseIdentity | Error = ours(false);
   calls = 0;
   // When set, answers wait for it.
   gate: Promise<void> | null = null;
 
-  async identity(): Promise<{ id: string; created: boolean }> {
+  async identity(): Promise<DatabaseIdentity> {
     this.calls++;
     await this.gate;
     if (this.answer instanceof Error) throw this.answer;
@@ -122,7 +137,7 @@ describe(DatabaseBinding.name, () => {
 
   it('claims a spool without database.id for its database, and says so once', async () => {
     expect(await sut.verify()).toBe(true);
-    expect(idFile.calls).toEqual(['read', `create ${OURS}`]);
+    expect(idFile.calls).toEqual(['read', `create ${OURS} ${HERE}`]);
     expect(sut.status).toEqual({
       databaseCheck: DatabaseCheck.VERIFIED,
       databaseId: OURS,
@@ -130,7 +145,7 @@ describe(DatabaseBinding.name, () => {
       databaseCheckReason: null,
     });
     expect(await sut.verify()).toBe(true);
-    expect(idFile.calls).toEqual(['read', `create ${OURS}`, 'read']);
+    expect(idFile.calls).toEqual(['read', `create ${OURS} ${HERE}`, 'read']);
     expect(logs).toEqual([
       { level: 'log', message: `The spool at ${DIR} claimed for database ${OURS}` },
     ]);
@@ -147,13 +162,22 @@ describe(DatabaseBinding.name, () => {
 
   it('takes over a spool without segments of others for a database new now', async () => {
     idFile.id = THEIRS;
-    database.answer = { id: OURS, created: true };
+    database.answer = ours(true);
     expect(await sut.verify()).toBe(true);
-    expect(idFile.calls).toEqual(['read', `replace ${OURS}`]);
+    expect(idFile.calls).toEqual(['read', `replace ${OURS} ${HERE}`]);
     expect(sut.status.databaseId).toBe(OURS);
     expect(logs).toEqual([
       { level: 'log', message: `The spool at ${DIR} taken over for database ${OURS}` },
     ]);
+  });
+
+  it('takes over, for a database new now where the spool says its database was, a spool with segments', async () => {
+    idFile.id = THEIRS;
+    idFile.location = HERE;
+    database.answer = ours(true);
+    foreign = 2;
+    expect(await sut.verify()).toBe(true);
+    expect(idFile.calls).toEqual(['read', `replace ${OURS} ${HERE}`]);
   });
 
   it('refuses a spool of another database: no adoption, no journaling, one ERROR line', async () => {
@@ -178,7 +202,7 @@ describe(DatabaseBinding.name, () => {
 
   it('refuses, rather than claims, for a new database a spool with segments of another', async () => {
     idFile.id = THEIRS;
-    database.answer = { id: OURS, created: true };
+    database.answer = ours(true);
     foreign = 1;
     expect(await sut.verify()).toBe(false);
     expect(idFile.id).toBe(THEIRS);
@@ -220,7 +244,7 @@ describe(DatabaseBinding.name, () => {
     ]);
     expect(() => sut.assertJournalable()).not.toThrow();
 
-    database.answer = { id: OURS, created: false };
+    database.answer = ours(false);
     expect(await sut.verify()).toBe(true);
     expect(sut.status.databaseCheck).toBe(DatabaseCheck.VERIFIED);
   });
@@ -232,7 +256,7 @@ describe(DatabaseBinding.name, () => {
     expect(sut.status.databaseCheck).toBe(DatabaseCheck.VERIFIED);
 
     idFile.id = THEIRS;
-    database.answer = { id: OURS, created: false };
+    database.answer = ours(false);
     expect(await sut.verify()).toBe(false);
     database.answer = new Error('gone');
     expect(await sut.verify()).toBe(false);

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { describeError } from '../common/errors/describe-error.js';
-import { type DatabaseIdStore } from './database-id-file.js';
+import { type DatabaseIdStore, type SpoolDatabaseRecord } from './database-id-file.js';
 import { DATABASE_ID_FILE } from './segment-names.js';
 
 /**
@@ -8,8 +8,17 @@ import { DATABASE_ID_FILE } from './segment-names.js';
  * root binds this to database/'s DatabaseIdentity). Rejects while the database does not answer.
  */
 export abstract class SpoolDatabase {
-  /** The id, and whether this call gave the database its identity (it had none before). */
-  abstract identity(): Promise<{ id: string; created: boolean }>;
+  /**
+   * The id, whether this call gave the database its identity (it had none before), and where
+   * the database is (without credentials).
+   */
+  abstract identity(): Promise<DatabaseIdentity>;
+}
+
+export interface DatabaseIdentity {
+  id: string;
+  created: boolean;
+  location: string;
 }
 
 /** Where the check stands: not made yet (or could not be), the spool is this database's, or not. */
@@ -39,23 +48,27 @@ export type BindingDecision =
 
 /**
  * A spool no database has claimed (new, or written by a Scribe that kept no database.id) is
- * claimed; one of another database is refused, with one exception: a database that has only
- * now got its identity (new, or reset) takes over a spool that holds no other instance's
- * segments, since nothing there is owed to anyone. A new database pointed at a spool with
- * segments of another is refused: they are owed to that other one.
+ * claimed; one of another database is refused, with two exceptions for a database that has
+ * only now got its identity: it takes over a spool that holds no other instance's segments
+ * (nothing there is owed to anyone), and one whose database was where this one is (the SQLite
+ * file deleted and made anew, a schema dropped and created again: what the old one was owed
+ * is owed to its successor). A new database elsewhere pointed at a spool with segments of
+ * another is refused: they are owed to that other one.
  */
 export function decideBinding(
-  database: { id: string; created: boolean },
-  spoolId: string | null,
+  database: DatabaseIdentity,
+  spool: SpoolDatabaseRecord | null,
   foreignSegments: number,
 ): BindingDecision {
-  if (spoolId === null) return { kind: 'claim' };
-  if (spoolId === database.id) return { kind: 'match' };
-  if (database.created && foreignSegments === 0) return { kind: 'take-over' };
+  if (spool === null) return { kind: 'claim' };
+  if (spool.id === database.id) return { kind: 'match' };
+  if (database.created && (foreignSegments === 0 || spool.location === database.location)) {
+    return { kind: 'take-over' };
+  }
   const fresh = database.created
     ? ` (a new database, and the spool holds ${foreignSegments} segment(s) of other instances)`
     : '';
-  return { kind: 'refuse', reason: mismatch(spoolId, database.id) + fresh };
+  return { kind: 'refuse', reason: mismatch(spool.id, database.id) + fresh };
 }
 
 function mismatch(spoolId: string, databaseId: string): string {
@@ -112,7 +125,7 @@ export class DatabaseBinding {
   }
 
   private async check(): Promise<boolean> {
-    let database: { id: string; created: boolean };
+    let database: DatabaseIdentity;
     try {
       database = await this.database.identity();
     } catch (error) {
@@ -123,19 +136,21 @@ export class DatabaseBinding {
       return this.view.databaseCheck === DatabaseCheck.VERIFIED;
     }
     try {
-      const spoolId = await this.idFile.read();
-      const foreign =
-        spoolId === null || spoolId === database.id ? 0 : await this.foreignSegments();
-      const decision = decideBinding(database, spoolId, foreign);
-      if (decision.kind === 'refuse') return this.refuse(database.id, spoolId, decision.reason);
+      const spool = await this.idFile.read();
+      const foreign = spool === null || spool.id === database.id ? 0 : await this.foreignSegments();
+      const decision = decideBinding(database, spool, foreign);
+      if (decision.kind === 'refuse') {
+        return this.refuse(database.id, spool?.id ?? null, decision.reason);
+      }
       if (decision.kind === 'match') return this.verified(database.id, decision.kind);
+      const mine = { id: database.id, location: database.location };
       const written =
         decision.kind === 'claim'
-          ? await this.idFile.create(database.id)
-          : await this.idFile.replace(database.id);
+          ? await this.idFile.create(mine)
+          : await this.idFile.replace(mine);
       // Another database's instance claimed it first.
-      if (written !== database.id) {
-        return this.refuse(database.id, written, mismatch(written, database.id));
+      if (written.id !== database.id) {
+        return this.refuse(database.id, written.id, mismatch(written.id, database.id));
       }
       return this.verified(database.id, decision.kind);
     } catch (error) {

@@ -9,18 +9,25 @@ const FILE_MODE = 0o600;
 // What a database id may look like: what Scribe writes is 16 hex digits.
 const DATABASE_ID = /^[0-9A-Za-z_-]{1,64}$/;
 
+/** What database.id says: the database's id, and where that database was (null if unsaid). */
+export interface SpoolDatabaseRecord {
+  id: string;
+  location: string | null;
+}
+
 /** The spool's database.id file: which database the journals in the directory belong to. */
 export interface DatabaseIdStore {
-  /** The id the file names; null when there is none. Rejects when it cannot be read or holds no id. */
-  read(): Promise<string | null>;
-  /** Writes `id` unless a file is there already; resolves with the id the file names then. */
-  create(id: string): Promise<string>;
-  /** Writes `id` in place of whatever is there; resolves with the id the file names then. */
-  replace(id: string): Promise<string>;
+  /** What the file says; null when there is none. Rejects when it cannot be read or holds no id. */
+  read(): Promise<SpoolDatabaseRecord | null>;
+  /** Writes `record` unless a file is there already; resolves with what the file says then. */
+  create(record: SpoolDatabaseRecord): Promise<SpoolDatabaseRecord>;
+  /** Writes `record` in place of whatever is there; resolves with what the file says then. */
+  replace(record: SpoolDatabaseRecord): Promise<SpoolDatabaseRecord>;
 }
 
 /**
- * database.id on the real file system. It is written whole or not at all: a temp file, synced,
+ * database.id on the real file system: the id on its first line, the location on its second.
+ * It is written whole or not at all: a temp file, synced,
  * then put in place and the directory synced. A first claim is put in place with link(), which
  * fails when the name exists, not rename(), which would replace it: of two instances of two
  * databases that claim a new spool at once, one wins and the other reads the winner's id.
@@ -32,7 +39,7 @@ export class DatabaseIdFile implements DatabaseIdStore {
     this.path = join(directory, DATABASE_ID_FILE);
   }
 
-  async read(): Promise<string | null> {
+  async read(): Promise<SpoolDatabaseRecord | null> {
     let text: string;
     try {
       // Never through a symlink: the spool's files are its own.
@@ -46,13 +53,14 @@ export class DatabaseIdFile implements DatabaseIdStore {
       if (errorCode(error) === 'ENOENT') return null;
       throw error;
     }
-    const id = text.trim();
+    const [first, location] = text.split('\n');
+    const id = first.trim();
     if (!DATABASE_ID.test(id)) throw new Error(`${DATABASE_ID_FILE} holds no database id`);
-    return id;
+    return { id, location: location?.trim() || null };
   }
 
-  async create(id: string): Promise<string> {
-    const temp = await this.writeTemp(id);
+  async create(record: SpoolDatabaseRecord): Promise<SpoolDatabaseRecord> {
+    const temp = await this.writeTemp(record);
     try {
       await link(temp, this.path);
     } catch (error) {
@@ -64,8 +72,8 @@ export class DatabaseIdFile implements DatabaseIdStore {
     return this.readBack();
   }
 
-  async replace(id: string): Promise<string> {
-    const temp = await this.writeTemp(id);
+  async replace(record: SpoolDatabaseRecord): Promise<SpoolDatabaseRecord> {
+    const temp = await this.writeTemp(record);
     try {
       await rename(temp, this.path);
     } catch (error) {
@@ -76,13 +84,13 @@ export class DatabaseIdFile implements DatabaseIdStore {
     return this.readBack();
   }
 
-  private async readBack(): Promise<string> {
-    const id = await this.read();
-    if (id === null) throw new Error(`${DATABASE_ID_FILE} vanished as it was written`);
-    return id;
+  private async readBack(): Promise<SpoolDatabaseRecord> {
+    const record = await this.read();
+    if (record === null) throw new Error(`${DATABASE_ID_FILE} vanished as it was written`);
+    return record;
   }
 
-  private async writeTemp(id: string): Promise<string> {
+  private async writeTemp({ id, location }: SpoolDatabaseRecord): Promise<string> {
     const temp = join(
       this.directory,
       `${TEMP_PREFIX}database-id-${randomBytes(6).toString('hex')}`,
@@ -91,7 +99,7 @@ export class DatabaseIdFile implements DatabaseIdStore {
     try {
       // open() honours the umask; the mode must be exact.
       await handle.chmod(FILE_MODE);
-      await handle.writeFile(`${id}\n`, 'utf8');
+      await handle.writeFile(`${id}\n${location ?? ''}\n`, 'utf8');
       await handle.sync();
     } catch (error) {
       await handle.close().catch(() => undefined);
