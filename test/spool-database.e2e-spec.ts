@@ -16,7 +16,7 @@ import { proxiedPostgresSchema } from './support/tcp-proxy.js';
 // Real processes on one SPOOL_DIR: the issue's reproduction (A answers QUEUED during an outage
 // of its database and is killed; B starts on the same spool with another database) and the
 // case that must keep working (instances of one database take over each other's journals).
-const TEST_TIMEOUT_MS = 60_000;
+const TEST_TIMEOUT_MS = 120_000;
 const SESSION = 'shared-spool';
 const ADMIN = { authorization: 'Bearer t' };
 const STATUS = `{ spoolStatus { writable error messages databaseCheck databaseId instanceDatabaseId databaseCheckReason } }`;
@@ -47,8 +47,9 @@ async function spoolStatus(target: ServerProcess): Promise<Record<string, unknow
   return response.data.spoolStatus;
 }
 
+/** The database id that database.id names (its first line; the second says where it was). */
 async function spoolDatabaseId(spoolDir: string): Promise<string> {
-  return (await readFile(join(spoolDir, 'database.id'), 'utf8')).trim();
+  return (await readFile(join(spoolDir, 'database.id'), 'utf8')).split('\n')[0];
 }
 
 /**
@@ -183,7 +184,9 @@ describe('one SPOOL_DIR shared by instances of one database', () => {
 
       const b = await server({ DATA_DIR: dataDir, SPOOL_DIR: spoolDir });
       expect((await readTranscript(b, SESSION)).contents).toEqual(['a-stored', ...first]);
-      expect(await spoolDatabaseId(spoolDir)).toBe(databaseId);
+      expect(await readFile(join(spoolDir, 'database.id'), 'utf8')).toBe(
+        `${databaseId}\nsqlite:${join(dataDir, 'scribe.sqlite')}\n`,
+      );
       expect(b.output()).toContain(`The spool at ${spoolDir} claimed for database ${databaseId}`);
       const second = numbered('b', 4);
       const holder = await lockDatabase(dataDir);
