@@ -30,6 +30,7 @@ import { LiveModule } from './live/live.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { SessionModule } from './session/session.module.js';
 import { SpoolModule } from './spool/spool.module.js';
+import { SpoolDatabaseModule } from './spool-database.module.js';
 import { TranscriptModule } from './transcript/transcript.module.js';
 
 @Module({
@@ -93,6 +94,7 @@ import { TranscriptModule } from './transcript/transcript.module.js';
       },
     }),
     SessionModule,
+    SpoolDatabaseModule,
     SpoolModule,
     TranscriptModule,
     LiveModule,

@@ -126,9 +126,15 @@ describe('a damaged journal found at start', () => {
       expect(metrics.text).toContain('scribe_set_aside_total{reason="corrupt"} 3');
 
       // Every segment is gone (drained, or empty), and the dead owner's lock with them; the
-      // foreign file and the young temp file are left alone, the old temp file removed.
+      // foreign file and the young temp file are left alone, the old temp file removed; the
+      // spool now names its database.
       const left = (await readdir(spoolDir)).filter((name) => !name.startsWith('owner-'));
-      expect(left.sort()).toEqual(['.tmp-check-young', 'notes.txt', 'set-aside.jsonl']);
+      expect(left.sort()).toEqual([
+        '.tmp-check-young',
+        'database.id',
+        'notes.txt',
+        'set-aside.jsonl',
+      ]);
       expect(await readdir(spoolDir)).not.toContain(ownerLockName(DEAD));
 
       const status = await target.gql(

@@ -11,6 +11,7 @@ import { DeletedSessions1764720000000 } from './migrations/1764720000000-deleted
 import { CommitSeq1764806400000 } from './migrations/1764806400000-commit-seq.js';
 import { TCP_KEEPALIVE } from './postgres-keepalive.js';
 import { StoredTimes1764892800000 } from './migrations/1764892800000-stored-times.js';
+import { DatabaseIdentity1764979200000 } from './migrations/1764979200000-database-identity.js';
 
 export const ENTITIES = [SessionEntity, MessageEntity, DeletedSessionEntity];
 export const MIGRATIONS = [
@@ -20,6 +21,7 @@ export const MIGRATIONS = [
   DeletedSessions1764720000000,
   CommitSeq1764806400000,
   StoredTimes1764892800000,
+  DatabaseIdentity1764979200000,
 ];
 
 /** How long one SQLite statement waits for another process's lock before failing. */

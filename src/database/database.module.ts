@@ -9,6 +9,7 @@ import { SQLITE_BUSY_TIMEOUT_MS, buildDataSourceOptions } from './data-source-op
 import { MessageEntity } from './entities/message.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { CommitFeed, InProcessCommitFeed } from './commit-feed.js';
+import { DatabaseIdentity, databaseLocation } from './database-identity.js';
 import { PostgresCommitFeed } from './postgres-commit-feed.js';
 import { MessageStore } from './message-store.js';
 import { PostgresMessageStore } from './postgres-message-store.js';
@@ -55,6 +56,12 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
     SessionUpdates,
     CommitReads,
     SessionDeletion,
+    {
+      provide: DatabaseIdentity,
+      inject: [getDataSourceToken(), ScribeConfig],
+      useFactory: (dataSource: DataSource, config: ScribeConfig) =>
+        new DatabaseIdentity(dataSource, databaseLocation(config.database)),
+    },
     { provide: Tombstones, useExisting: SessionDeletion },
     StoredTimes,
     {
@@ -113,6 +120,7 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
     StoredTimes,
     MessageStore,
     CommitFeed,
+    DatabaseIdentity,
   ],
 })
 export class DatabaseModule {}

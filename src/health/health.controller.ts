@@ -3,6 +3,7 @@ import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/term
 import { type Response } from 'express';
 import { describeError } from '../common/errors/describe-error.js';
 import { ScribeConfig } from '../config/scribe-config.js';
+import { SpoolOfAnotherDatabase } from '../spool/database-binding.js';
 import { SpoolService } from '../spool/spool.service.js';
 import { CoalescingWriter } from '../transcript/coalescing-writer.js';
 import { TranscriptService } from '../transcript/transcript.service.js';
@@ -60,7 +61,8 @@ export class HealthController {
   }
 
   // Outside development only up or down: paths and driver errors are for the admin queries
-  // and the logs, not for anyone who can reach a load balancer's health check.
+  // and the logs, not for anyone who can reach a load balancer's health check. A spool of
+  // another database is a configuration error that no retry mends: its code says so.
   private async probe<Key extends string>(
     key: Key,
     check: () => Promise<void>,
@@ -79,9 +81,11 @@ export class HealthController {
       ]);
       return indicator.up();
     } catch (error) {
+      const code: Record<string, string> =
+        error instanceof SpoolOfAnotherDatabase ? { code: error.code } : {};
       return this.config.development
-        ? indicator.down({ message: describeError(error) })
-        : indicator.down();
+        ? indicator.down({ message: describeError(error), ...code })
+        : indicator.down(code);
     } finally {
       clearTimeout(timer);
     }

@@ -1,4 +1,5 @@
 import {
+  DATABASE_ID_FILE,
   formatSegmentName,
   isOwnFile,
   ownerLockName,
@@ -51,6 +52,7 @@ describe(parseSegmentName.name, () => {
     ['a suffix', 'journal-001764460800123-000042-abcdef01.jsonl.bak'],
     ['a prefix', 'old-journal-001764460800123-000042-abcdef01.jsonl'],
     ['the set-aside log', SET_ASIDE_LOG],
+    ['the database id', DATABASE_ID_FILE],
     ['an owner lock', 'owner-abcdef01.lock'],
   ])('refuses %s', (_case, name) => {
     expect(parseSegmentName(name)).toBeNull();
@@ -69,6 +71,7 @@ describe(isOwnFile.name, () => {
     ['an owner lock', ownerLockName(INSTANCE)],
     ["an owner lock's SQLite journal", `${ownerLockName(INSTANCE)}-journal`],
     ['the set-aside log', SET_ASIDE_LOG],
+    ['the database id', DATABASE_ID_FILE],
     ['a temp file', `${TEMP_PREFIX}check-0123456789ab`],
   ])('knows %s as its own', (_case, name) => {
     expect(isOwnFile(name)).toBe(true);
@@ -76,6 +79,7 @@ describe(isOwnFile.name, () => {
 
   it.each([
     ['a file of someone else', 'notes.txt'],
+    ['the database id with a suffix', `${DATABASE_ID_FILE}.bak`],
     ['a segment with a suffix', `${formatSegmentName(1, 2, INSTANCE)}.bak`],
     ['an owner lock with a suffix', `${ownerLockName(INSTANCE)}.old`],
     ['an owner lock with a prefix', `x${ownerLockName(INSTANCE)}`],

@@ -9,6 +9,8 @@ const OWNER_LOCK = /^owner-([0-9a-f]{8})\.lock$/;
 const MAX_SEQUENCE = 999_999;
 
 export const SET_ASIDE_LOG = 'set-aside.jsonl';
+/** The identity of the database the spool belongs to (see DatabaseBinding). */
+export const DATABASE_ID_FILE = 'database.id';
 export const TEMP_PREFIX = '.tmp-';
 
 export interface SegmentName {
@@ -33,13 +35,14 @@ export function ownerLockName(instanceId: string): string {
   return `owner-${instanceId}.lock`;
 }
 
-/** Whether Scribe wrote this file (a segment, an owner lock or its SQLite journal, the set-aside log, a temp file). */
+/** Whether Scribe wrote this file (a segment, an owner lock or its SQLite journal, the set-aside log, the database id, a temp file). */
 export function isOwnFile(name: string): boolean {
   return (
     SEGMENT.test(name) ||
     OWNER_LOCK.test(name) ||
     OWNER_LOCK.test(name.replace(/-journal$/, '')) ||
     name === SET_ASIDE_LOG ||
+    name === DATABASE_ID_FILE ||
     name.startsWith(TEMP_PREFIX)
   );
 }

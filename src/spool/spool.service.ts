@@ -6,6 +6,8 @@ import { ScribeInstance } from '../config/scribe-instance.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type JournalOnlyMessages, type KeyWindow } from '../message/pending-messages.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { DatabaseBinding, SpoolDatabase, type DatabaseBindingView } from './database-binding.js';
+import { DatabaseIdFile } from './database-id-file.js';
 import {
   Journal,
   type DrainOutcome,
@@ -27,6 +29,7 @@ import {
   TEMP_PREFIX,
   isOwnFile,
   ownerLockName,
+  parseSegmentName,
 } from './segment-names.js';
 import { SetAsideLog } from './set-aside-log.js';
 import { SpoolReporter } from './spool-reporter.js';
@@ -68,14 +71,26 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   // The room one record may need on disk: what readiness asks the file system for.
   private readonly recordBytes: number;
   private readonly blocked: BlockedFiles;
+  private readonly binding: DatabaseBinding;
 
   constructor(
     config: ScribeConfig,
     private readonly instance: ScribeInstance,
     metrics: MetricsService,
     failpoints: Failpoints,
+    database: SpoolDatabase,
   ) {
     this.files = new NodeJournalFiles(config.spoolDir);
+    this.binding = new DatabaseBinding(
+      config.spoolDir,
+      new DatabaseIdFile(config.spoolDir),
+      database,
+      async () =>
+        (await this.files.list()).filter((name) => {
+          const owner = parseSegmentName(name)?.instanceId;
+          return owner !== undefined && owner !== instance.id;
+        }).length,
+    );
     this.reporter = new SpoolReporter(this.files.directory, metrics);
     this.setAsideLog = new SetAsideLog(this.files);
     this.blocked = new BlockedFiles(
@@ -152,11 +167,13 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Takes over the journals of instances that are gone (at start: every earlier run's); their
-   * records become disk-only entries, to be drained. Null when the directory cannot be read.
+   * records become disk-only entries, to be drained. Null when the directory cannot be read,
+   * and until the database has answered and the spool is known to be its (DatabaseBinding).
    */
   async adoptOrphans(): Promise<AdoptionReport | null> {
     try {
       await this.ready();
+      if (!(await this.binding.verify())) return null;
       const report = await this.adoption.adopt();
       const legacy = await importLegacySpool(this.files, this.journal);
       if (legacy.length > 0) {
@@ -186,6 +203,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     let outcome: JournalAppend;
     try {
       await this.ready();
+      this.binding.assertJournalable();
       outcome = await this.journal.append(records);
     } catch (error) {
       outcome = { kind: 'failed', error };
@@ -258,15 +276,16 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
    * the owner lock cannot be taken, the active segment vanished and no new one can be begun
    * (this begins it, and journals again what memory held of the vanished one), or the file
    * system has no room for the largest record the configuration allows, or no file can be
-   * written there.
+   * written there; or the spool is another database's.
    */
   async checkWritable(): Promise<void> {
+    this.binding.assertJournalable();
     await this.ready();
     await this.writer.verify();
     await this.files.checkWritable(this.recordBytes);
   }
 
-  async status(): Promise<SpoolStatusView> {
+  async status(): Promise<SpoolStatusView & DatabaseBindingView> {
     let error: string | null = null;
     try {
       await this.checkWritable();
@@ -277,14 +296,17 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
       (await this.files.list().catch(() => [])).filter((name) => !isOwnFile(name)),
       await this.irregularEntries(),
     );
-    return spoolStatusOf(
-      this.path,
-      error,
-      this.index,
-      this.setAsideLog,
-      foreign,
-      this.blocked.list(),
-    );
+    return {
+      ...spoolStatusOf(
+        this.path,
+        error,
+        this.index,
+        this.setAsideLog,
+        foreign,
+        this.blocked.list(),
+      ),
+      ...this.binding.status,
+    };
   }
 
   /** Symlinks, directories and the like in the directory: never opened, warned about once. */

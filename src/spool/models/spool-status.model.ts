@@ -1,5 +1,23 @@
-import { Field, Float, ID, Int, ObjectType } from '@nestjs/graphql';
+import { Field, Float, ID, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import { FieldScope } from '../../common/auth/field-scope.js';
+import { DatabaseCheck } from '../database-binding.js';
+
+registerEnumType(DatabaseCheck, {
+  name: 'SpoolDatabaseCheck',
+  description:
+    'Whether the spool belongs to the database of this instance (its database.id names it). One SPOOL_DIR serves the instances of one database only.',
+  valuesMap: {
+    PENDING: {
+      description:
+        'Not known yet: the database has not answered since the start, or database.id cannot be read. Journals of other instances wait; this instance journals meanwhile.',
+    },
+    VERIFIED: { description: "The spool is this instance's database's." },
+    REFUSED: {
+      description:
+        "The spool is another database's: its journals are not adopted and this instance journals nothing there (what the database cannot take is BUFFERED).",
+    },
+  },
+});
 
 @FieldScope('admin')
 @ObjectType({ description: 'Journaled messages of one session still waiting for the database.' })
@@ -111,4 +129,29 @@ export class SpoolStatus {
       'Files owing messages that cannot be used now, oldest outage first; what they hold stays owed and replays once they can be read. Empty when none.',
   })
   blocked: SpoolBlocked[];
+
+  @Field(() => DatabaseCheck, {
+    description: "Whether the spool is known to belong to this instance's database.",
+  })
+  databaseCheck: DatabaseCheck;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'The database the spool belongs to, as its database.id names it; null when no instance has claimed it yet (or it cannot be read).',
+  })
+  databaseId: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: "The identity of this instance's database; null until the database has answered.",
+  })
+  instanceDatabaseId: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'Why the spool was refused, or why the check could not be made; null when verified.',
+  })
+  databaseCheckReason: string | null;
 }
