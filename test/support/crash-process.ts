@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
-import { type ProcessEnd } from './server-process.js';
+import { type SentMessage } from './crash-checker.js';
+import { type ProcessEnd, type ServerProcess } from './server-process.js';
 
 const MAIN = resolve('dist/main.js');
 export const READY_LINE = /GraphQL API ready at http:\/\/\S+\/graphql/;
@@ -38,8 +39,12 @@ export interface BootingServer {
  * Spawns the built server like startServer() does, without waiting for it to be ready: for
  * the restarts that are killed during their boot replay, before they could ever say ready.
  */
-export function spawnServer(env: Record<string, string>): BootingServer {
+export function spawnServer(
+  env: Record<string, string>,
+  runAs?: { uid: number; gid: number },
+): BootingServer {
   const child = spawn(process.execPath, [MAIN], {
+    ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
     env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'log', NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -54,4 +59,32 @@ export function spawnServer(env: Record<string, string>): BootingServer {
     child.once('close', (code, signal) => resolveEnd({ code, signal })),
   );
   return { child, output: () => output, ended };
+}
+
+/** SIGKILL from the test; `sent` says whether the test sent it (rather than a failpoint). */
+export function externalKiller(target: ServerProcess): { kill(): void; readonly sent: boolean } {
+  let sent = false;
+  return {
+    kill() {
+      if (hasEnded(target) || sent) return;
+      sent = target.child.kill('SIGKILL');
+    },
+    get sent() {
+      return sent;
+    },
+  };
+}
+
+export function hasEnded(target: { child: ServerProcess['child'] }): boolean {
+  return target.child.exitCode !== null || target.child.signalCode !== null;
+}
+
+/** A copy of what was sent, with the answers as they are now. */
+export function snapshot(sent: readonly SentMessage[]): SentMessage[] {
+  return sent.map((message) => ({
+    sessionId: message.sessionId,
+    clientMessageId: message.clientMessageId,
+    content: message.content,
+    answer: message.answer && { ...message.answer },
+  }));
 }

@@ -37,15 +37,22 @@ export async function temporaryDataDir(): Promise<{ path: string; remove: () => 
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
 
+export interface StartOptions {
+  readyTimeoutMs?: number;
+  /** Runs the server as this user and group (root cannot be kept out of a mode 000 file). */
+  runAs?: { uid: number; gid: number };
+}
+
 /**
  * Starts the built server (`npm test` builds it first) as a real process on a free port and
  * resolves once it says it is ready. Logs are plain (no colours) so tests can match them.
  */
 export async function startServer(
   env: Record<string, string>,
-  { readyTimeoutMs = 20_000 } = {},
+  { readyTimeoutMs = 20_000, runAs }: StartOptions = {},
 ): Promise<ServerProcess> {
   const child = spawn(process.execPath, [MAIN], {
+    ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
     env: {
       PATH: process.env.PATH ?? '',
       PORT: '0',
