@@ -34,11 +34,17 @@ export type JournalFault = (typeof POSTGRES_FAULTS)[number];
 /**
  * The kill points a fault is combined with: all but the kill while healthy (before the outage,
  * where the faults come in) and the failpoints in boot replay (a fault may leave the journal
- * with nothing to replay, and a restart that cannot reach its failpoint proves nothing).
+ * with nothing to replay, and a restart that cannot reach its failpoint proves nothing). In
+ * this order, the first seeds pair each fault with a kill that lets its harm show.
  */
-export const FAULT_KILL_POINTS: readonly KillPoint[] = KILL_POINTS.filter(
-  (point) => point !== 'healthy-appends' && point !== 'boot-replay-failpoint',
-);
+export const FAULT_KILL_POINTS: readonly KillPoint[] = [
+  'recovery-delay',
+  'flush-committed',
+  'torn-write',
+  'outage-appends',
+  'boot-replay-delay',
+  'drain-committed',
+];
 
 /** A crash plan with a journal fault on top. */
 export interface FaultPlan extends CrashPlan {
@@ -95,7 +101,7 @@ export function faultPlan(seed: number, database: DatabaseKind): FaultPlan {
       plan.outageAfterAnswers = undefined;
       break;
     case 'start-cut':
-      plan.faultMs = between(random, 1000, 8000);
+      plan.faultMs = between(random, 2000, 20_000);
       break;
     case 'bad-lock':
       break;

@@ -60,6 +60,7 @@ const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 // How long a fault run waits for what a restart owes to be stored once the fault is over.
 const SETTLE_TIMEOUT_MS = 20_000;
 const DELETE = `mutation($id: ID!) { deleteSession(id: $id) { id deleted } }`;
+const ADMIN_TOKEN = 'crash-admin';
 // A dead owner no instance will ever be (instance ids are random).
 const FAKE_OWNER = 'deadbeef';
 
@@ -92,6 +93,16 @@ function faultHooks(
   switch (plan.fault) {
     case 'segment-unreadable': {
       let restore: (() => void) | null = null;
+      let restored: Promise<void> | null = null;
+      // Unreadable until faultMs after the outage's last answer, or after the kill if that
+      // comes first: the drain that follows the outage, or a restart's boot replay, meets it.
+      const restoreLater = () => {
+        if (!restore || restored) return;
+        restored = new Promise((resolveRestore) => {
+          const timer = setTimeout(() => resolveRestore(restore?.()), plan.faultMs);
+          cleanups.add(() => Promise.resolve(clearTimeout(timer)));
+        });
+      };
       return {
         effects,
         fault: {
@@ -106,6 +117,7 @@ function faultHooks(
               const mode = statSync(path).mode & 0o7777;
               chmodSync(path, 0o000);
               effects.applied = true;
+              effects.notes.push(`chmod 000 ${name} of ${segments(spool()).length} segment(s)`);
               restore = () => {
                 restore = null;
                 try {
@@ -116,15 +128,14 @@ function faultHooks(
                 }
               };
             }
-            // Unreadable until faultMs after the outage's last answer: the drain that follows
-            // the outage meets it.
-            if (answers === outageAnswers && restore) {
-              const timer = setTimeout(() => restore?.(), plan.faultMs);
-              cleanups.add(() => Promise.resolve(clearTimeout(timer)));
-            }
+            if (answers === outageAnswers) restoreLater();
           },
-          // What a restart finds is what the running instance left: the mode is back.
-          afterKill: () => Promise.resolve(restore?.()),
+          afterKill: () => Promise.resolve(restoreLater()),
+          // Records owed in an unreadable segment are written back once it reads again.
+          async afterReady(database, sentBeforeRestart) {
+            await restored;
+            await settle(database, sentBeforeRestart, effects, 'restart');
+          },
         },
       };
     }
@@ -151,17 +162,23 @@ function faultHooks(
       return {
         effects,
         fault: {
-          env: (run): Record<string, string> =>
-            run === 'first'
+          env: (run): Record<string, string> => ({
+            ADMIN_TOKEN,
+            ...(run === 'first'
               ? {
                   LD_PRELOAD: LIBFAKETIME,
                   FAKETIME: `+${plan.clockAheadS}`,
                   FAKETIME_DONT_FAKE_MONOTONIC: '1',
                 }
-              : {},
+              : {}),
+          }),
           async afterHealthy(first, workload) {
             const client = workload.clients[0];
-            const answer = await first.gql(DELETE, { id: client.sessionId });
+            const answer = await first.gql(
+              DELETE,
+              { id: client.sessionId },
+              { authorization: `Bearer ${ADMIN_TOKEN}` },
+            );
             if (answer.data?.deleteSession?.deleted !== true) {
               throw new Error(`deleteSession answered ${JSON.stringify(answer.body)}`);
             }
@@ -195,7 +212,7 @@ function faultHooks(
         },
       };
     case 'start-cut': {
-      let restored: Promise<void> = Promise.resolve();
+      let restored: Promise<void> | null = null;
       return {
         effects,
         fault: {
