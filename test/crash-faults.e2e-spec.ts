@@ -14,7 +14,8 @@ import {
   faultPlan,
   type FaultPlan,
 } from './support/crash-fault-plan.js';
-import { journalFault, type FaultEffects } from './support/crash-faults.js';
+import { type FaultEffects } from './support/crash-fault-hooks.js';
+import { journalFault } from './support/crash-faults.js';
 import { runCrash } from './support/crash-run.js';
 import { databaseKinds } from './support/databases.js';
 import { Cleanups } from './support/fault-helpers.js';

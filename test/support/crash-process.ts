@@ -1,10 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { type SentMessage } from './crash-checker.js';
-import { type ProcessEnd, type ServerProcess } from './server-process.js';
+import { type Cleanups } from './fault-helpers.js';
+import { startServer, type ProcessEnd, type ServerProcess } from './server-process.js';
+
+type RunAs = { uid: number; gid: number };
 
 const MAIN = resolve('dist/main.js');
 export const READY_LINE = /GraphQL API ready at http:\/\/\S+\/graphql/;
+// A busy shared machine may need all of it.
+export const READY_TIMEOUT_MS = 30_000;
 
 /** How a child process ended, once it has (at once if it has already). */
 export function processEnd(child: ChildProcess): Promise<ProcessEnd> {
@@ -39,10 +44,7 @@ export interface BootingServer {
  * Spawns the built server like startServer() does, without waiting for it to be ready: for
  * the restarts that are killed during their boot replay, before they could ever say ready.
  */
-export function spawnServer(
-  env: Record<string, string>,
-  runAs?: { uid: number; gid: number },
-): BootingServer {
+export function spawnServer(env: Record<string, string>, runAs?: RunAs): BootingServer {
   const child = spawn(process.execPath, [MAIN], {
     ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
     env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'log', NO_COLOR: '1', ...env },
@@ -87,4 +89,33 @@ export function snapshot(sent: readonly SentMessage[]): SentMessage[] {
     content: message.content,
     answer: message.answer && { ...message.answer },
   }));
+}
+
+/** A crash run's server, ready; killed at clean-up, its output shown on failure. */
+export async function server(
+  cleanups: Cleanups,
+  label: string,
+  env: Record<string, string>,
+  runAs?: RunAs,
+): Promise<ServerProcess> {
+  const started = await startServer(env, { readyTimeoutMs: READY_TIMEOUT_MS, runAs });
+  cleanups.showOnFailure(`${label} (pid ${started.child.pid})`, () => started.output());
+  cleanups.add(() => started.stop('SIGKILL'));
+  return started;
+}
+
+/** A crash run's server that may never be ready (killed during boot replay). */
+export function bootingServer(
+  cleanups: Cleanups,
+  label: string,
+  env: Record<string, string>,
+  runAs?: RunAs,
+) {
+  const booting = spawnServer(env, runAs);
+  cleanups.showOnFailure(`${label} (pid ${booting.child.pid})`, () => booting.output());
+  cleanups.add(async () => {
+    if (!hasEnded(booting)) booting.child.kill('SIGKILL');
+    await booting.ended;
+  });
+  return booting;
 }

@@ -6,23 +6,24 @@ import {
   sqliteCrashDatabase,
   type CrashDatabase,
 } from './crash-database.js';
-import { type CrashFault } from './crash-faults.js';
+import { type CrashFault } from './crash-fault-hooks.js';
 import { CRASH_PENDING_CAP, type CrashPlan } from './crash-plan.js';
 import {
   READY_LINE,
+  READY_TIMEOUT_MS,
+  bootingServer,
   externalKiller,
   hasEnded,
   processEnd,
+  server,
   snapshot,
-  spawnServer,
   within,
 } from './crash-process.js';
 import { Workload, type Phase } from './crash-workload.js';
 import { readJournal, type AppendStatus, type Cleanups } from './fault-helpers.js';
-import { startServer, temporaryDataDir, type ServerProcess } from './server-process.js';
+import { temporaryDataDir } from './server-process.js';
 
 // Bounds on what a run waits for; a busy shared machine may need all of it.
-const READY_TIMEOUT_MS = 30_000;
 const KILL_TIMEOUT_MS = 30_000;
 
 /** What a crash run saw: the answers, and the database as the clean restart found it and left it. */
@@ -241,33 +242,6 @@ async function spoolUnderRegularFile(dataDir: string): Promise<string> {
   const blocker = join(dataDir, 'not-a-directory');
   await writeFile(blocker, 'a regular file where the spool directory should be\n');
   return join(blocker, 'spool');
-}
-
-async function server(
-  cleanups: Cleanups,
-  label: string,
-  env: Record<string, string>,
-  runAs?: CrashFault['runAs'],
-): Promise<ServerProcess> {
-  const started = await startServer(env, { readyTimeoutMs: READY_TIMEOUT_MS, runAs });
-  cleanups.showOnFailure(`${label} (pid ${started.child.pid})`, () => started.output());
-  cleanups.add(() => started.stop('SIGKILL'));
-  return started;
-}
-
-function bootingServer(
-  cleanups: Cleanups,
-  label: string,
-  env: Record<string, string>,
-  runAs?: CrashFault['runAs'],
-) {
-  const booting = spawnServer(env, runAs);
-  cleanups.showOnFailure(`${label} (pid ${booting.child.pid})`, () => booting.output());
-  cleanups.add(async () => {
-    if (!hasEnded(booting)) booting.child.kill('SIGKILL');
-    await booting.ended;
-  });
-  return booting;
 }
 
 function expectStatuses(workload: Workload, phase: Phase, status: AppendStatus): void {
