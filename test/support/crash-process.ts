@@ -1,9 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
-import { type ProcessEnd } from './server-process.js';
+import { type SentMessage } from './crash-checker.js';
+import { type Cleanups } from './fault-helpers.js';
+import { startServer, type ProcessEnd, type ServerProcess } from './server-process.js';
+
+type RunAs = { uid: number; gid: number };
 
 const MAIN = resolve('dist/main.js');
 export const READY_LINE = /GraphQL API ready at http:\/\/\S+\/graphql/;
+// A busy shared machine may need all of it.
+export const READY_TIMEOUT_MS = 30_000;
 
 /** How a child process ended, once it has (at once if it has already). */
 export function processEnd(child: ChildProcess): Promise<ProcessEnd> {
@@ -38,8 +44,9 @@ export interface BootingServer {
  * Spawns the built server like startServer() does, without waiting for it to be ready: for
  * the restarts that are killed during their boot replay, before they could ever say ready.
  */
-export function spawnServer(env: Record<string, string>): BootingServer {
+export function spawnServer(env: Record<string, string>, runAs?: RunAs): BootingServer {
   const child = spawn(process.execPath, [MAIN], {
+    ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
     env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'log', NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -54,4 +61,61 @@ export function spawnServer(env: Record<string, string>): BootingServer {
     child.once('close', (code, signal) => resolveEnd({ code, signal })),
   );
   return { child, output: () => output, ended };
+}
+
+/** SIGKILL from the test; `sent` says whether the test sent it (rather than a failpoint). */
+export function externalKiller(target: ServerProcess): { kill(): void; readonly sent: boolean } {
+  let sent = false;
+  return {
+    kill() {
+      if (hasEnded(target) || sent) return;
+      sent = target.child.kill('SIGKILL');
+    },
+    get sent() {
+      return sent;
+    },
+  };
+}
+
+export function hasEnded(target: { child: ServerProcess['child'] }): boolean {
+  return target.child.exitCode !== null || target.child.signalCode !== null;
+}
+
+/** A copy of what was sent, with the answers as they are now. */
+export function snapshot(sent: readonly SentMessage[]): SentMessage[] {
+  return sent.map((message) => ({
+    sessionId: message.sessionId,
+    clientMessageId: message.clientMessageId,
+    content: message.content,
+    answer: message.answer && { ...message.answer },
+  }));
+}
+
+/** A crash run's server, ready; killed at clean-up, its output shown on failure. */
+export async function server(
+  cleanups: Cleanups,
+  label: string,
+  env: Record<string, string>,
+  runAs?: RunAs,
+): Promise<ServerProcess> {
+  const started = await startServer(env, { readyTimeoutMs: READY_TIMEOUT_MS, runAs });
+  cleanups.showOnFailure(`${label} (pid ${started.child.pid})`, () => started.output());
+  cleanups.add(() => started.stop('SIGKILL'));
+  return started;
+}
+
+/** A crash run's server that may never be ready (killed during boot replay). */
+export function bootingServer(
+  cleanups: Cleanups,
+  label: string,
+  env: Record<string, string>,
+  runAs?: RunAs,
+) {
+  const booting = spawnServer(env, runAs);
+  cleanups.showOnFailure(`${label} (pid ${booting.child.pid})`, () => booting.output());
+  cleanups.add(async () => {
+    if (!hasEnded(booting)) booting.child.kill('SIGKILL');
+    await booting.ended;
+  });
+  return booting;
 }

@@ -6,14 +6,24 @@ import {
   sqliteCrashDatabase,
   type CrashDatabase,
 } from './crash-database.js';
+import { type CrashFault } from './crash-fault-hooks.js';
 import { CRASH_PENDING_CAP, type CrashPlan } from './crash-plan.js';
-import { READY_LINE, processEnd, spawnServer, within } from './crash-process.js';
+import {
+  READY_LINE,
+  READY_TIMEOUT_MS,
+  bootingServer,
+  externalKiller,
+  hasEnded,
+  processEnd,
+  server,
+  snapshot,
+  within,
+} from './crash-process.js';
 import { Workload, type Phase } from './crash-workload.js';
 import { readJournal, type AppendStatus, type Cleanups } from './fault-helpers.js';
-import { startServer, temporaryDataDir, type ServerProcess } from './server-process.js';
+import { temporaryDataDir } from './server-process.js';
 
 // Bounds on what a run waits for; a busy shared machine may need all of it.
-const READY_TIMEOUT_MS = 30_000;
 const KILL_TIMEOUT_MS = 30_000;
 
 /** What a crash run saw: the answers, and the database as the clean restart found it and left it. */
@@ -41,6 +51,8 @@ export interface CrashRunOptions {
    * appends are answered BUFFERED (held in memory only).
    */
   unwritableSpool?: boolean;
+  /** A journal fault applied on top of the plan's kill (crash-faults.ts). */
+  fault?: CrashFault;
 }
 
 /**
@@ -55,7 +67,7 @@ export interface CrashRunOptions {
 export async function runCrash(
   plan: CrashPlan,
   cleanups: Cleanups,
-  { unwritableSpool = false }: CrashRunOptions = {},
+  { unwritableSpool = false, fault }: CrashRunOptions = {},
 ): Promise<CrashRunReport> {
   const dataDir = await temporaryDataDir();
   cleanups.add(dataDir.remove);
@@ -66,6 +78,7 @@ export async function runCrash(
   const spoolDir = unwritableSpool
     ? await spoolUnderRegularFile(dataDir.path)
     : join(dataDir.path, 'pending_messages');
+  await fault?.prepare?.(dataDir.path, spoolDir);
   const env = {
     DATA_DIR: dataDir.path,
     SPOOL_DIR: spoolDir,
@@ -82,10 +95,17 @@ export async function runCrash(
   let kills = 0;
 
   // The first run, up to its kill.
-  const first = await server(cleanups, 'first run', {
-    ...env,
-    ...(plan.failpoint ? { SCRIBE_FAILPOINT: plan.failpoint } : {}),
-  });
+  const restartEnv = { ...env, ...fault?.env?.('restart') };
+  const first = await server(
+    cleanups,
+    'first run',
+    {
+      ...env,
+      ...fault?.env?.('first'),
+      ...(plan.failpoint ? { SCRIBE_FAILPOINT: plan.failpoint } : {}),
+    },
+    fault?.runAs,
+  );
   const killer = externalKiller(first);
   const isDown = () => killer.sent || hasEnded(first);
   let outage: Promise<void> | null = null;
@@ -96,17 +116,22 @@ export async function runCrash(
       // Awaited below; the clients go on sending meanwhile.
       beginOutage().catch(() => undefined);
     }
+    if (phase === 'outage') fault?.onOutageAnswer?.(answers);
     if (phase === killedPhase && answers === plan.killAfterAnswers) killer.kill();
   };
   await workload.run(first, 'healthy', plan.healthy);
   if (!isDown()) {
     if (plan.outageAfterAnswers === undefined) expectStatuses(workload, 'healthy', 'PERSISTED');
+    await fault?.afterHealthy?.(first, workload);
     await beginOutage();
     await workload.run(first, 'outage', plan.outage);
   }
   if (!isDown()) {
-    expectStatuses(workload, 'outage', held);
-    if (plan.killPoint.startsWith('boot-replay')) {
+    // A fault may make the journal unwritable: BUFFERED is then the true answer.
+    if (!fault) expectStatuses(workload, 'outage', held);
+    if (plan.killPoint.startsWith('boot-replay') && fault) {
+      killer.kill();
+    } else if (plan.killPoint.startsWith('boot-replay')) {
       // Nothing could be stored: the journal holds every outage message, and the restart
       // starts with all of it to replay.
       const journaled = (await readJournal(spoolDir)).map((line) => line.id).sort();
@@ -128,6 +153,7 @@ export async function runCrash(
         cleanups.add(() => Promise.resolve(clearTimeout(timer)));
       }
       await workload.run(first, 'recovery', plan.recovery);
+      if (fault) killer.kill();
     }
   }
   const end = await within(
@@ -143,19 +169,22 @@ export async function runCrash(
       : `the first run died on its own (${JSON.stringify(end)}), not at its kill point:\n` +
         first.output().slice(-3000);
   if (!unplannedExit) {
-    if (plan.failpoint && killer.sent) {
+    if (plan.failpoint && killer.sent && !fault) {
       throw new Error(`the first run never reached its failpoint ${plan.failpoint}`);
     }
     kills += 1;
   }
   await database.endOutage();
+  await fault?.afterKill?.();
 
   // Restarts with the journal full, each killed during its boot replay.
   for (const failpoint of unplannedExit ? [] : (plan.bootFailpoints ?? [])) {
-    const booting = bootingServer(cleanups, `restart killed at ${failpoint}`, {
-      ...env,
-      SCRIBE_FAILPOINT: failpoint,
-    });
+    const booting = bootingServer(
+      cleanups,
+      `restart killed at ${failpoint}`,
+      { ...restartEnv, SCRIBE_FAILPOINT: failpoint },
+      fault?.runAs,
+    );
     const bootEnd = await within(
       booting.ended,
       READY_TIMEOUT_MS,
@@ -172,7 +201,8 @@ export async function runCrash(
     const booting = bootingServer(
       cleanups,
       `restart killed ${plan.killDelayMs} ms after spawn`,
-      env,
+      restartEnv,
+      fault?.runAs,
     );
     await new Promise((resolveDelay) => setTimeout(resolveDelay, plan.killDelayMs));
     if (hasEnded(booting)) throw new Error('the restart ended before it was killed');
@@ -183,8 +213,11 @@ export async function runCrash(
 
   // The clean restart: boot replay is done once it says it is ready.
   const sentBeforeRestart = snapshot(workload.sent());
-  const restarted = await server(cleanups, 'clean restart', env);
+  await fault?.beforeCleanRestart?.(database);
+  const restarted = await server(cleanups, 'clean restart', restartEnv, fault?.runAs);
+  await fault?.afterReady?.(database, sentBeforeRestart);
   const storedAtReady = await database.read();
+  await fault?.restartPhase?.(restarted, workload, database);
   if (plan.resendUnanswered) await workload.resendUnanswered(restarted, 'after-restart');
   await workload.run(restarted, 'after-restart', plan.afterRestart);
   if (hasEnded(restarted)) throw new Error('the clean restart died during its appends');
@@ -211,57 +244,9 @@ async function spoolUnderRegularFile(dataDir: string): Promise<string> {
   return join(blocker, 'spool');
 }
 
-async function server(
-  cleanups: Cleanups,
-  label: string,
-  env: Record<string, string>,
-): Promise<ServerProcess> {
-  const started = await startServer(env, { readyTimeoutMs: READY_TIMEOUT_MS });
-  cleanups.showOnFailure(`${label} (pid ${started.child.pid})`, () => started.output());
-  cleanups.add(() => started.stop('SIGKILL'));
-  return started;
-}
-
-function bootingServer(cleanups: Cleanups, label: string, env: Record<string, string>) {
-  const booting = spawnServer(env);
-  cleanups.showOnFailure(`${label} (pid ${booting.child.pid})`, () => booting.output());
-  cleanups.add(async () => {
-    if (!hasEnded(booting)) booting.child.kill('SIGKILL');
-    await booting.ended;
-  });
-  return booting;
-}
-
-/** SIGKILL from the test; `sent` says whether the test sent it (rather than a failpoint). */
-function externalKiller(target: ServerProcess): { kill(): void; readonly sent: boolean } {
-  let sent = false;
-  return {
-    kill() {
-      if (hasEnded(target) || sent) return;
-      sent = target.child.kill('SIGKILL');
-    },
-    get sent() {
-      return sent;
-    },
-  };
-}
-
-function hasEnded(target: { child: ServerProcess['child'] }): boolean {
-  return target.child.exitCode !== null || target.child.signalCode !== null;
-}
-
 function expectStatuses(workload: Workload, phase: Phase, status: AppendStatus): void {
   const statuses = workload.statuses(phase);
   if (statuses.some((answered) => answered !== status)) {
     throw new Error(`${phase} appends were to be answered ${status}: ${statuses.join(', ')}`);
   }
-}
-
-function snapshot(sent: readonly SentMessage[]): SentMessage[] {
-  return sent.map((message) => ({
-    sessionId: message.sessionId,
-    clientMessageId: message.clientMessageId,
-    content: message.content,
-    answer: message.answer && { ...message.answer },
-  }));
 }

@@ -4,8 +4,11 @@ import { type SentMessage } from './crash-checker.js';
 import { processEnd, within } from './crash-process.js';
 import { APPEND, type AppendStatus } from './fault-helpers.js';
 
-/** The parts of a crash run, in order; each client sends its share of each in turn. */
-export type Phase = 'healthy' | 'outage' | 'recovery' | 'after-restart';
+/**
+ * The parts of a crash run, in order; each client sends its share of each in turn. A fault run
+ * may add an outage to the clean restart (restart-outage), before its after-restart appends.
+ */
+export type Phase = 'healthy' | 'outage' | 'recovery' | 'restart-outage' | 'after-restart';
 
 /** A running server a client talks to; dead once killed. */
 export interface AppendTarget {
