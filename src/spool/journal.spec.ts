@@ -788,6 +788,18 @@ describe(Journal.name, () => {
       expect(files.calls('read') + files.calls('readRanges')).toBe(0);
     });
 
+    it("rejects while the record's file cannot be read, naming the record and why", async () => {
+      await onDiskOnly(records.slice(0, 1));
+      files.failNext('readRanges', fsError('EACCES', 'open'));
+      files.failNext('read', fsError('EACCES', 'open'));
+
+      await expect(sut.find('s', 's-1')).rejects.toMatchObject({
+        name: 'RecordUnreadableError',
+        messageId: 's-1',
+        reason: expect.stringContaining('EACCES'),
+      });
+    });
+
     it('finds nothing for a record that no longer reads back', async () => {
       const journaled = await onDiskOnly(records.slice(0, 1));
       corrupt(journaled[0]);

@@ -186,11 +186,18 @@ export class Journal {
     return entries.length;
   }
 
-  /** The session's disk-only record of this id, read back from disk; undefined when none. */
+  /**
+   * The session's disk-only record of this id, read back from disk; undefined when none (or it
+   * is corrupt: the drain sets it aside). Rejects with RecordUnreadableError while its file
+   * cannot be read.
+   */
   async find(sessionId: string, id: string): Promise<MessageRecord | undefined> {
     const entry = this.index.findDiskOnly(sessionId, id);
     if (!entry) return undefined;
     const [found] = await readBack(this.files, [entry], this.cache, this.cacheable);
+    // Owed but unreadable now (an outage of its file): "not there" would let a retry of its
+    // client id be accepted afresh, with a new time, ahead of the original in the drain.
+    if (found.kind === 'unreadable') throw new RecordUnreadableError(id, found.reason);
     return found.kind === 'record' ? found.record : undefined;
   }
 
@@ -246,4 +253,16 @@ function diskEntryOf({ record, location }: JournaledRecord): DiskEntry {
     acceptedAt: record.acceptedAt,
     location,
   };
+}
+
+/** A record the journal owes, in a file that cannot be read now (see BlockedFiles). */
+export class RecordUnreadableError extends Error {
+  override readonly name = 'RecordUnreadableError';
+
+  constructor(
+    readonly messageId: string,
+    readonly reason: string,
+  ) {
+    super(`journaled message ${messageId} cannot be read now: ${reason}`);
+  }
 }

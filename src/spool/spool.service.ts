@@ -36,6 +36,7 @@ import { SpoolReporter } from './spool-reporter.js';
 import { foreignFilesOf, spoolStatusOf, type SpoolStatusView } from './spool-status.js';
 
 export type { DrainOutcome, DrainStep, JournaledRecord, RefusedRecord } from './journal.js';
+export { RecordUnreadableError } from './journal.js';
 export type { JournalAppend } from './journal-writer.js';
 export type { RecordLocation } from './journal-index.js';
 

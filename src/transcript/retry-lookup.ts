@@ -1,7 +1,9 @@
 import { type SessionQueries } from '../database/session-queries.js';
 import { messageIdFor } from '../message/message-id.js';
 import { type MessageRecord, type NewMessage } from '../message/message-record.js';
-import { type SpoolService } from '../spool/spool.service.js';
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
+import { ScribeException } from '../common/errors/scribe.exception.js';
+import { RecordUnreadableError, type SpoolService } from '../spool/spool.service.js';
 import { AppendStatus } from './append-status.js';
 import { type DurableWriter } from './durable-writer.js';
 import { type PendingQueue } from './session-backlog.js';
@@ -44,7 +46,7 @@ export class RetryLookup {
         answers.set(clientId, { record: pending.record, status });
         continue;
       }
-      const onDisk = await this.spool.find(queue.sessionId, id);
+      const onDisk = await this.findOnDisk(queue.sessionId, id, clientId);
       if (onDisk) answers.set(clientId, { record: onDisk, status: AppendStatus.QUEUED });
     }
     const unanswered = clientIds.filter((clientId) => !answers.has(clientId));
@@ -58,6 +60,27 @@ export class RetryLookup {
       // a message stored before comes back with its id, and the journal's replay skips it.
     }
     return answers;
+  }
+
+  /**
+   * The journal's copy of an earlier acceptance. One in a file that cannot be read now is
+   * refused, not taken for absent: accepted afresh it would get a new time and answer, and
+   * nothing of the append runs.
+   */
+  private async findOnDisk(
+    sessionId: string,
+    id: string,
+    clientId: string,
+  ): Promise<MessageRecord | undefined> {
+    try {
+      return await this.spool.find(sessionId, id);
+    } catch (error) {
+      if (!(error instanceof RecordUnreadableError)) throw error;
+      throw new ScribeException(
+        ScribeErrorCode.JournalUnavailable,
+        `clientMessageId ${clientId} was accepted before, and that message is in a journal file that cannot be read now; nothing was appended: retry later`,
+      );
+    }
   }
 
   /** Replaces the answers of `skipped` records with what is stored; keeps them if unreadable. */

@@ -261,6 +261,24 @@ describe(TranscriptService.name, () => {
       expect(backlog.totalBuffered).toBe(1);
     });
 
+    it('refuses a retry whose first acceptance is in a journal file that cannot be read now', async () => {
+      const first = acceptedRecord('s1', 'journaled before', {
+        id: messageIdFor('s1', 'c-1'),
+        clientMessageId: 'c-1',
+      });
+      spool.leaveOrphans([first]);
+      spool.blockedIds.add(first.id);
+      const appends = spool.appendCalls;
+
+      await expect(append('s1', message('journaled before', 'c-1'))).rejects.toMatchObject({
+        code: ScribeErrorCode.JournalUnavailable,
+        message: expect.stringMatching(/^clientMessageId c-1 was accepted before, .* retry later$/),
+      });
+      expect(store.writeCalls).toEqual([]);
+      expect(spool.appendCalls).toBe(appends);
+      expect(backlog.total).toBe(0);
+    });
+
     it('answers a message stored by an earlier run or another instance with what is stored', async () => {
       const storedBefore = acceptedRecord('s1', 'from before', {
         id: messageIdFor('s1', 'c-1'),

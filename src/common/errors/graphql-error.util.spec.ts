@@ -54,6 +54,7 @@ describe(graphqlCodeFor.name, () => {
     [ScribeErrorCode.SubscriptionInterrupted]: 'SUBSCRIPTION_INTERRUPTED',
     [ScribeErrorCode.SessionDeleted]: 'SESSION_DELETED',
     [ScribeErrorCode.DatabaseUnavailable]: 'DATABASE_UNAVAILABLE',
+    [ScribeErrorCode.JournalUnavailable]: 'JOURNAL_UNAVAILABLE',
   };
 
   it.each(Object.values(ScribeErrorCode))('maps %s to a code', (code) => {

@@ -43,6 +43,8 @@ export function graphqlCodeFor(code: ScribeErrorCode): string {
       return 'SESSION_DELETED';
     case ScribeErrorCode.DatabaseUnavailable:
       return 'DATABASE_UNAVAILABLE';
+    case ScribeErrorCode.JournalUnavailable:
+      return 'JOURNAL_UNAVAILABLE';
     default: {
       const unhandled: never = code;
       throw new Error(`unmapped error code ${String(unhandled)}`);

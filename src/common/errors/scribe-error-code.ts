@@ -19,4 +19,5 @@ export enum ScribeErrorCode {
   SubscriptionInterrupted = 'SUBSCRIPTION_INTERRUPTED',
   SessionDeleted = 'SESSION_DELETED',
   DatabaseUnavailable = 'DATABASE_UNAVAILABLE',
+  JournalUnavailable = 'JOURNAL_UNAVAILABLE',
 }

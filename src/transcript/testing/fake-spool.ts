@@ -1,6 +1,7 @@
 import { type MessageRecord } from '../../message/message-record.js';
 import { type AdoptionReport } from '../../spool/journal-adoption.js';
 import {
+  RecordUnreadableError,
   type DrainOutcome,
   type DrainStep,
   type JournalAppend,
@@ -55,6 +56,8 @@ export class FakeSpool implements WritePathSpool {
   readonly misuses: string[] = [];
   /** Disk-only records whose line no longer reads back: the drain sets them aside unread. */
   readonly unreadableIds = new Set<string>();
+  /** Disk-only ids whose file cannot be read now: find() rejects for them. */
+  readonly blockedIds = new Set<string>();
   appendCalls = 0;
   adoptCalls = 0;
   /** When set, the set-aside log cannot be written. */
@@ -213,6 +216,7 @@ export class FakeSpool implements WritePathSpool {
 
   async find(sessionId: string, id: string): Promise<MessageRecord | undefined> {
     await Promise.resolve();
+    if (this.blockedIds.has(id)) throw new RecordUnreadableError(id, 'segment unreadable: EACCES');
     return this.diskOnly.get(sessionId)?.find(({ record }) => record.id === id)?.record;
   }
 
