@@ -141,6 +141,7 @@ describe('one SPOOL_DIR shared by instances of two databases', () => {
         expect(health.body.details.spool).toEqual({
           status: 'down',
           code: 'SPOOL_OF_ANOTHER_DATABASE',
+          blocked: 0,
         });
 
         // With its database down, B keeps what it cannot store in memory (BUFFERED), never in

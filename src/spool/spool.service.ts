@@ -6,7 +6,12 @@ import { ScribeInstance } from '../config/scribe-instance.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type JournalOnlyMessages, type KeyWindow } from '../message/pending-messages.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { DatabaseBinding, SpoolDatabase, type DatabaseBindingView } from './database-binding.js';
+import {
+  DatabaseBinding,
+  DatabaseCheck,
+  SpoolDatabase,
+  type DatabaseBindingView,
+} from './database-binding.js';
 import { DatabaseIdFile } from './database-id-file.js';
 import {
   Journal,
@@ -17,6 +22,7 @@ import {
 } from './journal.js';
 import { BlockedFiles } from './blocked-files.js';
 import { refuseFutureRecords } from './future-records.js';
+import { OrderKeyGenerator } from '../message/order-key.js';
 import { JournalAdoption, type AdoptionReport } from './journal-adoption.js';
 import { NodeJournalFiles, type JournalFiles } from './journal-files.js';
 import { JournalIndex, type RecordLocation } from './journal-index.js';
@@ -80,6 +86,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     metrics: MetricsService,
     failpoints: Failpoints,
     database: SpoolDatabase,
+    clock: OrderKeyGenerator,
   ) {
     this.files = new NodeJournalFiles(config.spoolDir);
     this.binding = new DatabaseBinding(
@@ -116,7 +123,12 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
       (entries, reason = 'corrupt') => this.reporter.setAside(entries, reason),
       this.blocked,
       undefined,
-      refuseFutureRecords(config.journalMaxClockAheadMs),
+      // Judged by the instance's clock, which has moved past every stored time by now: a run
+      // whose clock was ahead stored messages that far ahead too, and its journal is no
+      // further in the future than they are.
+      refuseFutureRecords(config.journalMaxClockAheadMs, () =>
+        Math.max(clock.wallNow(), clock.latest),
+      ),
     );
     this.journal = new Journal(
       this.files,
@@ -264,7 +276,9 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
 
   /** Whether an adoption round should run now for a blocked file that may have been fixed. */
   get adoptionRetryDue(): boolean {
-    return this.adoption.retryDue;
+    // Until the spool is known to be this database's, nothing of other instances is adopted:
+    // each retry asks again, so that a database that comes up late is written back at once.
+    return this.adoption.retryDue || this.binding.status.databaseCheck === DatabaseCheck.PENDING;
   }
 
   /** Files owing records that cannot be used now (for /health): how many. */
