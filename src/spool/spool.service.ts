@@ -28,16 +28,16 @@ import { NodeJournalFiles, type JournalFiles } from './journal-files.js';
 import { JournalIndex, type RecordLocation } from './journal-index.js';
 import { JournalWriter, type JournalAppend } from './journal-writer.js';
 import { importLegacySpool } from './legacy-spool.js';
-import { OwnerLock } from './owner-lock.js';
+import { OwnLock } from './own-lock.js';
 import {
   SET_ASIDE_LOG,
   SegmentNamer,
-  TEMP_PREFIX,
   isOwnFile,
   ownerLockName,
   parseSegmentName,
 } from './segment-names.js';
 import { SetAsideLog } from './set-aside-log.js';
+import { removeStaleTempFiles } from './stale-temp-files.js';
 import { SpoolReporter } from './spool-reporter.js';
 import { foreignFilesOf, spoolStatusOf, type SpoolStatusView } from './spool-status.js';
 
@@ -51,8 +51,6 @@ const SEGMENT_BYTES = 8 * 1024 * 1024;
 // The longest wait before a blocked file (unreadable segment, unusable lock file or set-aside
 // log) is tried again; the wait starts at DB_RETRY_INTERVAL_MS and doubles up to this.
 const BLOCKED_RETRY_MAX_MS = 30_000;
-// Leftover temp files (a crash during the writability check) are removed once this old.
-export const TEMP_FILE_GRACE_MS = 60_000;
 // A journal line beyond the message's own bytes (MAX_MESSAGE_BYTES): its ids, keys and times.
 const RECORD_ENVELOPE_BYTES = 4096;
 
@@ -73,7 +71,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   private readonly journal: Journal;
   private readonly adoption: JournalAdoption;
   private readonly namer: SegmentNamer;
-  private ownLock: OwnerLock | null = null;
+  private readonly ownLock: OwnLock;
   private readonly reporter: SpoolReporter;
   // The room one record may need on disk: what readiness asks the file system for.
   private readonly recordBytes: number;
@@ -82,7 +80,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
 
   constructor(
     config: ScribeConfig,
-    private readonly instance: ScribeInstance,
+    instance: ScribeInstance,
     metrics: MetricsService,
     failpoints: Failpoints,
     database: SpoolDatabase,
@@ -110,9 +108,12 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
       Math.max(BLOCKED_RETRY_MAX_MS, config.dbRetryIntervalMs),
     );
     this.namer = new SegmentNamer(instance.id);
+    this.ownLock = new OwnLock(this.files, this.namer, ownerLockName(instance.id), async () => {
+      await this.irregularEntries();
+    });
     this.recordBytes = config.maxMessageBytes + RECORD_ENVELOPE_BYTES;
     this.writer = new JournalWriter(this.files, this.index, this.namer, SEGMENT_BYTES, failpoints, {
-      beforeNewSegment: () => this.keepOwnLock(),
+      beforeNewSegment: () => this.ownLock.keep(),
       segmentLost: (lost) => this.reporter.segmentLost(lost),
     });
     this.adoption = new JournalAdoption(
@@ -158,9 +159,9 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   // and every later append tries the disk again.
   async onModuleInit(): Promise<void> {
     try {
-      await this.ready();
+      await this.ownLock.ensure();
       await this.setAsideLog.load();
-      await this.removeStaleTempFiles();
+      await removeStaleTempFiles(this.files);
     } catch (error) {
       this.logger.warn(
         `on-disk spool unavailable at ${this.path}: ${describeError(error)}; messages the database cannot take are held in memory only (BUFFERED) until it can be written`,
@@ -171,11 +172,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.writer.close();
     await this.adoption.releaseAll();
-    if (this.ownLock && this.index.liveRecords === 0) {
-      await this.files.remove(ownerLockName(this.instance.id)).catch(() => undefined);
-    }
-    await this.ownLock?.release();
-    this.ownLock = null;
+    await this.ownLock.release(this.index.liveRecords === 0);
   }
 
   /**
@@ -185,7 +182,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
    */
   async adoptOrphans(): Promise<AdoptionReport | null> {
     try {
-      await this.ready();
+      await this.ownLock.ensure();
       if (!(await this.binding.verify())) return null;
       const report = await this.adoption.adopt();
       const legacy = await importLegacySpool(this.files, this.journal);
@@ -215,7 +212,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   async append(records: MessageRecord[]): Promise<JournalAppend> {
     let outcome: JournalAppend;
     try {
-      await this.ready();
+      await this.ownLock.ensure();
       this.binding.assertJournalable();
       outcome = await this.journal.append(records);
     } catch (error) {
@@ -295,7 +292,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
    */
   async checkWritable(): Promise<void> {
     this.binding.assertJournalable();
-    await this.ready();
+    await this.ownLock.ensure();
     await this.writer.verify();
     await this.files.checkWritable(this.recordBytes);
   }
@@ -329,42 +326,5 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     const entries = await this.files.irregular().catch(() => []);
     this.reporter.irregular(entries);
     return entries;
-  }
-
-  /**
-   * Before a new segment: the owner lock must still be the file in the directory. A removed
-   * directory (or lock file) took it; without it another instance would adopt the new segment
-   * while this one writes to it, so it is taken again first.
-   */
-  private async keepOwnLock(): Promise<void> {
-    if (!this.ownLock || (await this.ownLock.intact())) return;
-    const name = ownerLockName(this.instance.id);
-    this.logger.error(`Journal: ${this.path}/${name} vanished or was replaced; taking it again`);
-    await this.ownLock.release();
-    this.ownLock = null;
-    await this.files.ensureDirectory();
-    this.ownLock = await OwnerLock.tryAcquire(this.path, name);
-    if (!this.ownLock) throw new Error(`${name} is held by another process`);
-  }
-
-  /** The directory exists and this instance holds its owner lock: segments may be written. */
-  private async ready(): Promise<void> {
-    if (this.ownLock) return;
-    await this.files.ensureDirectory();
-    this.namer.floor(await this.files.list());
-    await this.irregularEntries();
-    this.ownLock = await OwnerLock.tryAcquire(this.path, ownerLockName(this.instance.id));
-    if (!this.ownLock) {
-      throw new Error(`${ownerLockName(this.instance.id)} is held by another process`);
-    }
-  }
-
-  private async removeStaleTempFiles(): Promise<void> {
-    for (const name of await this.files.list()) {
-      if (!name.startsWith(TEMP_PREFIX)) continue;
-      // Another process sharing the directory may be using a young one.
-      const age = await this.files.ageMs(name);
-      if (age !== undefined && age >= TEMP_FILE_GRACE_MS) await this.files.remove(name);
-    }
   }
 }

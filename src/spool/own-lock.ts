@@ -1,0 +1,60 @@
+import { Logger } from '@nestjs/common';
+import { type JournalFiles } from './journal-files.js';
+import { OwnerLock } from './owner-lock.js';
+import { type SegmentNamer } from './segment-names.js';
+
+/**
+ * This instance's `owner-*.lock` in the spool directory: while it is held, no other instance
+ * adopts (replays, deletes) the segments this one writes. Taken on first use, so that a spool
+ * unusable at start (missing, full, read-only) is tried again by every later append.
+ */
+export class OwnLock {
+  private readonly logger = new Logger('Journal');
+  private lock: OwnerLock | null = null;
+
+  constructor(
+    private readonly files: JournalFiles,
+    private readonly namer: SegmentNamer,
+    private readonly name: string,
+    // Told of the directory's entries once it exists (symlinks and the like are warned about).
+    private readonly listed: () => Promise<void>,
+  ) {}
+
+  get held(): boolean {
+    return this.lock !== null;
+  }
+
+  /** The directory exists and the lock is held here: segments may be written. */
+  async ensure(): Promise<void> {
+    if (this.lock) return;
+    await this.files.ensureDirectory();
+    this.namer.floor(await this.files.list());
+    await this.listed();
+    this.lock = await OwnerLock.tryAcquire(this.files.directory, this.name);
+    if (!this.lock) throw new Error(`${this.name} is held by another process`);
+  }
+
+  /**
+   * Before a new segment: the lock must still be the file in the directory. A removed
+   * directory (or lock file) took it; without it another instance would adopt the new segment
+   * while this one writes to it, so it is taken again first.
+   */
+  async keep(): Promise<void> {
+    if (!this.lock || (await this.lock.intact())) return;
+    this.logger.error(
+      `Journal: ${this.files.directory}/${this.name} vanished or was replaced; taking it again`,
+    );
+    await this.lock.release();
+    this.lock = null;
+    await this.files.ensureDirectory();
+    this.lock = await OwnerLock.tryAcquire(this.files.directory, this.name);
+    if (!this.lock) throw new Error(`${this.name} is held by another process`);
+  }
+
+  /** At shutdown: the file goes too when nothing is owed (nobody need wait for this owner). */
+  async release(owesNothing: boolean): Promise<void> {
+    if (this.lock && owesNothing) await this.files.remove(this.name).catch(() => undefined);
+    await this.lock?.release();
+    this.lock = null;
+  }
+}
