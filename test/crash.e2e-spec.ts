@@ -132,6 +132,7 @@ describe('the crash checker', () => {
     sessionId: session,
     clientMessageId: `c${id}`,
     content: `m${id}`,
+    sends: [id],
     answer,
   });
   const row = (id: number, orderKey: string): StoredMessage => ({
@@ -189,6 +190,28 @@ describe('the crash checker', () => {
         sessions: [{ id: session, messageCount: 3 }],
       }).miscounted,
     ).toHaveLength(1);
+  });
+
+  it('places a retried message at any of its sends, and a message sent once at its one send', () => {
+    // c3 got no answer at a kill; c4 and c5 were sent after it, then c3 again (its 6th send).
+    const retried = [
+      sent(1, { status: 'PERSISTED', id: 'id1' }),
+      sent(2, { status: 'PERSISTED', id: 'id2' }),
+      { ...sent(3, { status: 'PERSISTED', id: 'id3' }), sends: [3, 6] },
+      sent(4, { status: 'QUEUED', id: 'id4' }),
+      sent(5, { status: 'QUEUED', id: 'id5' }),
+    ];
+    const order = (...ids: number[]) =>
+      checkTranscripts(retried, stored(ids.map((id) => row(id, `k${id}`)))).outOfOrder.map(
+        ({ row: late }) => late.clientMessageId,
+      );
+    // Accepted at its first send (journaled before the kill), or afresh at its retry.
+    expect(order(1, 2, 3, 4, 5)).toEqual([]);
+    expect(order(1, 2, 4, 5, 3)).toEqual([]);
+    // No one send per message explains these: c3 between c4 and c5, c5 before c4, c2 after c3.
+    expect(order(1, 2, 4, 3, 5)).toEqual(['c5']);
+    expect(order(1, 2, 3, 5, 4)).toEqual(['c4']);
+    expect(order(1, 3, 2, 4, 5)).toEqual(['c2']);
   });
 });
 

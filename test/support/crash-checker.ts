@@ -5,6 +5,11 @@ export interface SentMessage {
   sessionId: string;
   clientMessageId: string;
   content: string;
+  /**
+   * Where each send of it came in its session's sends, in order: one place, or more when a
+   * send got no answer and the client sent it again (a retry) after other messages of its own.
+   */
+  sends: number[];
   /** Null when no answer came (the request was in flight at a kill): no promise was made. */
   answer: { status: AppendStatus; id: string } | null;
 }
@@ -32,7 +37,7 @@ export interface TranscriptCheck {
   lost: SentMessage[];
   /** Stored rows that repeat an earlier row's id, client id or content. */
   duplicated: StoredMessage[];
-  /** Stored rows that come before a message their client sent earlier. */
+  /** Stored rows that come before a message their client sent earlier (see checkTranscripts). */
   outOfOrder: { row: StoredMessage; after: string }[];
   /** Stored rows no client sent, or not as it was sent. */
   unexpected: { row: StoredMessage; why: string }[];
@@ -46,21 +51,23 @@ export const PROMISED: readonly AppendStatus[] = ['PERSISTED', 'QUEUED'];
 /**
  * Holds the stored transcripts against what clients sent: every acknowledged message stored,
  * each message at most once, every session's messages in its client's send order (one
- * sequential client per session, so send order is acceptance order). Messages that got no
- * answer may be stored or not. `promised` names the answers counted as promises (the control
- * run counts BUFFERED too, to prove this check can see a loss).
+ * sequential client per session, so send order is acceptance order). A message is accepted at
+ * one of its sends: a send that got no answer (in flight at a kill) may have been accepted
+ * (journaled, then written back) or not, and then its retry, sent after other messages of the
+ * session, is accepted afresh after them. So a message sent more than once may stand at any of
+ * its sends, and the stored order must be explained by one send per message, in send order;
+ * a message answered at its first send has that one place, as before. Messages
+ * that got no answer may be stored or not. `promised` names the answers counted as promises
+ * (the control run counts BUFFERED too, to prove this check can see a loss).
  */
 export function checkTranscripts(
   sent: readonly SentMessage[],
   stored: StoredTranscripts,
   promised: readonly AppendStatus[] = PROMISED,
 ): TranscriptCheck {
-  const sentByClientId = new Map<string, { message: SentMessage; position: number }>();
-  const positions = new Map<string, number>();
+  const sentByClientId = new Map<string, SentMessage>();
   for (const message of sent) {
-    const position = positions.get(message.sessionId) ?? 0;
-    positions.set(message.sessionId, position + 1);
-    sentByClientId.set(key(message.sessionId, message.clientMessageId), { message, position });
+    sentByClientId.set(key(message.sessionId, message.clientMessageId), message);
   }
 
   const duplicated: StoredMessage[] = [];
@@ -87,20 +94,21 @@ export function checkTranscripts(
       unexpected.push({ row, why: 'no client sent it' });
       continue;
     }
-    if (found.message.content !== row.content) {
-      unexpected.push({ row, why: `sent as ${JSON.stringify(found.message.content)}` });
+    if (found.content !== row.content) {
+      unexpected.push({ row, why: `sent as ${JSON.stringify(found.content)}` });
     }
-    if (found.message.answer && found.message.answer.id !== row.id) {
-      unexpected.push({ row, why: `answered with id ${found.message.answer.id}` });
+    if (found.answer && found.answer.id !== row.id) {
+      unexpected.push({ row, why: `answered with id ${found.answer.id}` });
     }
+    // The earliest of its sends after the send the row before it stood at: taking the earliest
+    // leaves the most room to the rows after it, so the order is found out of order only when
+    // no choice of one send per message explains it.
     const before = latest.get(row.sessionId);
-    if (before && found.position < before.position) {
-      outOfOrder.push({ row, after: before.clientMessageId });
+    const position = Math.min(...found.sends.filter((at) => !before || at > before.position));
+    if (!Number.isFinite(position)) {
+      outOfOrder.push({ row, after: before?.clientMessageId ?? '(nothing)' });
     } else {
-      latest.set(row.sessionId, {
-        position: found.position,
-        clientMessageId: found.message.clientMessageId,
-      });
+      latest.set(row.sessionId, { position, clientMessageId: found.clientMessageId });
     }
   }
 

@@ -87,6 +87,7 @@ export function snapshot(sent: readonly SentMessage[]): SentMessage[] {
     sessionId: message.sessionId,
     clientMessageId: message.clientMessageId,
     content: message.content,
+    sends: [...message.sends],
     answer: message.answer && { ...message.answer },
   }));
 }

@@ -33,6 +33,8 @@ const DEATH_TIMEOUT_MS = 10_000;
  */
 export class SequentialClient {
   readonly sent: WorkloadMessage[] = [];
+  /** Sends so far, retries included: a send's place in the session's send order. */
+  private sends = 0;
 
   constructor(
     readonly sessionId: string,
@@ -47,6 +49,7 @@ export class SequentialClient {
         sessionId: this.sessionId,
         clientMessageId: `${this.sessionId}-m${number}`,
         content: `${this.sessionId} message ${number} (${phase})`,
+        sends: [],
         phase,
         answer: null,
       };
@@ -56,7 +59,11 @@ export class SequentialClient {
     return true;
   }
 
-  /** Sends again, with the same client id, every message that got no answer (a client's retry). */
+  /**
+   * Sends again, with the same client id, every message that got no answer (a client's retry).
+   * Each retry is a send of its own, after every send before it: the message may be accepted
+   * there, after messages sent since its first send (crash-checker.ts).
+   */
   async resendUnanswered(target: AppendTarget, phase: Phase): Promise<boolean> {
     for (const message of this.sent) {
       if (message.answer === null && !(await this.send(target, message, phase))) return false;
@@ -69,6 +76,7 @@ export class SequentialClient {
     message: WorkloadMessage,
     phase: Phase,
   ): Promise<boolean> {
+    message.sends.push(++this.sends);
     let response: request.Response;
     try {
       response = await request(target.url)
