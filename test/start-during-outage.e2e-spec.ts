@@ -116,7 +116,9 @@ describeOnPostgres('a start while PostgreSQL is unreachable', () => {
       }, 15_000);
       expect(await storedIds()).toEqual(ids);
       expect((await readJournal(join(dataDir, 'pending_messages'))).segments).toEqual([]);
-      expect(Number(CONNECTED.exec(target.output())?.[1])).toBeGreaterThan(3);
+      // Retried in the background (the proxy's refusals count the feed's attempts too, so the
+      // start's own attempts are fewer on a loaded machine).
+      expect(Number(CONNECTED.exec(target.output())?.[1])).toBeGreaterThan(1);
       expect(occurrences(target.output(), CONNECTED)).toBe(1);
       const health = await target.get('/health');
       expect({ status: health.status, body: health.body.status }).toEqual({

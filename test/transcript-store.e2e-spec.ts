@@ -2,9 +2,10 @@ import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { classifyDatabaseError } from '../src/database/database-errors.js';
 import { MessageStore } from '../src/database/message-store.js';
+import { type ReadyMessageStore } from '../src/database/ready-message-store.js';
 import { SessionListQueries } from '../src/database/session-list-queries.js';
 import { SessionQueries } from '../src/database/session-queries.js';
-import { SqliteMessageStore } from '../src/database/sqlite-message-store.js';
+import { type SqliteMessageStore } from '../src/database/sqlite-message-store.js';
 import { acceptedRecord } from '../src/message/testing/message-record.fixture.js';
 import { databaseKinds } from './support/databases.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -161,7 +162,8 @@ describe('the SQLite message store', () => {
     ] as const) {
       const app = await createTestApp('sqlite', mode ? { SQLITE_SYNCHRONOUS: mode } : {});
       try {
-        const sut = app.app.get<SqliteMessageStore>(MessageStore);
+        // Nest hands out the store behind its readiness guard (ReadyMessageStore).
+        const sut = app.app.get<ReadyMessageStore>(MessageStore).inner as SqliteMessageStore;
         expect(await sut.connectionSettings()).toEqual({
           journalMode: 'wal',
           synchronous: expected,

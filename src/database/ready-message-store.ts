@@ -18,6 +18,11 @@ export class ReadyMessageStore extends MessageStore implements OnModuleInit, OnA
     super();
   }
 
+  /** The store this one guards (a test asks it for its connection's settings). */
+  get inner(): MessageStore {
+    return this.store;
+  }
+
   // Not waited for: the database may be down for a long time, and the instance must start.
   onModuleInit(): void {
     void this.readiness.ready.then(async () => {
