@@ -28,8 +28,10 @@ describe(decideBinding.name, () => {
     expect(decideBinding(ours(true), spoolOf(OURS), 0)).toEqual({ kind: 'match' });
   });
 
-  it('takes over, for a database that got its identity only now, a spool without segments of others', () => {
-    expect(decideBinding(ours(true), spoolOf(THEIRS), 0)).toEqual({ kind: 'take-over' });
+  it('refuses, for a database that got its identity only now elsewhere, even a spool without segments of others', () => {
+    // Two instances of two new databases on one empty spool: the one that claimed it first keeps it.
+    const reason = `its database.id names database ${THEIRS}, and this instance's database is ${OURS} (a new database, not where the spool's database was; the spool holds 0 segment(s) of other instances)`;
+    expect(decideBinding(ours(true), spoolOf(THEIRS), 0)).toEqual({ kind: 'refuse', reason });
   });
 
   it('takes over, for a database new now where the spool says its database was, a spool with segments', () => {
@@ -37,7 +39,7 @@ describe(decideBinding.name, () => {
   });
 
   it('refuses a new database elsewhere pointed at a spool that holds segments of another', () => {
-    const reason = `its database.id names database ${THEIRS}, and this instance's database is ${OURS} (a new database, and the spool holds 2 segment(s) of other instances)`;
+    const reason = `its database.id names database ${THEIRS}, and this instance's database is ${OURS} (a new database, not where the spool's database was; the spool holds 2 segment(s) of other instances)`;
     expect(decideBinding(ours(true), spoolOf(THEIRS), 2)).toEqual({ kind: 'refuse', reason });
     expect(decideBinding(ours(true), spoolOf(THEIRS, null), 2)).toEqual({
       kind: 'refuse',
@@ -160,15 +162,13 @@ describe(DatabaseBinding.name, () => {
     ]);
   });
 
-  it('takes over a spool without segments of others for a database new now', async () => {
+  it('refuses, for a database new now elsewhere, a spool without segments of others', async () => {
+    // Two new databases started at once on one empty spool: the first claim stands.
     idFile.id = THEIRS;
     database.answer = ours(true);
-    expect(await sut.verify()).toBe(true);
-    expect(idFile.calls).toEqual(['read', `replace ${OURS} ${HERE}`]);
-    expect(sut.status.databaseId).toBe(OURS);
-    expect(logs).toEqual([
-      { level: 'log', message: `The spool at ${DIR} taken over for database ${OURS}` },
-    ]);
+    expect(await sut.verify()).toBe(false);
+    expect(idFile.calls).toEqual(['read']);
+    expect(sut.status).toMatchObject({ databaseCheck: 'REFUSED', databaseId: THEIRS });
   });
 
   it('takes over, for a database new now where the spool says its database was, a spool with segments', async () => {
@@ -208,7 +208,7 @@ describe(DatabaseBinding.name, () => {
     expect(idFile.id).toBe(THEIRS);
     expect(idFile.calls).toEqual(['read']);
     expect(sut.status.databaseCheckReason).toBe(
-      `its database.id names database ${THEIRS}, and this instance's database is ${OURS} (a new database, and the spool holds 1 segment(s) of other instances)`,
+      `its database.id names database ${THEIRS}, and this instance's database is ${OURS} (a new database, not where the spool's database was; the spool holds 1 segment(s) of other instances)`,
     );
   });
 

@@ -62,11 +62,13 @@ export function decideBinding(
 ): BindingDecision {
   if (spool === null) return { kind: 'claim' };
   if (spool.id === database.id) return { kind: 'match' };
-  if (database.created && (foreignSegments === 0 || spool.location === database.location)) {
-    return { kind: 'take-over' };
-  }
+  // Only a successor takes over: a database made anew where the spool's was. A new database
+  // elsewhere may be one of two that started at once on an empty spool, the other of which
+  // claimed it a moment before (and journals into it): taking over would hand its journal to
+  // this database.
+  if (database.created && spool.location === database.location) return { kind: 'take-over' };
   const fresh = database.created
-    ? ` (a new database, and the spool holds ${foreignSegments} segment(s) of other instances)`
+    ? ` (a new database, not where the spool's database was; the spool holds ${foreignSegments} segment(s) of other instances)`
     : '';
   return { kind: 'refuse', reason: mismatch(spool.id, database.id) + fresh };
 }
