@@ -133,7 +133,7 @@ describe('one SPOOL_DIR shared by instances of two databases', () => {
           databaseCheck: 'REFUSED',
           databaseId: aId,
           instanceDatabaseId: bId,
-          databaseCheckReason: `its database.id names database ${aId}, and this instance's database is ${bId} (a new database, and the spool holds 1 segment(s) of other instances)`,
+          databaseCheckReason: `its database.id names database ${aId}, and this instance's database is ${bId} (a new database, not where the spool's database was; the spool holds 1 segment(s) of other instances)`,
         });
         const health = await b.get('/health');
         expect(health.status).toBe(200);
