@@ -284,6 +284,14 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
+   * Whether a blocked file owes records nobody has read yet (an adopted segment unreadable
+   * from the start, a dead owner behind a bad lock): any client id may have been accepted in it.
+   */
+  get owesUnread(): boolean {
+    return this.blocked.list().some((file) => file.records === null);
+  }
+
+  /**
    * Rejects when a message could not be journaled right now (used by /health and spoolStatus):
    * the owner lock cannot be taken, the active segment vanished and no new one can be begun
    * (this begins it, and journals again what memory held of the vanished one), or the file

@@ -59,6 +59,16 @@ export class RetryLookup {
       // Reads fail too (the database is unreachable): the id is derived from the client id, so
       // a message stored before comes back with its id, and the journal's replay skips it.
     }
+    const unknown = clientIds.find((clientId) => !answers.has(clientId));
+    // A journal file nobody could read yet may hold a first acceptance of this client id:
+    // accepted afresh, the retry would be stored first and the original, with the same id,
+    // skipped (its content lost). Until the file is read, such appends wait.
+    if (unknown !== undefined && this.spool.owesUnread) {
+      throw new ScribeException(
+        ScribeErrorCode.JournalUnavailable,
+        `clientMessageId ${unknown} may have been accepted before, in a journal file that cannot be read now (see spoolStatus.blocked); nothing was appended: retry later`,
+      );
+    }
     return answers;
   }
 

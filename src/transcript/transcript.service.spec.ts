@@ -279,6 +279,28 @@ describe(TranscriptService.name, () => {
       expect(backlog.total).toBe(0);
     });
 
+    it('refuses an append with a client id while a journal file nobody has read owes records', async () => {
+      spool.owesUnread = true;
+
+      await expect(append('s1', message('first', 'c-9'))).rejects.toMatchObject({
+        code: ScribeErrorCode.JournalUnavailable,
+        message: expect.stringMatching(/^clientMessageId c-9 may have been accepted before, /),
+      });
+      expect(store.writeCalls).toEqual([]);
+
+      const plain = await append('s1', message('no client id'));
+      expect(plain.status).toBe(AppendStatus.PERSISTED);
+      spool.owesUnread = false;
+      expect((await append('s1', message('first', 'c-9'))).status).toBe(AppendStatus.PERSISTED);
+    });
+
+    it('answers a stored retry even while a journal file nobody has read owes records', async () => {
+      const first = await append('s1', message('a', 'c-1'));
+      spool.owesUnread = true;
+
+      expect(await append('s1', message('a', 'c-1'))).toEqual(first);
+    });
+
     it('answers a message stored by an earlier run or another instance with what is stored', async () => {
       const storedBefore = acceptedRecord('s1', 'from before', {
         id: messageIdFor('s1', 'c-1'),

@@ -58,6 +58,8 @@ export class FakeSpool implements WritePathSpool {
   readonly unreadableIds = new Set<string>();
   /** Disk-only ids whose file cannot be read now: find() rejects for them. */
   readonly blockedIds = new Set<string>();
+  /** Whether a blocked file owes records nobody has read yet (SpoolService.owesUnread). */
+  owesUnread = false;
   appendCalls = 0;
   adoptCalls = 0;
   /** When set, the set-aside log cannot be written. */
