@@ -284,11 +284,15 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * Whether a blocked file owes records nobody has read yet (an adopted segment unreadable
-   * from the start, a dead owner behind a bad lock): any client id may have been accepted in it.
+   * Whether a blocked segment owes records nobody has read yet (adopted, and unreadable from
+   * the start): any client id may have been accepted in it. A dead owner behind a bad lock
+   * file is not counted: its segments may stay unread until an operator acts, and refusing
+   * every client id meanwhile would stop the instance (see the README's limits).
    */
   get owesUnread(): boolean {
-    return this.blocked.list().some((file) => file.records === null);
+    return this.blocked
+      .list()
+      .some((file) => file.records === null && parseSegmentName(file.source) !== null);
   }
 
   /**
