@@ -1,87 +1,32 @@
-import { deferred, type Deferred } from '../../common/testing/deferred.js';
 import {
   type FileIdentity,
   type IrregularEntry,
   type JournalFiles,
   type WritableFile,
 } from '../journal-files.js';
+import { FakeWritableFile, type Inode, newInode } from './fake-writable-file.js';
+import { FileFaults, fsError } from './file-faults.js';
 
-/** The operations a spec can fail, hold or wait for. */
-export type FileOperation =
-  | 'ensureDirectory'
-  | 'list'
-  | 'create'
-  | 'openForAppend'
-  | 'write'
-  | 'sync'
-  | 'truncate'
-  | 'close'
-  | 'read'
-  | 'readRanges'
-  | 'remove'
-  | 'ageMs'
-  | 'identity'
-  | 'checkWritable';
-
-const MESSAGES: Record<string, string> = {
-  ENOSPC: 'no space left on device',
-  EIO: 'i/o error',
-  EACCES: 'permission denied',
-  EROFS: 'read-only file system',
-  ENOENT: 'no such file or directory',
-  EBADF: 'bad file descriptor',
-};
-
-/** An error as node:fs rejects with: `EIO: i/o error, fsync`, with its code and syscall. */
-export function fsError(code: string, syscall = 'write'): NodeJS.ErrnoException {
-  return Object.assign(new Error(`${code}: ${MESSAGES[code] ?? 'failed'}, ${syscall}`), {
-    code,
-    syscall,
-  });
-}
-
-interface Fault {
-  error: unknown;
-  /** Only a call on this file; any file when undefined. */
-  name?: string;
-  /** For a write: bytes that reach the file before it fails. */
-  tearAfter?: number;
-}
-
-/** The bytes of one file; open handles keep it after its name is removed, as an inode. */
-interface Inode {
-  data: Buffer;
-  ino: number;
-}
-
-let nextIno = 1;
-
-function newInode(data: Buffer = Buffer.alloc(0)): Inode {
-  return { data, ino: nextIno++ };
-}
+export { fsError, type FileOperation } from './file-faults.js';
 
 /**
  * JournalFiles in memory, for specs that must tear a write half way, fill the disk or fail an
  * fsync at a chosen moment, without a temp directory.
  *
- * - `failNext(operation, error, name?)` fails the next call of that operation (on that file).
- * - `tearNextWrite(bytes, error)` lets the next write put `bytes` bytes on "disk", then fail.
- * - `holdNext(operation)` makes the next call wait until the test resolves the gate.
- * - `reached(operation, count)` is a barrier: it resolves once that many calls have begun.
+ * - the faults, holds and barriers of FileFaults (`failNext`, `tearNextWrite`, `holdNext`,
+ *   `reached`), on every operation.
  * - `log` has one line per call that did something: `write <name>@<offset>+<length>`, ...
  *
  * A file opened by `openForAppend` appends wherever the write says it goes, as Linux does with
  * O_APPEND; a written file that was removed keeps its bytes for its open handles only.
  */
-export class FakeJournalFiles implements JournalFiles {
+export class FakeJournalFiles extends FileFaults implements JournalFiles {
   readonly log: string[] = [];
   private readonly inodes = new Map<string, Inode>();
-  private readonly faults = new Map<FileOperation, Fault[]>();
-  private readonly holds = new Map<FileOperation, Deferred[]>();
-  private readonly counts = new Map<FileOperation, number>();
-  private waiters: { operation: FileOperation; count: number; gate: Deferred }[] = [];
 
-  constructor(readonly directory = '/spool') {}
+  constructor(readonly directory = '/spool') {
+    super();
+  }
 
   /** Puts a file there, as if an earlier run or another instance wrote it. */
   put(name: string, data: Buffer | string): void {
@@ -116,39 +61,6 @@ export class FakeJournalFiles implements JournalFiles {
   /** Another file now stands at `name` (an operator replaced it): open handles keep the old. */
   replace(name: string, data: Buffer | string = ''): void {
     this.inodes.set(name, newInode(Buffer.from(data)));
-  }
-
-  /** Calls of `operation` so far. */
-  calls(operation: FileOperation): number {
-    return this.counts.get(operation) ?? 0;
-  }
-
-  failNext(
-    operation: FileOperation,
-    error: unknown = fsError('EIO', operation),
-    name?: string,
-  ): void {
-    this.faultsOf(operation).push({ error, name });
-  }
-
-  tearNextWrite(bytes: number, error: unknown = fsError('ENOSPC', 'write')): void {
-    this.faultsOf('write').push({ error, tearAfter: bytes });
-  }
-
-  holdNext(operation: FileOperation): Deferred {
-    const gate = deferred();
-    const holds = this.holds.get(operation) ?? [];
-    holds.push(gate);
-    this.holds.set(operation, holds);
-    return gate;
-  }
-
-  /** Resolves once `count` calls of `operation` have begun (a barrier, not a sleep). */
-  reached(operation: FileOperation, count: number): Promise<void> {
-    const gate = deferred();
-    this.waiters.push({ operation, count, gate });
-    this.wake();
-    return gate.promise;
   }
 
   async ensureDirectory(): Promise<void> {
@@ -224,93 +136,9 @@ export class FakeJournalFiles implements JournalFiles {
     await this.begin('checkWritable');
   }
 
-  /** Every call goes through here: counted, held when asked, failed when asked (for FakeWritableFile). */
-  async begin(operation: FileOperation, name?: string): Promise<Fault | undefined> {
-    this.counts.set(operation, this.calls(operation) + 1);
-    this.wake();
-    const hold = this.holds.get(operation)?.shift();
-    if (hold) await hold.promise;
-    // Always one turn of the event loop's microtasks, as a real file system call takes.
-    await Promise.resolve();
-    const faults = this.faultsOf(operation);
-    const index = faults.findIndex((fault) => fault.name === undefined || fault.name === name);
-    if (index < 0) return undefined;
-    const [fault] = faults.splice(index, 1);
-    if (fault.tearAfter === undefined) throw fault.error;
-    return fault;
-  }
-
   private existing(name: string): Inode {
     const inode = this.inodes.get(name);
     if (!inode) throw fsError('ENOENT', 'open');
     return inode;
-  }
-
-  private faultsOf(operation: FileOperation): Fault[] {
-    const faults = this.faults.get(operation) ?? [];
-    this.faults.set(operation, faults);
-    return faults;
-  }
-
-  private wake(): void {
-    const ready = this.waiters.filter((waiter) => this.calls(waiter.operation) >= waiter.count);
-    this.waiters = this.waiters.filter((waiter) => !ready.includes(waiter));
-    for (const waiter of ready) waiter.gate.resolve();
-  }
-}
-
-class FakeWritableFile implements WritableFile {
-  private closed = false;
-
-  constructor(
-    private readonly files: FakeJournalFiles,
-    private readonly name: string,
-    private readonly inode: Inode,
-    private readonly appending: boolean,
-  ) {}
-
-  async write(data: Buffer, position: number): Promise<void> {
-    const fault = await this.files.begin('write', this.name);
-    this.ensureOpen();
-    const at = this.appending ? this.inode.data.length : position;
-    const landed = fault?.tearAfter === undefined ? data : data.subarray(0, fault.tearAfter);
-    const size = Math.max(this.inode.data.length, at + landed.length);
-    const next = Buffer.alloc(size);
-    this.inode.data.copy(next);
-    landed.copy(next, at);
-    this.inode.data = next;
-    this.files.log.push(`write ${this.name}@${at}+${landed.length}`);
-    if (fault) throw fault.error;
-  }
-
-  async sync(): Promise<void> {
-    await this.files.begin('sync', this.name);
-    this.ensureOpen();
-    this.files.log.push(`sync ${this.name}`);
-  }
-
-  async truncate(size: number): Promise<void> {
-    await this.files.begin('truncate', this.name);
-    this.ensureOpen();
-    const next = Buffer.alloc(size);
-    this.inode.data.copy(next, 0, 0, Math.min(size, this.inode.data.length));
-    this.inode.data = next;
-    this.files.log.push(`truncate ${this.name} ${size}`);
-  }
-
-  identity(): Promise<FileIdentity> {
-    this.ensureOpen();
-    return Promise.resolve({ dev: 1, ino: this.inode.ino });
-  }
-
-  async close(): Promise<void> {
-    this.ensureOpen();
-    this.closed = true;
-    await this.files.begin('close', this.name);
-    this.files.log.push(`close ${this.name}`);
-  }
-
-  private ensureOpen(): void {
-    if (this.closed) throw fsError('EBADF', 'write');
   }
 }
