@@ -3,6 +3,7 @@ import { constants } from 'node:fs';
 import { link, open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorCode } from '../common/errors/describe-error.js';
+import { syncDirectory } from './journal-files.js';
 import { DATABASE_ID_FILE, TEMP_PREFIX } from './segment-names.js';
 
 const FILE_MODE = 0o600;
@@ -68,7 +69,7 @@ export class DatabaseIdFile implements DatabaseIdStore {
     } finally {
       await unlink(temp).catch(() => undefined);
     }
-    await this.syncDirectory();
+    await syncDirectory(this.directory);
     return this.readBack();
   }
 
@@ -80,7 +81,7 @@ export class DatabaseIdFile implements DatabaseIdStore {
       await unlink(temp).catch(() => undefined);
       throw error;
     }
-    await this.syncDirectory();
+    await syncDirectory(this.directory);
     return this.readBack();
   }
 
@@ -108,17 +109,5 @@ export class DatabaseIdFile implements DatabaseIdStore {
     }
     await handle.close();
     return temp;
-  }
-
-  private async syncDirectory(): Promise<void> {
-    const handle = await open(this.directory, 'r');
-    try {
-      await handle.sync();
-    } catch (error) {
-      // Some file systems cannot fsync a directory; nothing more can be done there.
-      if (!['EINVAL', 'ENOTSUP', 'EISDIR'].includes(errorCode(error) ?? '')) throw error;
-    } finally {
-      await handle.close();
-    }
   }
 }

@@ -120,7 +120,7 @@ export class NodeJournalFiles implements JournalFiles {
       // open() honours the umask; the mode must be exact.
       await handle.chmod(FILE_MODE);
       // The new name is only durable once the directory entry is.
-      await this.syncDirectory();
+      await syncDirectory(this.directory);
     } catch (error) {
       await handle.close().catch(() => undefined);
       throw error;
@@ -135,7 +135,7 @@ export class NodeJournalFiles implements JournalFiles {
       if (size === 0) {
         // New (or empty): as in create(), the umask must not decide its mode.
         await handle.chmod(FILE_MODE);
-        await this.syncDirectory();
+        await syncDirectory(this.directory);
       }
       return { file: new NodeWritableFile(handle), size };
     } catch (error) {
@@ -246,23 +246,24 @@ export class NodeJournalFiles implements JournalFiles {
     return await open(path, CREATE_FLAGS, FILE_MODE);
   }
 
-  private async syncDirectory(): Promise<void> {
-    const handle = await open(this.directory, 'r');
-    try {
-      await handle.sync();
-    } catch (error) {
-      // Some file systems cannot fsync a directory; nothing more can be done there.
-      if (!['EINVAL', 'ENOTSUP', 'EISDIR'].includes(errorCode(error) ?? '')) throw error;
-    } finally {
-      await handle.close();
-    }
-  }
-
   private path(name: string): string {
     // Names come from the journal itself, but none may ever reach outside the directory.
     if (basename(name) !== name || name === '.' || name === '..') {
       throw new Error(`not a spool file name: ${name}`);
     }
     return join(this.directory, name);
+  }
+}
+
+/** Syncs `directory`, so that the names just made or renamed in it are durable. */
+export async function syncDirectory(directory: string): Promise<void> {
+  const handle = await open(directory, 'r');
+  try {
+    await handle.sync();
+  } catch (error) {
+    // Some file systems cannot fsync a directory; nothing more can be done there.
+    if (!['EINVAL', 'ENOTSUP', 'EISDIR'].includes(errorCode(error) ?? '')) throw error;
+  } finally {
+    await handle.close();
   }
 }
