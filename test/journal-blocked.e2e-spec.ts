@@ -13,26 +13,18 @@ import { type MessageRecord } from '../src/message/message-record.js';
 import { acceptedRecord } from '../src/message/testing/message-record.fixture.js';
 import { encodeJournalLine } from '../src/spool/journal-codec.js';
 import { formatSegmentName, ownerLockName } from '../src/spool/segment-names.js';
-import { eventually, faultSuite, metricValue, readTranscript } from './support/fault-helpers.js';
-import { startServer, temporaryDataDir, type ServerProcess } from './support/server-process.js';
+import { eventually, metricValue, readTranscript } from './support/fault-helpers.js';
+import { NOBODY, journalSuite, spoolStatusOf } from './support/journal-suite.js';
+import { type ServerProcess } from './support/server-process.js';
 
 // Journals of instances that are gone, with one file each that cannot be used: a lock file
 // that is a directory or not SQLite, a segment whose mode is 000 or that is over 2 GiB, a
 // set-aside log that is a directory. Each holds back only what it concerns: the rest replays
 // at start, spoolStatus names what waits and why, and a fix is picked up without a restart.
-const { cleanups, faultTest } = faultSuite(60_000);
-const NOBODY = { uid: 65534, gid: 65534 };
-const ADMIN = { authorization: 'Bearer t' };
-const STATUS = '{ spoolStatus { messages blocked { source reason records since } } }';
-
-async function nobodysSpool(): Promise<{ dataDir: string; spoolDir: string }> {
-  const dataDir = await temporaryDataDir();
-  cleanups.add(dataDir.remove);
-  const spoolDir = join(dataDir.path, 'pending_messages');
-  await mkdir(spoolDir, { mode: 0o700 });
-  for (const path of [dataDir.path, spoolDir]) await chown(path, NOBODY.uid, NOBODY.gid);
-  return { dataDir: dataDir.path, spoolDir };
-}
+const { faultTest, nobodysSpool, startAsNobody } = journalSuite(60_000, {
+  DB_RETRY_INTERVAL_MS: '200',
+});
+const BLOCKED = 'messages blocked { source reason records since }';
 
 /** Writes a file of the spool as an earlier run of the server (nobody) would have left it. */
 async function put(spoolDir: string, name: string, data: Buffer | string): Promise<string> {
@@ -53,19 +45,8 @@ function records(sessionId: string, count: number, from = 0): MessageRecord[] {
 const lines = (list: MessageRecord[]) => Buffer.concat(list.map(encodeJournalLine));
 const contents = (list: MessageRecord[]) => list.map((record) => record.content);
 
-async function startAsNobody(dataDir: string): Promise<ServerProcess> {
-  const started = await startServer(
-    { DATA_DIR: dataDir, ADMIN_TOKEN: 't', DB_RETRY_INTERVAL_MS: '200' },
-    { runAs: NOBODY },
-  );
-  cleanups.showOnFailure(`server pid ${started.child.pid}`, () => started.output());
-  cleanups.add(() => started.stop('SIGKILL'));
-  return started;
-}
-
 async function blockedOf(target: ServerProcess): Promise<{ source: string; reason: string }[]> {
-  const status = await target.gql(STATUS, {}, ADMIN);
-  return status.data.spoolStatus.blocked;
+  return (await spoolStatusOf(target, BLOCKED)).blocked;
 }
 
 describe("a dead instance's lock file that cannot be used", () => {

@@ -1,63 +1,36 @@
-import { chmod, chown, mkdir, readdir } from 'node:fs/promises';
+import { chmod, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   appendMessage,
   eventually,
-  faultSuite,
-  holdSqliteLock,
   metricValue,
   occurrences,
   readJournal,
   readTranscript,
 } from './support/fault-helpers.js';
-import { startServer, temporaryDataDir, type ServerProcess } from './support/server-process.js';
+import { journalSuite, spoolStatusOf } from './support/journal-suite.js';
 
 // A segment whose mode is 000 for a while (a backup tool, an operator) under a server that is
 // not root, as in production: the drain must see an outage of the file, not corruption. Every
 // message answered QUEUED ends stored, none is set aside, nothing is deleted meanwhile.
-const { cleanups, faultTest } = faultSuite(60_000);
-const NOBODY = { uid: 65534, gid: 65534 };
-const ADMIN = { authorization: 'Bearer t' };
 const SESSION = 'outage';
 const OTHER = 'bystander';
 const CAP = 5;
 
-const STATUS = `{ spoolStatus { messages setAsideCount setAside { source reason }
-  blocked { source reason records since } } }`;
-
-/** A data directory owned by the unprivileged user the server runs as. */
-async function nobodysDataDir(): Promise<{ dataDir: string; spoolDir: string }> {
-  const dataDir = await temporaryDataDir();
-  cleanups.add(dataDir.remove);
-  const spoolDir = join(dataDir.path, 'pending_messages');
-  await mkdir(spoolDir, { mode: 0o700 });
-  for (const path of [dataDir.path, spoolDir]) await chown(path, NOBODY.uid, NOBODY.gid);
-  return { dataDir: dataDir.path, spoolDir };
-}
-
-async function startAsNobody(dataDir: string): Promise<ServerProcess> {
-  const started = await startServer(
-    {
-      DATA_DIR: dataDir,
-      ADMIN_TOKEN: 't',
-      MAX_PENDING_PER_SESSION: String(CAP),
-      DB_RETRY_INTERVAL_MS: '200',
-    },
-    { runAs: NOBODY },
-  );
-  cleanups.showOnFailure(`server pid ${started.child.pid}`, () => started.output());
-  cleanups.add(() => started.stop('SIGKILL'));
-  return started;
-}
+const { faultTest, lockDatabase, nobodysSpool, startAsNobody } = journalSuite(60_000, {
+  MAX_PENDING_PER_SESSION: String(CAP),
+  DB_RETRY_INTERVAL_MS: '200',
+});
+const STATUS = `messages setAsideCount setAside { source reason }
+  blocked { source reason records since }`;
 
 describe('a segment that cannot be read for a while', () => {
   faultTest(
     'keeps its QUEUED messages owed, lists it as blocked, logs it once, and stores every one once it reads again',
     async () => {
-      const { dataDir, spoolDir } = await nobodysDataDir();
+      const { dataDir, spoolDir } = await nobodysSpool();
       const target = await startAsNobody(dataDir);
-      const holder = await holdSqliteLock(join(dataDir, 'scribe.sqlite'));
-      cleanups.add(() => holder.kill());
+      const holder = await lockDatabase(dataDir);
 
       const sent = Array.from({ length: 20 }, (_, index) => `queued-${index + 1}`);
       for (const content of sent) {
@@ -81,8 +54,8 @@ describe('a segment that cannot be read for a while', () => {
       await target.waitForOutput(/cannot be used: segment unreadable|Set aside message/, 15_000);
       expect(target.output()).not.toContain('Set aside');
       const blocked = await eventually(async () => {
-        const status = await target.gql(STATUS, {}, ADMIN);
-        expect(status.data.spoolStatus.blocked).toEqual([
+        const status = await spoolStatusOf(target, STATUS);
+        expect(status.blocked).toEqual([
           {
             source: segments[0],
             reason: expect.stringContaining('EACCES'),
@@ -90,7 +63,7 @@ describe('a segment that cannot be read for a while', () => {
             since: expect.any(Number),
           },
         ]);
-        return status.data.spoolStatus;
+        return status;
       }, 15_000);
       expect(blocked.messages).toBe(20);
       expect(blocked.setAsideCount).toBe(0);
@@ -110,8 +83,7 @@ describe('a segment that cannot be read for a while', () => {
       await eventually(async () => {
         expect((await readTranscript(target, SESSION)).contents).toEqual(sent);
       }, 40_000);
-      const after = await target.gql(STATUS, {}, ADMIN);
-      expect(after.data.spoolStatus).toMatchObject({
+      expect(await spoolStatusOf(target, STATUS)).toMatchObject({
         messages: 0,
         setAsideCount: 0,
         setAside: [],
@@ -131,7 +103,7 @@ describe('a segment that cannot be read for a while', () => {
   );
 
   faultTest('shows the blocked gauge at 0 from the start', async () => {
-    const { dataDir } = await nobodysDataDir();
+    const { dataDir } = await nobodysSpool();
     const target = await startAsNobody(dataDir);
 
     expect(metricValue((await target.get('/metrics')).text, 'scribe_spool_blocked')).toBe(0);

@@ -4,12 +4,12 @@ import { parseSegmentName } from '../src/spool/segment-names.js';
 import {
   appendMessage,
   eventually,
-  faultSuite,
   occurrences,
   readJournal,
   readTranscript,
   type AppendStatus,
 } from './support/fault-helpers.js';
+import { journalSuite, spoolStatusOf } from './support/journal-suite.js';
 import { type ServerProcess } from './support/server-process.js';
 
 // Finding 2 of issue 19: the active journal segment (or the whole spool directory) removed
@@ -17,12 +17,10 @@ import { type ServerProcess } from './support/server-process.js';
 // process), with appends going on. Every QUEUED answer must be a synced line of a segment that
 // is on disk, and survive a kill -9 and a restart.
 const TEST_TIMEOUT_MS = 60_000;
-const ADMIN = { authorization: 'Bearer t' };
 const SESSIONS = ['vanish-a', 'vanish-b'];
+const VANISHED = 'writable messages lostRecords';
 
-const { faultTest, dataDirectory, server, lockDatabase } = faultSuite(TEST_TIMEOUT_MS, {
-  ADMIN_TOKEN: 't',
-});
+const { faultTest, dataDirectory, server, lockDatabase } = journalSuite(TEST_TIMEOUT_MS);
 
 interface Answer {
   sessionId: string;
@@ -80,12 +78,6 @@ async function expectDurable(target: ServerProcess, answers: readonly Answer[]):
   }
 }
 
-async function spoolStatus(target: ServerProcess): Promise<any> {
-  const response = await target.gql('{ spoolStatus { writable messages lostRecords } }', {}, ADMIN);
-  if (response.errors) throw new Error(JSON.stringify(response.errors));
-  return response.data.spoolStatus;
-}
-
 /**
  * Starts a server, stores one message per session, takes the database's write lock and
  * journals a first round; then `remove` takes files away under it and a second round goes on.
@@ -138,7 +130,10 @@ describe('a journal segment or the spool directory removed under a running insta
       );
       // Nothing was disk-only (no cap reached): nothing is lost.
       await eventually(async () =>
-        expect(await spoolStatus(target)).toMatchObject({ writable: true, lostRecords: 0 }),
+        expect(await spoolStatusOf(target, VANISHED)).toMatchObject({
+          writable: true,
+          lostRecords: 0,
+        }),
       );
       const health = await target.get('/health');
       expect({ http: health.status, spool: health.body.details.spool.status }).toEqual({
@@ -183,7 +178,7 @@ describe('a journal segment or the spool directory removed under a running insta
         { MAX_PENDING_PER_SESSION: '1' },
       );
 
-      expect(await spoolStatus(target)).toMatchObject({ lostRecords: 4 });
+      expect(await spoolStatusOf(target, VANISHED)).toMatchObject({ lostRecords: 4 });
       expect(occurrences(target.output(), /ERROR.*4 record\(s\) only it held are LOST/)).toBe(1);
     },
   );

@@ -4,12 +4,12 @@ import { databaseKinds, type DatabaseKind } from './support/databases.js';
 import {
   appendMessage,
   eventually,
-  faultSuite,
   occurrences,
   readJournal,
   readTranscript,
   type AppendStatus,
 } from './support/fault-helpers.js';
+import { journalSuite, spoolStatusOf } from './support/journal-suite.js';
 import { type ServerProcess } from './support/server-process.js';
 import { proxiedPostgresSchema } from './support/tcp-proxy.js';
 
@@ -18,11 +18,9 @@ import { proxiedPostgresSchema } from './support/tcp-proxy.js';
 // case that must keep working (instances of one database take over each other's journals).
 const TEST_TIMEOUT_MS = 120_000;
 const SESSION = 'shared-spool';
-const ADMIN = { authorization: 'Bearer t' };
-const STATUS = `{ spoolStatus { writable error messages databaseCheck databaseId instanceDatabaseId databaseCheckReason } }`;
+const STATUS = `writable error messages databaseCheck databaseId instanceDatabaseId databaseCheckReason`;
 
-const { cleanups, faultTest, dataDirectory, server, lockDatabase } = faultSuite(TEST_TIMEOUT_MS, {
-  ADMIN_TOKEN: 't',
+const { cleanups, faultTest, dataDirectory, server, lockDatabase } = journalSuite(TEST_TIMEOUT_MS, {
   DB_RETRY_INTERVAL_MS: '200',
 });
 
@@ -39,12 +37,6 @@ async function appendAll(
 
 function numbered(prefix: string, count: number): string[] {
   return Array.from({ length: count }, (_, index) => `${prefix}-${index + 1}`);
-}
-
-async function spoolStatus(target: ServerProcess): Promise<Record<string, unknown>> {
-  const response = await target.gql(STATUS, {}, ADMIN);
-  expect(response.errors).toBeUndefined();
-  return response.data.spoolStatus;
 }
 
 /** The database id that database.id names (its first line; the second says where it was). */
@@ -120,7 +112,7 @@ describe('one SPOOL_DIR shared by instances of two databases', () => {
 
         // Said at start, in one line at ERROR, with both ids and the directory.
         const aId = await spoolDatabaseId(spoolDir);
-        const status = await spoolStatus(b);
+        const status = await spoolStatusOf(b, STATUS);
         const bId = status.instanceDatabaseId as string;
         expect(bId).toMatch(/^[0-9a-f]{16}$/);
         expect(bId).not.toBe(aId);
@@ -161,7 +153,7 @@ describe('one SPOOL_DIR shared by instances of two databases', () => {
         await eventually(async () => {
           expect((await readJournal(spoolDir)).segments).toEqual([]);
         });
-        expect(await spoolStatus(a)).toMatchObject({
+        expect(await spoolStatusOf(a, STATUS)).toMatchObject({
           databaseCheck: 'VERIFIED',
           databaseId: aId,
           instanceDatabaseId: aId,
@@ -202,7 +194,7 @@ describe('one SPOOL_DIR shared by instances of one database', () => {
         ...second,
       ]);
       expect(a.output()).toContain(`The spool at ${spoolDir} belongs to database ${databaseId}`);
-      expect(await spoolStatus(a)).toMatchObject({
+      expect(await spoolStatusOf(a, STATUS)).toMatchObject({
         writable: true,
         databaseCheck: 'VERIFIED',
         databaseId,

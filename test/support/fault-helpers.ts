@@ -3,7 +3,12 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseSegmentName } from '../../src/spool/segment-names.js';
 import { scanSegment } from '../../src/spool/segment-scan.js';
-import { startServer, temporaryDataDir, type ServerProcess } from './server-process.js';
+import {
+  startServer,
+  temporaryDataDir,
+  type ServerProcess,
+  type StartOptions,
+} from './server-process.js';
 
 const LOCK_HOLDER = resolve('test/support/sqlite-lock-holder.js');
 
@@ -92,7 +97,7 @@ export interface FaultSuite {
   /** A temporary data directory, removed after the test. */
   dataDirectory: () => Promise<string>;
   /** The built server as a real process, with the suite's settings under `env`; killed after. */
-  server: (env: Record<string, string>) => Promise<ServerProcess>;
+  server: (env: Record<string, string>, options?: StartOptions) => Promise<ServerProcess>;
   /** The SQLite write lock of `dataDir`'s database, held by another process until released. */
   lockDatabase: (dataDir: string) => Promise<SqliteLockHolder>;
 }
@@ -115,8 +120,8 @@ export function faultSuite(
       cleanups.add(dataDir.remove);
       return dataDir.path;
     },
-    server: async (env) => {
-      const started = await startServer({ ...serverDefaults, ...env });
+    server: async (env, options) => {
+      const started = await startServer({ ...serverDefaults, ...env }, options);
       cleanups.showOnFailure(`server pid ${started.child.pid}`, () => started.output());
       // SIGKILL only reaches a server the test did not stop itself.
       cleanups.add(() => started.stop('SIGKILL'));
