@@ -11,6 +11,7 @@ import {
   readTranscript,
   type AppendStatus,
 } from './support/fault-helpers.js';
+import { health } from './support/health.js';
 import { type ServerProcess } from './support/server-process.js';
 import { Filler, mountTmpfs, type Tmpfs } from './support/tmpfs.js';
 
@@ -61,23 +62,6 @@ function bigContent(label: string): string {
 /** The label of a bigContent(), for messages in failures. */
 function labelOf(content: string): string {
   return content.slice(0, content.indexOf(':'));
-}
-
-interface Health {
-  http: number;
-  status: string;
-  database: string;
-  spool: string;
-}
-
-async function health(target: ServerProcess): Promise<Health> {
-  const response = await target.get('/health');
-  return {
-    http: response.status,
-    status: response.body?.status,
-    database: response.body?.details?.database?.status,
-    spool: response.body?.details?.spool?.status,
-  };
 }
 
 async function admin(target: ServerProcess, query: string): Promise<any> {

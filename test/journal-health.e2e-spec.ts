@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { appendMessage, eventually, faultSuite } from './support/fault-helpers.js';
-import { type ServerProcess } from './support/server-process.js';
+import { health } from './support/health.js';
 import { Filler, mountTmpfs } from './support/tmpfs.js';
 
 // Finding 9 of issue 19: /health must be judged by whether a message can be journaled. The
@@ -13,23 +13,6 @@ const CONTENT_BYTES = 16_000;
 const SAMPLES = 8;
 
 const { cleanups, faultTest, dataDirectory, server, lockDatabase } = faultSuite(TEST_TIMEOUT_MS);
-
-interface Health {
-  http: number;
-  status: string;
-  database: string;
-  spool: string;
-}
-
-async function health(target: ServerProcess): Promise<Health> {
-  const response = await target.get('/health');
-  return {
-    http: response.status,
-    status: response.body?.status,
-    database: response.body?.details?.database?.status,
-    spool: response.body?.details?.spool?.status,
-  };
-}
 
 describe('health on a spool disk with room for two bytes but not for a message', () => {
   faultTest(
