@@ -1,8 +1,5 @@
-import { Semaphore } from 'async-mutex';
 import {
   checkTranscripts,
-  describeFindings,
-  isClean,
   type SentMessage,
   type StoredTranscripts,
   type TranscriptCheck,
@@ -17,8 +14,8 @@ import {
 import { type FaultEffects } from './support/crash-fault-hooks.js';
 import { journalFault } from './support/crash-faults.js';
 import { runCrash } from './support/crash-run.js';
+import { checkContract, crashSuite, positiveInteger, seedsFrom } from './support/crash-suite.js';
 import { databaseKinds } from './support/databases.js';
-import { Cleanups } from './support/fault-helpers.js';
 
 // The crash suite's kills (crash.e2e-spec.ts) combined with the journal faults of issue 19,
 // one fault per run on top of one kill point (crash-fault-plan.ts), then the clean restart and
@@ -33,7 +30,6 @@ const POSTGRES_SEEDS = positiveInteger('CRASH_FAULT_PG_SEEDS', 1);
 const CONCURRENCY = positiveInteger('CRASH_CONCURRENCY', 2);
 const RUN_TIMEOUT_MS = 240_000;
 
-const slots = new Semaphore(CONCURRENCY);
 const figures = new Map<string, { runs: number; failed: number; findings: string[] }>();
 
 afterAll(() => {
@@ -43,19 +39,6 @@ afterAll(() => {
   );
   if (lines.length) process.stderr.write(`${lines.join('\n')}\n`);
 });
-
-function positiveInteger(name: string, fallback: number): number {
-  const value = process.env[name];
-  if (value === undefined || value === '') return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < 1) {
-    throw new Error(`${name} must be a positive integer, not ${JSON.stringify(value)}`);
-  }
-  return Number(value);
-}
-
-function seedsFrom(start: number, count: number): number[] {
-  return Array.from({ length: count }, (_, index) => start + index);
-}
 
 /**
  * The contract as the fault leaves it. A deleted session's messages sent before the deletion
@@ -84,82 +67,44 @@ function summarize(label: string, check: TranscriptCheck): string {
   );
 }
 
-type Settled = { ok: true } | { ok: false; error: unknown };
-
-/** One fault run under the contract's checks, in a slot of its own; never rejects. */
-async function checkedRun(plan: FaultPlan): Promise<Settled> {
-  return slots.runExclusive(async () => {
-    const cleanups = new Cleanups();
-    const figure = figures.get(plan.fault) ?? { runs: 0, failed: 0, findings: [] };
-    figures.set(plan.fault, figure);
+const faultTests = crashSuite<FaultPlan>({
+  concurrency: CONCURRENCY,
+  timeoutMs: RUN_TIMEOUT_MS,
+  name: describeFaultPlan,
+  run: async (plan, cleanups) => {
+    const figure = figureOf(plan);
     figure.runs += 1;
     const { fault, effects } = journalFault(plan, cleanups);
+    const report = await runCrash(plan, cleanups, { fault });
+    const atReady = faultCheck(report.sentBeforeRestart, report.storedAtReady, effects);
+    const atEnd = faultCheck(report.sent, report.storedAtEnd, effects);
+    const what =
+      `${summarize('at ready', atReady.check)}; ${summarize('at end', atEnd.check)}; ` +
+      `${atEnd.expectedLost} lost with the unlinked segment` +
+      `${effects.applied ? '' : '; the fault never came'}` +
+      `${effects.notes.length ? `; ${effects.notes.join('; ')}` : ''}`;
+    checkContract(atReady.check, atEnd.check, report, what);
+    process.stderr.write(`${describeFaultPlan(plan)}: held (${what})\n`);
+  },
+  failed: (plan, error) => {
+    const figure = figureOf(plan);
+    figure.failed += 1;
+    figure.findings.push(`seed ${plan.seed} (${plan.database}): ${firstLine(error)}`);
     const rerun =
       `CRASH_FAULT_SEED_START=${plan.seed} CRASH_FAULT_SEEDS=1` +
       `${plan.database === 'postgres' ? ' CRASH_FAULT_PG_SEEDS=1' : ''}`;
-    try {
-      await cleanups.guard(async () => {
-        try {
-          const report = await runCrash(plan, cleanups, { fault });
-          const atReady = faultCheck(report.sentBeforeRestart, report.storedAtReady, effects);
-          const atEnd = faultCheck(report.sent, report.storedAtEnd, effects);
-          const what =
-            `${summarize('at ready', atReady.check)}; ${summarize('at end', atEnd.check)}; ` +
-            `${atEnd.expectedLost} lost with the unlinked segment` +
-            `${effects.applied ? '' : '; the fault never came'}` +
-            `${effects.notes.length ? `; ${effects.notes.join('; ')}` : ''}`;
-          if (!isClean(atReady.check) || !isClean(atEnd.check)) {
-            throw new Error(
-              `the contract is broken (${what})\n` +
-                `at the clean restart's ready:\n${describeFindings(atReady.check) || '(nothing)'}\n` +
-                `after its appends:\n${describeFindings(atEnd.check) || '(nothing)'}\n` +
-                `boot replay: ${report.bootReplay.join('\n') || '(no log line)'}`,
-            );
-          }
-          if (report.unplannedExit) {
-            throw new Error(`${report.unplannedExit}\n(the contract held after it: ${what})`);
-          }
-          process.stderr.write(`${describeFaultPlan(plan)}: held (${what})\n`);
-        } catch (error) {
-          if (error instanceof Error) {
-            figure.failed += 1;
-            figure.findings.push(`seed ${plan.seed} (${plan.database}): ${firstLine(error)}`);
-            error.message = `${describeFaultPlan(plan)}; rerun with ${rerun}: ${error.message}`;
-          }
-          throw error;
-        }
-      });
-      return { ok: true };
-    } catch (error) {
-      return { ok: false, error };
-    } finally {
-      await cleanups.run().catch(() => undefined);
-    }
-  });
+    error.message = `${describeFaultPlan(plan)}; rerun with ${rerun}: ${error.message}`;
+  },
+});
+
+function figureOf(plan: FaultPlan): { runs: number; failed: number; findings: string[] } {
+  const figure = figures.get(plan.fault) ?? { runs: 0, failed: 0, findings: [] };
+  figures.set(plan.fault, figure);
+  return figure;
 }
 
 function firstLine(error: Error): string {
   return error.message.split('\n')[0].slice(0, 300);
-}
-
-/** Tests for a list of plans, CONCURRENCY runs overlapping (as in crash.e2e-spec.ts). */
-function faultTests(plans: FaultPlan[]): void {
-  const runs = new Map<number, Promise<Settled>>();
-  const start = (index: number) => {
-    if (index < plans.length && !runs.has(index)) runs.set(index, checkedRun(plans[index]));
-  };
-  afterAll(() => Promise.all(runs.values()), RUN_TIMEOUT_MS);
-  plans.forEach((plan, index) => {
-    it(
-      describeFaultPlan(plan),
-      async () => {
-        for (let ahead = index; ahead < index + CONCURRENCY; ahead++) start(ahead);
-        const settled = await (runs.get(index) as Promise<Settled>);
-        if (!settled.ok) throw settled.error;
-      },
-      RUN_TIMEOUT_MS,
-    );
-  });
 }
 
 describe(`crash runs with a journal fault on SQLite (seeds ${SEED_START} to ${SEED_START + SEEDS - 1}; faults ${SQLITE_FAULTS.join(', ')})`, () => {

@@ -1,4 +1,3 @@
-import { Semaphore } from 'async-mutex';
 import {
   PROMISED,
   checkTranscripts,
@@ -17,6 +16,7 @@ import {
   type CrashPlan,
 } from './support/crash-plan.js';
 import { runCrash } from './support/crash-run.js';
+import { checkContract, crashSuite, positiveInteger, seedsFrom } from './support/crash-suite.js';
 import { databaseKinds } from './support/databases.js';
 import { Cleanups } from './support/fault-helpers.js';
 
@@ -35,96 +35,29 @@ const RUN_TIMEOUT_MS = 180_000;
 const CONTROL_SEED = 5;
 
 const figures = new CrashFigures();
-const slots = new Semaphore(CONCURRENCY);
 
 afterAll(() => {
   process.stderr.write(figures.summary());
 });
 
-function positiveInteger(name: string, fallback: number): number {
-  const value = process.env[name];
-  if (value === undefined || value === '') return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < 1) {
-    throw new Error(`${name} must be a positive integer, not ${JSON.stringify(value)}`);
-  }
-  return Number(value);
-}
-
-function seedsFrom(start: number, count: number): number[] {
-  return Array.from({ length: count }, (_, index) => start + index);
-}
-
-type Settled = { ok: true } | { ok: false; error: unknown };
-
-/**
- * One crash run under the contract's checks, in a slot of its own. Never rejects: a run is
- * started before its test awaits it (the next ones overlap the current one).
- */
-async function checkedRun(plan: CrashPlan): Promise<Settled> {
-  return slots.runExclusive(async () => {
-    const cleanups = new Cleanups();
-    let failed = true;
-    try {
-      await cleanups.guard(async () => {
-        try {
-          const report = await runCrash(plan, cleanups);
-          const atReady = checkTranscripts(report.sentBeforeRestart, report.storedAtReady);
-          const atEnd = checkTranscripts(report.sent, report.storedAtEnd);
-          figures.add(plan, report.kills, atReady, atEnd, report.unplannedExit !== undefined);
-          if (!isClean(atReady) || !isClean(atEnd)) {
-            throw new Error(
-              `the contract is broken\n` +
-                `at the clean restart's ready:\n${describeFindings(atReady) || '(nothing)'}\n` +
-                `after its appends:\n${describeFindings(atEnd) || '(nothing)'}\n` +
-                `boot replay: ${report.bootReplay.join('\n') || '(no log line)'}`,
-            );
-          }
-          if (report.unplannedExit) {
-            throw new Error(`${report.unplannedExit}\n(the contract held after it)`);
-          }
-        } catch (error) {
-          if (error instanceof Error) {
-            error.message =
-              `${describePlan(plan)}; rerun with CRASH_SEED_START=${plan.seed} CRASH_SEEDS=1` +
-              `${plan.database === 'postgres' ? ' CRASH_PG_SEEDS=1' : ''}: ${error.message}`;
-          }
-          throw error;
-        }
-      });
-      failed = false;
-      return { ok: true };
-    } catch (error) {
-      return { ok: false, error };
-    } finally {
-      figures.ran(plan, failed);
-      await cleanups.run().catch(() => undefined);
-    }
-  });
-}
-
-/**
- * Tests for a list of plans, the runs overlapping: each test starts its run and the next
- * CONCURRENCY - 1 ones, then awaits its own.
- */
-function crashTests(plans: CrashPlan[]): void {
-  const runs = new Map<number, Promise<Settled>>();
-  const start = (index: number) => {
-    if (index < plans.length && !runs.has(index)) runs.set(index, checkedRun(plans[index]));
-  };
-  // A run started ahead for a test that was then filtered out still finishes in this file.
-  afterAll(() => Promise.all(runs.values()), RUN_TIMEOUT_MS);
-  plans.forEach((plan, index) => {
-    it(
-      describePlan(plan),
-      async () => {
-        for (let ahead = index; ahead < index + CONCURRENCY; ahead++) start(ahead);
-        const settled = await (runs.get(index) as Promise<Settled>);
-        if (!settled.ok) throw settled.error;
-      },
-      RUN_TIMEOUT_MS,
-    );
-  });
-}
+const crashTests = crashSuite<CrashPlan>({
+  concurrency: CONCURRENCY,
+  timeoutMs: RUN_TIMEOUT_MS,
+  name: describePlan,
+  run: async (plan, cleanups) => {
+    const report = await runCrash(plan, cleanups);
+    const atReady = checkTranscripts(report.sentBeforeRestart, report.storedAtReady);
+    const atEnd = checkTranscripts(report.sent, report.storedAtEnd);
+    figures.add(plan, report.kills, atReady, atEnd, report.unplannedExit !== undefined);
+    checkContract(atReady, atEnd, report);
+  },
+  failed: (plan, error) => {
+    error.message =
+      `${describePlan(plan)}; rerun with CRASH_SEED_START=${plan.seed} CRASH_SEEDS=1` +
+      `${plan.database === 'postgres' ? ' CRASH_PG_SEEDS=1' : ''}: ${error.message}`;
+  },
+  ran: (plan, failed) => figures.ran(plan, failed),
+});
 
 describe('the crash checker', () => {
   const session = 's';
