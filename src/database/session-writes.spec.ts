@@ -1,7 +1,8 @@
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { SQLITE_CHUNK_ROWS, type Statement } from './message-sql.js';
-import { StoredAtStamps, writeSessions, type StatementRunner } from './session-writes.js';
+import { writeSessions } from './session-writes.js';
+import { StoredAtStamps, type StatementRunner } from './statement-runner.js';
 
 interface Row {
   orderKey: string;
@@ -139,6 +140,7 @@ describe(writeSessions.name, () => {
       'sqlite',
       [{ sessionId: records[0].sessionId, records }],
       storedAt,
+      'b0b',
     );
     return result;
   }
@@ -172,6 +174,7 @@ describe(writeSessions.name, () => {
         { sessionId: 'a', records: first },
       ],
       100,
+      'b0b',
     );
 
     expect(results).toEqual([
@@ -182,9 +185,9 @@ describe(writeSessions.name, () => {
 
   it('runs nothing for writes without records', async () => {
     run.begin();
-    expect(await writeSessions(run, 'sqlite', [{ sessionId: 's', records: [] }], 1)).toEqual([
-      { inserted: [], skipped: [], seqs: [], revision: null },
-    ]);
+    expect(await writeSessions(run, 'sqlite', [{ sessionId: 's', records: [] }], 1, 'b0b')).toEqual(
+      [{ inserted: [], skipped: [], seqs: [], revision: null }],
+    );
     expect(run.statements).toEqual([]);
   });
 
@@ -204,6 +207,7 @@ describe(writeSessions.name, () => {
         { sessionId: 'a', records: [a] },
       ],
       100,
+      'b0b',
     );
 
     expect(run.counted).toEqual([
