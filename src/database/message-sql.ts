@@ -86,6 +86,19 @@ export function lockSessions(dialect: Dialect, sessionIds: string[]): Statement 
   };
 }
 
+/**
+ * The greatest order key of each session that has messages (served by the unique index on
+ * session and key): what a write's fresh records must sort after (see placeAfterStored).
+ */
+export function storedMaxKeys(dialect: Dialect, sessionIds: string[]): Statement {
+  return {
+    sql:
+      `SELECT "session_id", MAX("order_key") AS "max_key" FROM "messages" WHERE "session_id" IN (${rowsOf(dialect, sessionIds.length, 1, (mark) => mark)})` +
+      ` GROUP BY "session_id"`,
+    values: [...sessionIds],
+  };
+}
+
 /** The columns of a message row, and how each is read off a record. */
 const MESSAGE_COLUMNS: readonly [string, (record: MessageRecord) => unknown][] = [
   ['id', (record) => record.id],

@@ -4,6 +4,14 @@ import { type MessageRecord } from '../message/message-record.js';
 export interface SessionWrite {
   sessionId: string;
   records: MessageRecord[];
+  /**
+   * 'stored': the records are an append answered by this write, and must sort after every
+   * message the session holds when it commits, whatever the clock that timed them said: the
+   * write gives them keys after the stored ones when theirs are not (see placeAfterStored).
+   * Absent for write-back and replays, which keep their keys: they were answered (QUEUED or
+   * BUFFERED) when accepted, and what was stored since may have been accepted after them.
+   */
+  after?: 'stored';
 }
 
 /** What one write did. */
@@ -19,14 +27,26 @@ export interface WrittenSession {
   revision: number | null;
   /** The commit number of each inserted record, in order (see countMessages). */
   seqs?: number[];
+  /**
+   * The order key each inserted record was stored with, in order, when the write gave its
+   * records keys after the stored ones (see SessionWrite.after); absent when it kept theirs.
+   */
+  orderKeys?: string[];
 }
 
-/** Marks each inserted record with its commit number, once the write committed. */
+/**
+ * Marks each inserted record with its commit number, and the order key it was stored with,
+ * once the write committed: the record objects are the ones the answer, the session cache and
+ * the events carry, which must tell what a read of the database tells. Before the commit they
+ * keep the keys they were accepted with, which is what a failed write journals.
+ */
 export function numberInserted(results: readonly WrittenSession[]): void {
   for (const result of results) {
     result.inserted.forEach((record, index) => {
       const seq = result.seqs?.[index];
       if (seq !== undefined) record.commitSeq = seq;
+      const key = result.orderKeys?.[index];
+      if (key !== undefined) record.orderKey = key;
     });
   }
 }

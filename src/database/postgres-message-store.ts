@@ -10,7 +10,8 @@ import {
   type SessionWrite,
   type WrittenSession,
 } from './message-store.js';
-import { StoredAtStamps, writeSessions } from './session-writes.js';
+import { writeSessions } from './session-writes.js';
+import { StoredAtStamps } from './statement-runner.js';
 
 export interface PostgresStoreSettings {
   url: string;
@@ -72,6 +73,7 @@ export class PostgresMessageStore
         'postgres',
         writes,
         this.stamps.next(),
+        this.settings.instanceId,
       );
       // Inside the transaction: PostgreSQL delivers notices only if it commits, and in the
       // order transactions commit, so every instance hears a session's writes in one order.

@@ -1,9 +1,13 @@
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { type MessageRecord } from '../message/message-record.js';
+import { formatOrderKey } from '../message/order-key.js';
 import { SQLITE_CHUNK_ROWS, type Statement } from './message-sql.js';
-import { StoredAtStamps, writeSessions, type StatementRunner } from './session-writes.js';
+import { type SessionWrite } from './message-store.js';
+import { writeSessions } from './session-writes.js';
+import { StoredAtStamps, type StatementRunner } from './statement-runner.js';
 
 interface Row {
+  sessionId: string;
   orderKey: string;
   storedAt: number;
   clientKey: string;
@@ -31,6 +35,7 @@ class FakeRunner implements StatementRunner {
 
   store(record: MessageRecord, storedAt: number): void {
     this.rowsById.set(record.id, {
+      sessionId: record.sessionId,
       orderKey: record.orderKey,
       storedAt,
       clientKey: `${record.sessionId}/${record.clientMessageId}`,
@@ -52,8 +57,11 @@ class FakeRunner implements StatementRunner {
     const rows = statement.sql.split('), (').length;
     const records = this.pendingRecords.slice(this.offset, this.offset + rows);
     this.offset += rows;
+    // The order key is the third value of a row (id and session come first, none is NULL).
+    const perRow = statement.values.length / rows;
     let inserted = 0;
-    for (const record of records) {
+    for (const [row, pending] of records.entries()) {
+      const record = { ...pending, orderKey: statement.values[row * perRow + 2] as string };
       const clientKey = `${record.sessionId}/${record.clientMessageId}`;
       const clash = [...this.rowsById.values()].some(
         (row) => record.clientMessageId !== null && row.clientKey === clientKey,
@@ -70,6 +78,17 @@ class FakeRunner implements StatementRunner {
     if (statement.sql.startsWith('SELECT "id", "revision"')) {
       return Promise.resolve(
         (statement.values as string[]).map((id) => ({ id, revision: this.revisions.get(id) ?? 0 })),
+      );
+    }
+    if (statement.sql.startsWith('SELECT "session_id", MAX')) {
+      return Promise.resolve(
+        (statement.values as string[]).flatMap((sessionId) => {
+          const keys = [...this.rowsById.values()]
+            .filter((row) => row.sessionId === sessionId)
+            .map((row) => row.orderKey)
+            .sort();
+          return keys.length > 0 ? [{ session_id: sessionId, max_key: keys.at(-1) }] : [];
+        }),
       );
     }
     if (statement.sql.startsWith('SELECT')) {
@@ -139,6 +158,7 @@ describe(writeSessions.name, () => {
       'sqlite',
       [{ sessionId: records[0].sessionId, records }],
       storedAt,
+      'b0b',
     );
     return result;
   }
@@ -172,6 +192,7 @@ describe(writeSessions.name, () => {
         { sessionId: 'a', records: first },
       ],
       100,
+      'b0b',
     );
 
     expect(results).toEqual([
@@ -182,9 +203,9 @@ describe(writeSessions.name, () => {
 
   it('runs nothing for writes without records', async () => {
     run.begin();
-    expect(await writeSessions(run, 'sqlite', [{ sessionId: 's', records: [] }], 1)).toEqual([
-      { inserted: [], skipped: [], seqs: [], revision: null },
-    ]);
+    expect(await writeSessions(run, 'sqlite', [{ sessionId: 's', records: [] }], 1, 'b0b')).toEqual(
+      [{ inserted: [], skipped: [], seqs: [], revision: null }],
+    );
     expect(run.statements).toEqual([]);
   });
 
@@ -204,6 +225,7 @@ describe(writeSessions.name, () => {
         { sessionId: 'a', records: [a] },
       ],
       100,
+      'b0b',
     );
 
     expect(run.counted).toEqual([
@@ -293,6 +315,179 @@ describe(writeSessions.name, () => {
     // No counter moves: the optimistic count is rolled back, and no other runs.
     expect(run.statements).toEqual(FOUND_STORED);
     expect(run.revisions.has('s')).toBe(false);
+  });
+});
+
+describe('writeSessions with an answered append (SessionWrite.after)', () => {
+  let run: FakeRunner;
+  const STORED_MAX = formatOrderKey(5000, 7, 'other');
+
+  beforeEach(() => {
+    run = new FakeRunner();
+  });
+
+  /** Records of `sessionId` timed by a clock at `ms`, in order. */
+  function timed(sessionId: string, ms: number, contents: string[]): MessageRecord[] {
+    return contents.map((content, index) =>
+      acceptedRecord(sessionId, content, { orderKey: formatOrderKey(ms, index, 'b0b') }),
+    );
+  }
+
+  async function write(writes: SessionWrite[], storedAt = 100) {
+    run.pendingRecords = writes.flatMap((one) => one.records);
+    run.begin();
+    return writeSessions(run, 'sqlite', writes, storedAt, 'b0b');
+  }
+
+  const keysOf = (records: MessageRecord[]) =>
+    records.map((record) => run.rowsById.get(record.id)?.orderKey);
+
+  it("stores an append timed before the stored max after it, in order, in this instance's name", async () => {
+    run.store(acceptedRecord('s', 'other', { orderKey: STORED_MAX }), 50);
+    const records = timed('s', 1000, ['a', 'b']);
+    const issued = records.map((record) => record.orderKey);
+    const derived = [formatOrderKey(5000, 8, 'b0b'), formatOrderKey(5000, 9, 'b0b')];
+
+    const [result] = await write([{ sessionId: 's', records, after: 'stored' }]);
+
+    expect(result).toEqual({
+      inserted: records,
+      skipped: [],
+      seqs: [1, 2],
+      revision: 2,
+      orderKeys: derived,
+    });
+    expect(keysOf(records)).toEqual(derived);
+    // The records keep their keys until the write committed (numberInserted).
+    expect(records.map((record) => record.orderKey)).toEqual(issued);
+    // The max is read once the upsert of the counters holds the session row.
+    expect(run.statements).toEqual([
+      'INSERT INTO "sessions"',
+      'SELECT "session_id", MAX("order_key")',
+      'INSERT INTO "messages"',
+    ]);
+  });
+
+  it('moves every record of the append when only its first is at or before the max', async () => {
+    const records = [
+      acceptedRecord('s', 'a', { orderKey: STORED_MAX }),
+      acceptedRecord('s', 'b', { orderKey: formatOrderKey(9000, 0, 'b0b') }),
+    ];
+    run.store(acceptedRecord('s', 'other', { orderKey: STORED_MAX }), 50);
+
+    const [result] = await write([{ sessionId: 's', records, after: 'stored' }]);
+
+    expect(result.orderKeys).toEqual([
+      formatOrderKey(5000, 8, 'b0b'),
+      formatOrderKey(5000, 9, 'b0b'),
+    ]);
+  });
+
+  it('keeps the keys of an append already after the max, at the cost of the one statement', async () => {
+    run.store(acceptedRecord('s', 'other', { orderKey: STORED_MAX }), 50);
+    const records = timed('s', 5001, ['a']);
+
+    const [result] = await write([{ sessionId: 's', records, after: 'stored' }]);
+
+    expect(result).toEqual({ inserted: records, skipped: [], seqs: [1], revision: 1 });
+    expect(keysOf(records)).toEqual([formatOrderKey(5001, 0, 'b0b')]);
+    expect(run.statements).toHaveLength(3);
+  });
+
+  it("keeps the keys of a new session's append: nothing is stored to sort after", async () => {
+    const records = timed('s', 10, ['a']);
+
+    const [result] = await write([{ sessionId: 's', records, after: 'stored' }]);
+
+    expect(result.orderKeys).toBeUndefined();
+    expect(keysOf(records)).toEqual([records[0].orderKey]);
+  });
+
+  it('leaves write-back and replays as they were accepted, and reads nothing more for them', async () => {
+    run.store(acceptedRecord('s', 'other', { orderKey: STORED_MAX }), 50);
+    const records = timed('s', 1000, ['queued']);
+
+    const [result] = await write([{ sessionId: 's', records }]);
+
+    expect(result.orderKeys).toBeUndefined();
+    expect(keysOf(records)).toEqual([formatOrderKey(1000, 0, 'b0b')]);
+    expect(run.statements).toEqual(['INSERT INTO "sessions"', 'INSERT INTO "messages"']);
+  });
+
+  it('reads the max of the marked sessions of a group only, in one statement', async () => {
+    run.store(acceptedRecord('a', 'other', { orderKey: STORED_MAX }), 50);
+    run.store(acceptedRecord('b', 'other', { orderKey: STORED_MAX }), 50);
+    run.store(acceptedRecord('c', 'other', { orderKey: STORED_MAX }), 50);
+    const [c, a, b] = [timed('c', 1, ['c']), timed('a', 1, ['a']), timed('b', 1, ['b'])];
+    const asked: unknown[][] = [];
+    const rows = run.rows.bind(run);
+    run.rows = (statement) => {
+      if (statement.sql.includes('MAX(')) asked.push(statement.values);
+      return rows(statement);
+    };
+
+    const results = await write([
+      { sessionId: 'c', records: c, after: 'stored' },
+      { sessionId: 'b', records: b },
+      { sessionId: 'a', records: a, after: 'stored' },
+    ]);
+
+    expect(asked).toEqual([['a', 'c']]);
+    expect(results.map((result) => result.orderKeys)).toEqual([
+      [formatOrderKey(5000, 8, 'b0b')],
+      undefined,
+      [formatOrderKey(5000, 8, 'b0b')],
+    ]);
+    expect(keysOf(b)).toEqual([b[0].orderKey]);
+  });
+
+  it('when rows were stored already, reads the max again after the locks, and tells its rows by the keys it gave', async () => {
+    run.store(acceptedRecord('s', 'other', { orderKey: STORED_MAX }), 50);
+    const stored = timed('s', 4000, ['stored before'])[0];
+    run.store(stored, 60);
+    const fresh = timed('s', 1000, ['fresh', 'fresh too']);
+    const derived = [
+      formatOrderKey(5000, 8, 'b0b'),
+      formatOrderKey(5000, 9, 'b0b'),
+      formatOrderKey(5000, 10, 'b0b'),
+    ];
+
+    const [result] = await write([
+      { sessionId: 's', records: [stored, ...fresh], after: 'stored' },
+    ]);
+
+    expect(result).toEqual({
+      inserted: fresh,
+      skipped: [stored],
+      seqs: [2, 3],
+      revision: 3,
+      orderKeys: derived.slice(1),
+    });
+    expect(keysOf(fresh)).toEqual(derived.slice(1));
+    expect(run.statements).toEqual([
+      'INSERT INTO "sessions"',
+      'SELECT "session_id", MAX("order_key")',
+      'INSERT INTO "messages"',
+      'ROLLBACK TO SAVEPOINT',
+      'INSERT INTO "sessions"',
+      'SELECT "id", "revision"',
+      'SELECT "session_id", MAX("order_key")',
+      'INSERT INTO "messages"',
+      'SELECT "id", "order_key"',
+      // Three records: SQLite chunks of two and one.
+      'INSERT INTO "messages"',
+      'INSERT INTO "sessions"',
+    ]);
+  });
+
+  it('keeps the keys when the stored max is of no format it can pass', async () => {
+    run.store(acceptedRecord('s', 'foreign', { orderKey: 'zzz' }), 50);
+    const records = timed('s', 1000, ['a']);
+
+    const [result] = await write([{ sessionId: 's', records, after: 'stored' }]);
+
+    expect(result.orderKeys).toBeUndefined();
+    expect(keysOf(records)).toEqual([records[0].orderKey]);
   });
 });
 

@@ -10,16 +10,9 @@ import {
   lockSessions,
   type Dialect,
   type SessionRows,
-  type Statement,
 } from './message-sql.js';
-
-/** Runs statements inside the caller's transaction. */
-export interface StatementRunner {
-  /** The rows the statement returns. */
-  rows(statement: Statement): Promise<Record<string, unknown>[]>;
-  /** How many rows the statement inserted or changed. */
-  changes(statement: Statement): Promise<number>;
-}
+import { placeAfterStored, storedKeysOf, withStoredKeys } from './stored-order.js';
+import { type StatementRunner } from './statement-runner.js';
 
 /**
  * The body of a write transaction begun with `beginWrite`, whatever the driver. Almost
@@ -29,13 +22,15 @@ export interface StatementRunner {
  * write runs, so the fewer the better. Only when an insert skips a row stored already (a
  * replay, a retry another instance stored first) is the work rolled back to the savepoint and
  * done with the count taken after the inserts. Per-row ORM statements would cost more than the
- * commit.
+ * commit. Answered appends get keys after the stored ones once the rows are locked (one more
+ * statement, only in a write that holds one: see placeAfterStored); `instanceId` ends those.
  */
 export async function writeSessions(
   run: StatementRunner,
   dialect: Dialect,
   writes: SessionWrite[],
   storedAt: number,
+  instanceId: string,
 ): Promise<WrittenSession[]> {
   const records = writes.flatMap((write) => write.records);
   const sessions = sessionsOf(writes);
@@ -45,9 +40,11 @@ export async function writeSessions(
     sessions.map((session) => ({ ...session, numbered: session.inserted })),
     storedAt,
   );
+  // The upsert above holds the session rows now (see placeAfterStored).
+  const keys = await placeAfterStored(run, dialect, writes, instanceId);
   const seqs = commitNumbers(records, sessions, revisions);
   let offset = 0;
-  for (const chunk of insertChunks(dialect, records)) {
+  for (const chunk of insertChunks(dialect, withStoredKeys(records, keys))) {
     const statement = insertMessages(
       dialect,
       chunk,
@@ -56,18 +53,22 @@ export async function writeSessions(
     );
     offset += chunk.length;
     if ((await run.changes(statement)) !== chunk.length) {
+      // The rollback lets go of the row locks too: the counted write takes them again, and
+      // reads the stored keys again after.
       await run.changes(ROLLBACK_TO_BEGIN);
-      return writeCounted(run, dialect, writes, records, sessions, storedAt);
+      return writeCounted(run, dialect, writes, records, sessions, storedAt, instanceId);
     }
   }
   offset = 0;
   return writes.map((write) => {
     const own = seqs.slice(offset, (offset += write.records.length));
+    const orderKeys = storedKeysOf(write, write.records, keys);
     return {
       inserted: write.records,
       skipped: [],
       seqs: own,
       revision: write.records.length > 0 ? (revisions.get(write.sessionId) ?? null) : null,
+      ...(orderKeys ? { orderKeys } : {}),
     };
   });
 }
@@ -100,6 +101,7 @@ async function writeCounted(
   records: MessageRecord[],
   sessions: (SessionRows & { inserted: number })[],
   storedAt: number,
+  instanceId: string,
 ): Promise<WrittenSession[]> {
   await run.changes(insertMissingSessions(dialect, sessions, storedAt));
   // Numbers after the revisions, under the row locks, one for every record tried: a skipped
@@ -114,6 +116,7 @@ async function writeCounted(
   )) {
     locked.set(String(row.id), Number(row.revision));
   }
+  const keys = await placeAfterStored(run, dialect, writes, instanceId);
   const seqs = commitNumbers(
     records,
     sessions.map((session) => ({ ...session, inserted: 0 })),
@@ -122,7 +125,7 @@ async function writeCounted(
   const seqOf = new Map(records.map((record, index) => [record, seqs[index]]));
   const insertedIds = new Set<string>();
   let offset = 0;
-  for (const chunk of insertChunks(dialect, records)) {
+  for (const chunk of insertChunks(dialect, withStoredKeys(records, keys))) {
     const chunkSeqs = seqs.slice(offset, (offset += chunk.length));
     for (const id of await insertChunk(run, dialect, chunk, storedAt, chunkSeqs)) {
       insertedIds.add(id);
@@ -150,11 +153,16 @@ async function writeCounted(
     }),
     storedAt,
   );
-  return writes.map((write, index) => ({
-    ...results[index],
-    seqs: results[index].inserted.map((record) => seqOf.get(record) as number),
-    revision: results[index].inserted.length > 0 ? (revisions.get(write.sessionId) ?? null) : null,
-  }));
+  return writes.map((write, index) => {
+    const orderKeys = storedKeysOf(write, results[index].inserted, keys);
+    return {
+      ...results[index],
+      seqs: results[index].inserted.map((record) => seqOf.get(record) as number),
+      revision:
+        results[index].inserted.length > 0 ? (revisions.get(write.sessionId) ?? null) : null,
+      ...(orderKeys ? { orderKeys } : {}),
+    };
+  });
 }
 
 /** Adds the counts to the sessions (creating new ones); their revisions by id. */
@@ -175,8 +183,9 @@ async function countInserted(
 /**
  * Inserts a chunk and returns the ids it inserted. Almost always all of them (the change count
  * says so, and RETURNING every id would cost a tenth of the insert); when some were stored
- * already, the rows this transaction wrote are told apart by their order key and `storedAt`,
- * which the store makes unique to each of its transactions.
+ * already, the rows this transaction wrote are told apart by their order key (the one it
+ * inserts, which placeAfterStored may have given) and `storedAt`, which the store makes unique
+ * to each of its transactions.
  */
 async function insertChunk(
   run: StatementRunner,
@@ -235,19 +244,4 @@ function splitInserted(
     else skipped.push(record);
   }
   return { inserted, skipped };
-}
-
-/**
- * `stored_at` for each transaction of one store: the clock, but never the same value twice, so
- * that the rows a transaction wrote can be told from ones stored before (see insertChunk).
- */
-export class StoredAtStamps {
-  private last = 0;
-
-  constructor(private readonly now: () => number = Date.now) {}
-
-  next(): number {
-    this.last = Math.max(this.now(), this.last + 1);
-    return this.last;
-  }
 }

@@ -16,7 +16,7 @@ parentPort.on('message', (request) => {
   if (request.op === 'close') parentPort.postMessage({ log: 'closed' });
   const value =
     request.op === 'write'
-      ? request.writes.sessionIds.map((sessionId, index) => ({ skipped: workerData.skipped[index] ?? [], revision: index + 1 }))
+      ? request.writes.sessionIds.map((sessionId, index) => ({ skipped: workerData.skipped[index] ?? [], revision: index + 1, ...(workerData.orderKeys ? { seqs: [index + 1], orderKeys: workerData.orderKeys[index] } : {}) }))
       : request.op === 'settings' ? { ops: workerData.ops } : undefined;
   workerData.ops.push(request.op);
   parentPort.postMessage({ id: request.id, value });
@@ -49,6 +49,7 @@ describe(SqliteMessageStore.name, () => {
 
   function storeWith(behaviour: {
     skipped?: number[][];
+    orderKeys?: (string[] | undefined)[];
     failWith?: object;
     exitOn?: string;
     throwOn?: string;
@@ -82,6 +83,29 @@ describe(SqliteMessageStore.name, () => {
     expect(results[1].inserted[0]).toBe(b[0]);
     expect(results[0].skipped[1]).toBe(a[2]);
     expect(started).toHaveLength(1);
+  });
+
+  it('marks the records, once written, with the keys and numbers the writer stored them with', async () => {
+    const a = acceptedRecord('a', '1');
+    const b = acceptedRecord('b', '1');
+    const issued = b.orderKey;
+    const store = storeWith({ orderKeys: [['stored-key'], undefined] });
+
+    const results = await store.write([
+      { sessionId: 'a', records: [a], after: 'stored' },
+      { sessionId: 'b', records: [b] },
+    ]);
+
+    expect(results[0]).toEqual({
+      inserted: [a],
+      skipped: [],
+      revision: 1,
+      seqs: [1],
+      orderKeys: ['stored-key'],
+    });
+    expect(results[1]).not.toHaveProperty('orderKeys');
+    expect(a).toMatchObject({ orderKey: 'stored-key', commitSeq: 1 });
+    expect(b).toMatchObject({ orderKey: issued, commitSeq: 2 });
   });
 
   it("rejects with the writer's error as the driver gave it, so that it is classified the same", async () => {

@@ -69,7 +69,7 @@ export class SqliteMessageStore
       op: 'write',
       writes: packWrites(writes),
     })) as WrittenPositions[];
-    const results = positions.map(({ skipped, revision, seqs }, index) => {
+    const results = positions.map(({ skipped, revision, seqs, orderKeys }, index) => {
       const { records } = writes[index];
       const skippedAt = new Set(skipped);
       return {
@@ -77,6 +77,7 @@ export class SqliteMessageStore
         skipped: skipped.map((position) => records[position]),
         revision,
         seqs,
+        ...(orderKeys ? { orderKeys } : {}),
       };
     });
     numberInserted(results);

@@ -73,6 +73,8 @@ export type PackedRecordFields = EveryFieldListed<
 export interface PackedWrites {
   sessionIds: string[];
   counts: number[];
+  /** Each write's SessionWrite.after, null when absent. */
+  after: ('stored' | null)[];
   columns: unknown[][];
 }
 
@@ -81,11 +83,12 @@ export function packWrites(writes: SessionWrite[]): PackedWrites {
   return {
     sessionIds: writes.map((write) => write.sessionId),
     counts: writes.map((write) => write.records.length),
+    after: writes.map((write) => write.after ?? null),
     columns: RECORD_FIELDS.map((name) => records.map((record) => record[name])),
   };
 }
 
-export function unpackWrites({ sessionIds, counts, columns }: PackedWrites): SessionWrite[] {
+export function unpackWrites({ sessionIds, counts, after, columns }: PackedWrites): SessionWrite[] {
   let at = 0;
   return sessionIds.map((sessionId, index) => {
     const records: MessageRecord[] = [];
@@ -94,6 +97,7 @@ export function unpackWrites({ sessionIds, counts, columns }: PackedWrites): Ses
       RECORD_FIELDS.forEach((name, column) => (record[name] = columns[column][at]));
       records.push(record as unknown as MessageRecord);
     }
-    return { sessionId, records };
+    const mark = after[index];
+    return mark ? { sessionId, records, after: mark } : { sessionId, records };
   });
 }

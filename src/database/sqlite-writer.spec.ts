@@ -11,6 +11,18 @@ describe(positionsOf.name, () => {
     ).toEqual({ skipped: [], revision: 7, seqs: [6, 7] });
   });
 
+  it('hands on the keys the write stored the records with, when it gave them new ones', () => {
+    expect(
+      positionsOf([a, b], {
+        inserted: [b],
+        skipped: [a],
+        revision: 2,
+        seqs: [2],
+        orderKeys: ['k-b'],
+      }),
+    ).toEqual({ skipped: [0], revision: 2, seqs: [2], orderKeys: ['k-b'] });
+  });
+
   it('names the positions of the records stored already', () => {
     expect(
       positionsOf([a, b, c], { inserted: [b], skipped: [a, c], revision: 1, seqs: [1] }),
@@ -78,7 +90,7 @@ describe('writes across the writer thread', () => {
 
   it('arrive as they were sent: every field of every record, each session with its own', () => {
     const writes = [
-      { sessionId: 'a', records: [full, plain] },
+      { sessionId: 'a', records: [full, plain], after: 'stored' as const },
       { sessionId: 'empty', records: [] },
       { sessionId: 'b', records: [other] },
     ];
@@ -94,6 +106,7 @@ describe('writes across the writer thread', () => {
 
     expect(packed.sessionIds).toEqual(['a', 'b']);
     expect(packed.counts).toEqual([2, 1]);
+    expect(packed.after).toEqual([null, null]);
     expect(packed.columns).toHaveLength(Object.keys(full).length);
     expect(packed.columns[0]).toEqual([full.id, plain.id, other.id]);
     expect(packed.columns[4]).toEqual(['every field', 'plain', 'other session']);

@@ -6,7 +6,8 @@ import { DatabaseFileChangedError } from './database-errors.js';
 import { beat, beginWrite, pruneHeartbeats } from './message-sql.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type SessionWrite, type WrittenSession } from './message-store.js';
-import { StoredAtStamps, writeSessions } from './session-writes.js';
+import { writeSessions } from './session-writes.js';
+import { StoredAtStamps } from './statement-runner.js';
 import { SqliteConnection } from './sqlite-connection.js';
 
 export interface SqliteStoreSettings {
@@ -22,6 +23,8 @@ export interface WrittenPositions {
   revision: number | null;
   /** The commit numbers of the records not skipped, in order. */
   seqs: number[];
+  /** Their order keys as stored, when the write gave them new ones (WrittenSession.orderKeys). */
+  orderKeys?: string[];
 }
 
 interface FileIdentity {
@@ -72,6 +75,7 @@ export class SqliteWriter {
         'sqlite',
         writes,
         this.stamps.next(),
+        this.settings.instanceId,
       ),
     );
     return results.map((result, index) => positionsOf(writes[index].records, result));
@@ -197,5 +201,10 @@ export function positionsOf(records: MessageRecord[], result: WrittenSession): W
     if (left > 0) insertedLeft.set(record, left - 1);
     else skipped.push(index);
   });
-  return { skipped, revision: result.revision, seqs: result.seqs ?? [] };
+  return {
+    skipped,
+    revision: result.revision,
+    seqs: result.seqs ?? [],
+    ...(result.orderKeys ? { orderKeys: result.orderKeys } : {}),
+  };
 }

@@ -1,4 +1,4 @@
-import { OrderKeyGenerator, formatOrderKey, parseOrderKey } from './order-key.js';
+import { OrderKeyGenerator, formatOrderKey, keysAfter, parseOrderKey } from './order-key.js';
 
 describe(OrderKeyGenerator.name, () => {
   it('issues keys that sort in issue order, even when the clock stands still or goes back', () => {
@@ -130,5 +130,108 @@ describe('OrderKeyGenerator as the instance clock', () => {
     expect(sut.next()).toEqual({ key: formatOrderKey(50, 1, 'c'), ms: 50 });
     sut.floor(51);
     expect(sut.next()).toEqual({ key: formatOrderKey(52, 0, 'c'), ms: 52 });
+  });
+});
+
+describe(keysAfter.name, () => {
+  it("follows the max in its millisecond, in this instance's name, in order", () => {
+    const max = formatOrderKey(5000, 7, 'other');
+
+    const keys = keysAfter(max, 3, 'b0b') as string[];
+
+    expect(keys).toEqual([
+      formatOrderKey(5000, 8, 'b0b'),
+      formatOrderKey(5000, 9, 'b0b'),
+      formatOrderKey(5000, 10, 'b0b'),
+    ]);
+    expect(keys[0] > max).toBe(true);
+    expect([...keys].sort()).toEqual(keys);
+  });
+
+  it('rolls to the next millisecond when the counter runs out, as the clock does', () => {
+    const max = formatOrderKey(5000, 999_998, 'other');
+
+    const keys = keysAfter(max, 3, 'b0b') as string[];
+
+    expect(keys).toEqual([
+      formatOrderKey(5000, 999_999, 'b0b'),
+      formatOrderKey(5001, 0, 'b0b'),
+      formatOrderKey(5001, 1, 'b0b'),
+    ]);
+    expect([max, ...keys].sort()).toEqual([max, ...keys]);
+  });
+
+  it('starts in the next millisecond at a max whose counter is the last', () => {
+    expect(keysAfter(formatOrderKey(5000, 999_999, 'z'), 1, 'a')).toEqual([
+      formatOrderKey(5001, 0, 'a'),
+    ]);
+  });
+
+  it('passes a max of another format by the millisecond after its numeric prefix', () => {
+    const max = '001764460800123.000042.AB12';
+
+    const keys = keysAfter(max, 2, 'b0b') as string[];
+
+    expect(keys).toEqual([
+      formatOrderKey(1764460800124, 0, 'b0b'),
+      formatOrderKey(1764460800124, 1, 'b0b'),
+    ]);
+    expect(keys[0] > max).toBe(true);
+  });
+
+  it.each([
+    ['no numeric prefix', 'zzz'],
+    ['too short a prefix', '17644608001.000000.a'],
+    ['an empty key', ''],
+  ])('gives null for a max with %s: the records keep their keys', (_case, max) => {
+    expect(keysAfter(max, 1, 'b0b')).toBeNull();
+  });
+
+  it('gives no keys for no records', () => {
+    expect(keysAfter(formatOrderKey(1, 0, 'a'), 0, 'b')).toEqual([]);
+  });
+});
+
+describe('OrderKeyGenerator.passKey', () => {
+  it('issues keys after a key of a later millisecond, staying in it', () => {
+    const sut = new OrderKeyGenerator('b0b', () => 10);
+    sut.next();
+
+    sut.passKey(formatOrderKey(5000, 9, 'b0b'));
+
+    expect(sut.next()).toEqual({ key: formatOrderKey(5000, 10, 'b0b'), ms: 5000 });
+    expect(sut.latest).toBe(5000);
+  });
+
+  it('issues keys after a key of the millisecond it stands at with a higher counter', () => {
+    const sut = new OrderKeyGenerator('b0b', () => 5000);
+    sut.next();
+
+    sut.passKey(formatOrderKey(5000, 9, 'b0b'));
+
+    expect(sut.next().key).toBe(formatOrderKey(5000, 10, 'b0b'));
+  });
+
+  it('rolls to the next millisecond after a key with the last counter', () => {
+    const sut = new OrderKeyGenerator('b0b', () => 10);
+
+    sut.passKey(formatOrderKey(5000, 999_999, 'b0b'));
+
+    expect(sut.next()).toEqual({ key: formatOrderKey(5001, 0, 'b0b'), ms: 5001 });
+  });
+
+  it.each([
+    ['an earlier millisecond', formatOrderKey(4999, 50, 'b0b')],
+    ['a lower counter in its millisecond', formatOrderKey(5000, 1, 'b0b')],
+    ['no key at all', 'zzz'],
+  ])('never moves the keys back for %s', (_case, key) => {
+    const sut = new OrderKeyGenerator('b0b', () => 5000);
+    sut.next();
+    sut.next();
+    sut.next();
+
+    sut.passKey(key);
+
+    expect(sut.next().key).toBe(formatOrderKey(5000, 3, 'b0b'));
   });
 });

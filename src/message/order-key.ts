@@ -59,6 +59,24 @@ export class OrderKeyGenerator {
     }
   }
 
+  /**
+   * Keys issued from now on sort after `key`, a key a write gave this instance's records in
+   * place of the ones issued (see keysAfter). Unlike floor, a key in the millisecond the clock
+   * stands at counts too: the clock would otherwise issue that very key again, and a later
+   * write of it (a write-back, which keeps its keys) would be skipped as stored already. Nor
+   * does it skip to the next millisecond, so that keys stay close to the wall clock.
+   */
+  passKey(key: string): void {
+    const parsed = parseOrderKey(key);
+    if (!parsed) return;
+    if (parsed.ms > this.lastMs) {
+      this.lastMs = parsed.ms;
+      this.counter = parsed.counter;
+    } else if (parsed.ms === this.lastMs && parsed.counter > this.counter) {
+      this.counter = parsed.counter;
+    }
+  }
+
   /** The newest time the clock stands at (0 before any). */
   get latest(): number {
     return this.lastMs;
@@ -81,4 +99,39 @@ export function parseOrderKey(
   const match = ORDER_KEY.exec(key);
   if (!match) return null;
   return { ms: Number(match[1]), counter: Number(match[2]), instanceId: match[3] };
+}
+
+// The millisecond part of a key of another format, if it starts with one.
+const MS_PREFIX = /^(\d{15})/;
+
+/**
+ * `count` keys of this instance, in order, after `storedMax` (the greatest key a session holds):
+ * the keys a write gives its records when the clock that timed them is behind what is stored
+ * (see placeAfterStored). They follow the max in its millisecond, rolling to the next one when
+ * the counter runs out, as the clock would. A max of another format is passed by starting at
+ * the millisecond after its numeric prefix; one without a prefix (no key Scribe writes: the
+ * journal and cursors refuse them) gives null, and the records keep their keys.
+ */
+export function keysAfter(storedMax: string, count: number, instanceId: string): string[] | null {
+  const parsed = parseOrderKey(storedMax);
+  let ms: number;
+  let counter: number;
+  if (parsed) {
+    ms = parsed.ms;
+    counter = parsed.counter + 1;
+  } else {
+    const prefix = MS_PREFIX.exec(storedMax);
+    if (!prefix) return null;
+    ms = Number(prefix[1]) + 1;
+    counter = 0;
+  }
+  const keys: string[] = [];
+  for (let i = 0; i < count; i++, counter++) {
+    if (counter >= COUNTER_LIMIT) {
+      ms += 1;
+      counter = 0;
+    }
+    keys.push(formatOrderKey(ms, counter, instanceId));
+  }
+  return keys;
 }

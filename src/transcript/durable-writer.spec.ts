@@ -274,6 +274,28 @@ describe(DurableWriter.name, () => {
       expect(storedEvents.map((event) => event.revision)).toEqual([2, 3]);
     });
 
+    it('marks only the fresh messages as answered by their write: replays and write-back keep their keys', async () => {
+      build({ cap: 1 });
+      store.goDown();
+      await acceptEach(records('s1', 'c0', 'c1', 'c2'));
+      store.heal();
+      const marks: [string[], unknown][] = [];
+      const write = store.write.bind(store);
+      store.write = (writes) => {
+        for (const one of writes) marks.push([one.records.map((r) => r.content), one.after]);
+        return write(writes);
+      };
+
+      expect(await acceptEach(records('s1', 'fresh'))).toEqual(['stored']);
+
+      // The journal's records, then memory's, then the append (see SessionWrite.after).
+      expect(marks).toEqual([
+        [['c0', 'c1'], undefined],
+        [['c2'], undefined],
+        [['fresh'], 'stored'],
+      ]);
+    });
+
     it('journals fresh messages behind a backlog it cannot write, without trying them', async () => {
       store.goDown();
       const [a, b] = records('s1', 'a', 'b');

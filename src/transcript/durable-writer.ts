@@ -56,7 +56,13 @@ export class DurableWriter {
       if (this.hasBacklog(queue) && !(await this.flushWith(queue, admission))) {
         return await this.hold(queue, fresh);
       }
-      const attempt = await this.writer.submit({ sessionId: queue.sessionId, records: fresh });
+      // Answered by this write (PERSISTED): stored after what the session holds, whatever
+      // this instance's clock says (see SessionWrite.after). Backlog and replays keep theirs.
+      const attempt = await this.writer.submit({
+        sessionId: queue.sessionId,
+        records: fresh,
+        after: 'stored',
+      });
       if (attempt.kind === 'refused') return attempt;
       if (attempt.kind === 'unavailable') {
         this.failed(queue, attempt.error, fresh.length);

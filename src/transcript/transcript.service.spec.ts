@@ -179,6 +179,40 @@ describe(TranscriptService.name, () => {
       expect(queries.lookups).toBe(1);
     });
 
+    it('marks its fresh messages as answered by the write, so that they are stored after the stored ones', async () => {
+      const marks: unknown[] = [];
+      const write = store.write.bind(store);
+      store.write = (writes) => {
+        marks.push(...writes.map((one) => one.after));
+        return write(writes);
+      };
+
+      await append('s1', message('first'), message('second'));
+
+      expect(marks).toEqual(['stored']);
+    });
+
+    it('moves its clock past the keys a write stored its messages with: its next keys sort after them', async () => {
+      const later = Date.now() + 3_600_000;
+      const storedKeys = [formatOrderKey(later, 5, INSTANCE), formatOrderKey(later, 6, INSTANCE)];
+      const write = store.write.bind(store);
+      // The first write stores the messages after another instance's keys, as the real stores
+      // do (stored-order.ts): the records carry the stored keys once it returns.
+      store.write = async (writes) => {
+        store.write = write;
+        const results = await write(writes);
+        results[0].inserted.forEach((record, index) => (record.orderKey = storedKeys[index]));
+        return results;
+      };
+
+      const moved = (await append('s1', message('a'), message('b'))).records;
+      const [next] = (await append('s1', message('next'))).records;
+
+      expect(moved.map((record) => record.orderKey)).toEqual(storedKeys);
+      // Just after the last of them, in their millisecond: not the next one.
+      expect(next.orderKey).toBe(formatOrderKey(later, 7, INSTANCE));
+    });
+
     it('answers QUEUED when the database fails, BUFFERED when the disk fails too, and counts each', async () => {
       store.goDown();
       expect((await append('s1', message('a'))).status).toBe(AppendStatus.QUEUED);
