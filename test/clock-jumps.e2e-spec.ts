@@ -12,13 +12,11 @@ import {
   readTranscript,
   type AppendStatus,
 } from './support/fault-helpers.js';
+import { fakeClockEnv } from './support/faketime.js';
 import { startServer, type ServerProcess } from './support/server-process.js';
 
-// The server's clock jumps under libfaketime (Debian's faketime): it reads the offset from a
-// file on every clock read (FAKETIME_NO_CACHE), so a test steps the clock of a running server
-// by writing the file. Only the wall clock moves: Node's timers run on the monotonic clock,
-// which a step back would otherwise freeze.
-const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+// The server's clock jumps under libfaketime: a test steps it by writing the file fakeClockEnv
+// points it at.
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
@@ -41,13 +39,7 @@ const TIMES = `query($id: ID!) {
 
 /** A server whose wall clock is off by what `clockFile` says (`+1h`, `-2h`, `+0`). */
 function fakedServer(clockFile: string, env: Record<string, string>): Promise<ServerProcess> {
-  return server({
-    LD_PRELOAD: LIBFAKETIME,
-    FAKETIME_TIMESTAMP_FILE: clockFile,
-    FAKETIME_NO_CACHE: '1',
-    FAKETIME_DONT_FAKE_MONOTONIC: '1',
-    ...env,
-  });
+  return server({ ...fakeClockEnv({ file: clockFile }), ...env });
 }
 
 async function clock(dataDir: string, offset: string): Promise<string> {

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createPostgresSchema, databaseKinds } from './support/databases.js';
 import { appendMessage, faultSuite } from './support/fault-helpers.js';
+import { fakeClockEnv } from './support/faketime.js';
 import { liveClient, subscribe } from './support/live-client.js';
 import { startServer, type ServerProcess } from './support/server-process.js';
 
@@ -12,7 +13,6 @@ import { startServer, type ServerProcess } from './support/server-process.js';
 // why PostgreSQL is left out.
 const describeOnPostgres = databaseKinds().includes('postgres') ? describe : describe.skip;
 
-const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 const TRANSCRIPT = `query($id: ID!) {
   session(id: $id) { messages(first: 1000) { edges { cursor node { content createdAt status } } } }
 }`;
@@ -41,10 +41,7 @@ describeOnPostgres('order of answered appends across instances whose clocks diff
         DATA_DIR: dataDir,
         DATABASE_URL: url,
         DB_RETRY_INTERVAL_MS: '200',
-        LD_PRELOAD: LIBFAKETIME,
-        FAKETIME_TIMESTAMP_FILE: clockFile,
-        FAKETIME_NO_CACHE: '1',
-        FAKETIME_DONT_FAKE_MONOTONIC: '1',
+        ...fakeClockEnv({ file: clockFile }),
       },
       { readyTimeoutMs: 60_000 },
     );

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, readFileSync, readdirSync, statSync, unlinkSync } from 'node:fs';
+import { chmodSync, readFileSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { chown, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatSegmentName, parseSegmentName } from '../../src/spool/segment-names.js';
@@ -8,10 +8,10 @@ import { type CrashDatabase } from './crash-database.js';
 import { type CrashFault, type FaultEffects } from './crash-fault-hooks.js';
 import { type FaultPlan } from './crash-fault-plan.js';
 import { eventually, type Cleanups } from './fault-helpers.js';
+import { fakeClockEnv } from './faketime.js';
 
 /** The user the server runs as where root would read a mode 000 file all the same. */
 export const UNPRIVILEGED = { uid: 65534, gid: 65534 };
-const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 // How long a fault run waits for what a restart owes to be stored once the fault is over.
 const SETTLE_TIMEOUT_MS = 20_000;
 const DELETE = `mutation($id: ID!) { deleteSession(id: $id) { id deleted } }`;
@@ -113,22 +113,14 @@ function faultHooks(
           },
         },
       };
-    case 'clock-jump':
-      if (!existsSync(LIBFAKETIME)) {
-        throw new Error(`${LIBFAKETIME} is missing: install libfaketime (Debian: faketime)`);
-      }
+    case 'clock-jump': {
+      const fakeClock = fakeClockEnv({ offset: `+${plan.clockAheadS}` });
       return {
         effects,
         fault: {
           env: (run): Record<string, string> => ({
             ADMIN_TOKEN,
-            ...(run === 'first'
-              ? {
-                  LD_PRELOAD: LIBFAKETIME,
-                  FAKETIME: `+${plan.clockAheadS}`,
-                  FAKETIME_DONT_FAKE_MONOTONIC: '1',
-                }
-              : {}),
+            ...(run === 'first' ? fakeClock : {}),
           }),
           async afterHealthy(first, workload) {
             const client = workload.clients[0];
@@ -156,6 +148,7 @@ function faultHooks(
           },
         },
       };
+    }
     case 'bad-lock':
       return {
         effects,
