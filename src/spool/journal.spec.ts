@@ -845,6 +845,42 @@ describe(Journal.name, () => {
       expect(diskOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
     });
 
+    it('names the unreadable record nearest the cursor while its file cannot be read', async () => {
+      await onDiskOnly(records.slice(0, 3));
+      files.failNext('readRanges', fsError('EACCES', 'open'));
+      files.failNext('read', fsError('EACCES', 'open'));
+
+      const window = await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6);
+
+      expect(window).toEqual({
+        messages: [],
+        beyondCursor: false,
+        unreadable: { id: records[0].id, orderKey: records[0].orderKey },
+        total: 3,
+      });
+      expect(setAsideLines()).toEqual([]);
+      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
+    });
+
+    it('names the newest unreadable record for a backward window', async () => {
+      await onDiskOnly(records.slice(0, 3));
+      files.failNext('readRanges', fsError('EACCES', 'open'));
+      files.failNext('read', fsError('EACCES', 'open'));
+
+      const window = await sut.readWindow('s', { direction: 'backward', count: 10 }, 1e6);
+
+      expect(window.unreadable).toEqual({ id: records[2].id, orderKey: records[2].orderKey });
+    });
+
+    it('names nothing unreadable for a line that no longer reads back', async () => {
+      const journaled = await onDiskOnly(records.slice(0, 2));
+      corrupt(journaled[0]);
+
+      const window = await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6);
+
+      expect(window).not.toHaveProperty('unreadable');
+    });
+
     it('reads nothing from disk for a session with no disk-only record', async () => {
       await journal(records.slice(0, 2));
 

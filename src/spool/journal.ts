@@ -204,7 +204,10 @@ export class Journal {
   /**
    * The session's disk-only records a page of `window` may list (see selectWindow), read back.
    * A line that does not read back is left out: the drain sets it aside, so it is never stored
-   * (or it was stored meanwhile, and the database read the caller makes next has it).
+   * (or it was stored meanwhile, and the database read the caller makes next has it). One in
+   * a file that cannot be read now is left out too, but named (`unreadable`, the nearest the
+   * cursor): it is owed all the same, and a page that would list it must not be answered as
+   * though it were not there.
    */
   async readWindow(
     sessionId: string,
@@ -222,10 +225,13 @@ export class Journal {
       const result = read.get(entry);
       return result?.kind === 'record' ? [result.record] : [];
     });
+    const unreadable = entries.filter((entry) => read.get(entry)?.kind === 'unreadable');
+    const nearest = window.direction === 'forward' ? unreadable[0] : unreadable.at(-1);
     return {
       messages: records.map((record) => ({ record, status: AppendStatus.QUEUED })),
       horizon,
       beyondCursor,
+      ...(nearest ? { unreadable: { id: nearest.id, orderKey: nearest.orderKey } } : {}),
       total: all.length,
     };
   }
