@@ -26,6 +26,13 @@ export type DrainOutcome =
   | { kind: 'drained'; stored: number; setAside: number }
   | { kind: 'failed'; stored: number; error: unknown };
 
+/** What Journal.forget let go of. */
+export interface Forgotten {
+  count: number;
+  /** When the newest of them was accepted; absent when there were none. */
+  newestAcceptedAt?: number;
+}
+
 /** A journaled record, with the place that proves it is on disk. */
 export interface JournaledRecord {
   record: MessageRecord;
@@ -176,14 +183,21 @@ export class Journal {
   /**
    * Lets go of the session's disk-only records accepted at or before `acceptedUpTo` (all of
    * them by default): the session was deleted. Their segments go once nothing else in them is
-   * owed. Returns how many there were.
+   * owed. Returns how many there were, and when the newest of them was accepted (for the log
+   * of a write-back that drops them).
    */
-  async forget(sessionId: string, acceptedUpTo = Number.POSITIVE_INFINITY): Promise<number> {
+  async forget(sessionId: string, acceptedUpTo = Number.POSITIVE_INFINITY): Promise<Forgotten> {
     const entries = this.index
       .diskOnlyOf(sessionId, Number.MAX_SAFE_INTEGER)
       .filter((entry) => entry.acceptedAt <= acceptedUpTo);
     await this.resolveEntries(entries);
-    return entries.length;
+    // Not Math.max(...): a session's backlog may hold more records than a call takes arguments.
+    const newest = entries.reduce<number | undefined>(
+      (latest, { acceptedAt }) =>
+        latest === undefined || acceptedAt > latest ? acceptedAt : latest,
+      undefined,
+    );
+    return { count: entries.length, ...(newest !== undefined ? { newestAcceptedAt: newest } : {}) };
   }
 
   /**
