@@ -85,6 +85,10 @@ describe('a page that needs journal-only messages in a segment that cannot be re
       for (const content of queued) {
         expect((await appendMessage(target, SESSION, content)).status).toBe('QUEUED');
       }
+      // A session the database holds nothing of, its oldest message in the journal only.
+      for (let index = 0; index <= CAP; index += 1) {
+        expect((await appendMessage(target, 'fresh', `fresh-${index}`)).status).toBe('QUEUED');
+      }
       const accepted = [...stored, ...queued];
       const { segments } = await readJournal(spoolDir);
       expect(segments).toHaveLength(1);
@@ -107,6 +111,11 @@ describe('a page that needs journal-only messages in a segment that cannot be re
       await expectRefused(target, { first: 3 });
       await expectRefused(target, { first: 100 });
       await expectRefused(target, { last: CAP + 1 });
+      // When it began, or that it exists, is not known while its oldest cannot be read.
+      const fresh = await target.gql('query { session(id: "fresh") { createdAt } }');
+      expect(fresh.errors?.map((error: any) => error.extensions?.code)).toEqual([
+        'JOURNAL_UNAVAILABLE',
+      ]);
 
       await chmod(join(spoolDir, segments[0]), 0o600);
       // Read back again while the database is still locked: the whole order, nothing lost.
@@ -115,6 +124,8 @@ describe('a page that needs journal-only messages in a segment that cannot be re
         expect(all.contents).toEqual(accepted);
         expect(all.totalCount).toBe(accepted.length);
       }, 15_000);
+      const began = await target.gql('query { session(id: "fresh") { messageCount } }');
+      expect(began.data.session).toEqual({ messageCount: 0 });
       await holder.release();
       await eventually(async () => {
         const all = await listed(target, { first: 100 });
