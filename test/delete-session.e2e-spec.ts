@@ -1,6 +1,6 @@
 import { LiveChannels } from '../src/live/live-channels.js';
 import { databaseKinds } from './support/databases.js';
-import { appendMessage, faultSuite, readJournal } from './support/fault-helpers.js';
+import { appendMessage, faultSuite, metricValue, readJournal } from './support/fault-helpers.js';
 import { errorCodes, eventually, liveClient, subscribe } from './support/live-client.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
@@ -134,11 +134,20 @@ describe('deleteSession of a session with journaled messages (real process, SQLi
       // The journal still holds the segment (keep's message is owed), lines and all.
       const journal = await readJournal(`${dataDir}/pending_messages`);
       expect(journal.map((line) => line.content)).toEqual(['held-1', 'held-2', 'held-3', 'kept-1']);
+      // Dropped by the deletion itself, which says so: not a write-back's drop.
+      const DROPPED = 'scribe_messages_dropped_by_deletion_total';
+      expect(metricValue((await first.get('/metrics')).text, DROPPED)).toBe(0);
       expect((await first.stop('SIGKILL')).signal).toBe('SIGKILL');
 
       const second = await server({ DATA_DIR: dataDir });
       await second.waitForOutput(/Boot replay stored|Boot replay left/);
       expect((await second.gql(READ, { id: 'gone' })).data.session).toBeNull();
+      // The journal replayed after the crash still held them: the write-back drops them, not
+      // silently.
+      expect(metricValue((await second.get('/metrics')).text, DROPPED)).toBe(3);
+      expect(second.output()).toMatch(
+        /WARN \[SessionEraser\] Dropped 3 accepted message\(s\) of session gone at write-back: accepted at or before its deletion at \S+ \(the newest at \S+\), they are not stored/,
+      );
       const kept = await second.gql(READ, { id: 'keep' });
       expect(kept.data.session.messages.edges).toEqual([
         { node: { content: 'kept-1', status: 'PERSISTED' } },

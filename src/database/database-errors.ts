@@ -1,4 +1,6 @@
-import { errorCode } from '../common/errors/describe-error.js';
+import { describeError, errorCode } from '../common/errors/describe-error.js';
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
+import { ScribeException } from '../common/errors/scribe.exception.js';
 
 /**
  * Why a write failed, told apart by the error: `refused` when the database turned down these
@@ -46,4 +48,34 @@ export class DatabaseFileChangedError extends Error {
       `the database file ${path} was ${what} while open; writes are held in the journal until Scribe is restarted`,
     );
   }
+}
+
+/**
+ * A read of the database failed because the database did (unreachable, locked, its file
+ * unreadable): an outage like DatabaseNotReadyError, not a fault of the server's. The client
+ * is not told why (a host, a path): `reason` is for the logs.
+ */
+export class DatabaseReadError extends ScribeException {
+  constructor(readonly reason: string) {
+    super(
+      ScribeErrorCode.DatabaseUnavailable,
+      'The database cannot be read now; appends are journaled meanwhile. Retry the read later.',
+    );
+  }
+}
+
+// Errors of the code itself, not of the database: a read that meets one is a fault, and an
+// outage must not hide it.
+const PROGRAMMING_ERRORS = [TypeError, RangeError, ReferenceError, SyntaxError];
+
+/**
+ * What a failed read of the database answers: an outage (see classifyDatabaseError) becomes
+ * DatabaseReadError; a Scribe error (DatabaseNotReadyError among them), a refusal and an error
+ * of the code itself are left as they are.
+ */
+export function readFailure(error: unknown): unknown {
+  if (error instanceof ScribeException) return error;
+  if (PROGRAMMING_ERRORS.some((type) => error instanceof type)) return error;
+  if (classifyDatabaseError(error) === 'refused') return error;
+  return new DatabaseReadError(describeError(driverErrorOf(error)));
 }

@@ -29,8 +29,20 @@ export interface JournalOnlyMessages {
   horizon?: string;
   /** Some lie beyond the window's cursor (`after` forward, `before` backward). */
   beyondCursor: boolean;
+  /**
+   * Of those the window's selection holds, the one nearest its cursor whose file cannot be
+   * read now (see BlockedFiles): left out of `messages`, but a page must not pretend it is not
+   * there.
+   */
+  unreadable?: UnreadableMessage;
   /** How many the journal holds for the session. */
   total: number;
+}
+
+/** A message the journal holds in a file that cannot be read now: where it stands. */
+export interface UnreadableMessage {
+  id: string;
+  orderKey: string;
 }
 
 /**

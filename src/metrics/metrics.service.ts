@@ -35,6 +35,12 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly messagesDroppedByDeletion = new Counter({
+    name: 'scribe_messages_dropped_by_deletion_total',
+    help: 'Messages answered QUEUED or BUFFERED but accepted at or before their session was deleted (on this instance or another), dropped at write-back instead of stored.',
+    registers: [this.registry],
+  });
+
   readonly spoolMessages = this.sourcedGauge(
     'scribe_spool_messages',
     'Journaled messages on disk that the database has not taken yet.',

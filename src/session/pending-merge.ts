@@ -1,7 +1,9 @@
 import { type Page, type PageRequest } from '../common/pagination/page-request.js';
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
+import { ScribeException } from '../common/errors/scribe.exception.js';
 import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
-import { type PendingMessage } from '../message/pending-messages.js';
+import { type PendingMessage, type UnreadableMessage } from '../message/pending-messages.js';
 
 /** A message of a page, stored or still held by this instance. */
 export interface ListedMessage {
@@ -17,6 +19,20 @@ export interface ListedMessage {
 export interface JournalBounds {
   horizon?: string;
   beyondCursor: boolean;
+  /** The one nearest the cursor that could not be read back (its file cannot be read now). */
+  unreadable?: UnreadableMessage;
+}
+
+/**
+ * A page (or a session's first message) would need a message the journal holds in a file that
+ * cannot be read now: answered without it, the page would show a gap that paging never fills,
+ * while totalCount counts it. Nothing is lost: it is listed once the file reads again.
+ */
+export function journalUnavailable(): ScribeException {
+  return new ScribeException(
+    ScribeErrorCode.JournalUnavailable,
+    'A message of this page is accepted (QUEUED) but in a journal file that cannot be read now (see spoolStatus.blocked); the page is not answered rather than answered with a gap. Retry later, or read a page that does not reach it.',
+  );
 }
 
 /**
@@ -26,13 +42,30 @@ export interface JournalBounds {
  * past it, it belongs to a later page. Merged past `count`, the far end is trimmed and the page
  * says more follow. A pending message the page holds already (stored while this ran) counts once.
  * Nothing past the journal's horizon is listed: the page ends before a message it cannot show
- * rather than show a gap, and says more follow.
+ * rather than show a gap, and says more follow. A page that would list a message the journal
+ * could not read back is refused (journalUnavailable); one that ends before it is answered.
  */
 export function withPending(
   page: Page<MessageRecord>,
   request: PageRequest<string>,
   pending: readonly PendingMessage[],
   journal: JournalBounds = { beyondCursor: false },
+): Page<ListedMessage> {
+  const { unreadable } = journal;
+  if (unreadable === undefined) return bounded(page, request, pending, journal);
+  // Placed as if it had been read, so that the page is cut where it would be with it (and a
+  // copy the database holds already, stored meanwhile, counts once and is no gap).
+  const stand = { record: unreadable as MessageRecord, status: AppendStatus.QUEUED } as const;
+  const listed = bounded(page, request, [...pending, stand], journal);
+  if (listed.items.some((item) => item.record === stand.record)) throw journalUnavailable();
+  return listed;
+}
+
+function bounded(
+  page: Page<MessageRecord>,
+  request: PageRequest<string>,
+  pending: readonly PendingMessage[],
+  journal: JournalBounds,
 ): Page<ListedMessage> {
   const forward = request.direction === 'forward';
   const merged = merge(page, request, pending, journal.beyondCursor);

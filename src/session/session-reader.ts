@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Mutex } from 'async-mutex';
 import { EventEmitter2, OnEvent } from '@nestjs/event-emitter';
 import { ScribeConfig } from '../config/scribe-config.js';
+import { readFailure } from '../database/database-errors.js';
 import { SessionQueries } from '../database/session-queries.js';
 import {
   SessionListQueries,
@@ -36,8 +37,22 @@ import { SessionResolveGate, type SessionResolveGateStatus } from './session-res
 const COUNT_ATTEMPTS = 3;
 
 /**
+ * Every read of the database the API makes passes here: one that fails because the database
+ * did answers DATABASE_UNAVAILABLE (see readFailure), not INTERNAL_SERVER_ERROR, so that a
+ * client knows to retry, and no resolver has to tell an outage from a fault itself.
+ */
+async function fromDatabase<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    throw readFailure(error);
+  }
+}
+
+/**
  * What the API reads sessions through: full loads go through the SessionResolveGate
- * (cached, single-flight, bounded); metadata and pages go straight to the database.
+ * (cached, single-flight, bounded); metadata and pages go straight to the database. An
+ * outage of the database is told apart from a fault here, for every read (fromDatabase).
  */
 @Injectable()
 export class SessionReader {
@@ -58,8 +73,8 @@ export class SessionReader {
     this.gate = new SessionResolveGate(
       {
         // A transcript too large to cache is not loaded whole: it is read page by page.
-        loadFull: (id) => queries.loadFull(id, config.sessionCacheMaxBytes),
-        loadMetadata: (id) => queries.findMetadata(id),
+        loadFull: (id) => fromDatabase(queries.loadFull(id, config.sessionCacheMaxBytes)),
+        loadMetadata: (id) => fromDatabase(queries.findMetadata(id)),
       },
       {
         concurrency: config.sessionResolveConcurrency,
@@ -142,20 +157,20 @@ export class SessionReader {
     filter: SessionFilter,
     admit?: PageAdmission,
   ): Promise<SessionListPage> {
-    return this.lists.listSessions(first, after, filter, this.maxPageBytes, admit);
+    return fromDatabase(this.lists.listSessions(first, after, filter, this.maxPageBytes, admit));
   }
 
   /** Whether any session the filter keeps stands at or before `position` in the list. */
   anySessionAtOrBefore(position: SessionListPosition, filter?: SessionFilter): Promise<boolean> {
-    return this.lists.anySessionAtOrBefore(position, filter);
+    return fromDatabase(this.lists.anySessionAtOrBefore(position, filter));
   }
 
   count(filter?: SessionFilter): Promise<number> {
-    return this.lists.countSessions(filter);
+    return fromDatabase(this.lists.countSessions(filter));
   }
 
   private async storedCount(id: string): Promise<number> {
-    return (await this.queries.findMetadata(id))?.messageCount ?? 0;
+    return (await fromDatabase(this.queries.findMetadata(id)))?.messageCount ?? 0;
   }
 
   /** A page of a session straight from the database, bounded by MAX_PAGE_BYTES. */
@@ -164,7 +179,7 @@ export class SessionReader {
     request: PageRequest<string>,
     admit?: PageAdmission,
   ): Promise<Page<MessageRecord>> {
-    return this.queries.pageOfMessages(sessionId, request, this.maxPageBytes, admit);
+    return fromDatabase(this.queries.pageOfMessages(sessionId, request, this.maxPageBytes, admit));
   }
 
   /** A page of a transcript already in memory, bounded as a page from the database is. */

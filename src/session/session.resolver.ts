@@ -38,7 +38,7 @@ import { GateStatus } from './models/gate-status.model.js';
 import { MessageConnection } from '../common/graphql/models/message-connection.model.js';
 import { Session, SessionConnection } from '../common/graphql/models/session.model.js';
 import { chargeUnreserved, connectionOf } from './message-connection.js';
-import { withPending } from './pending-merge.js';
+import { journalUnavailable, withPending } from './pending-merge.js';
 import { SessionReader } from './session-reader.js';
 import { decodeSessionCursor, sessionListKey } from './session.mapper.js';
 import { toSessionModel } from '../common/graphql/session.mapper.js';
@@ -233,9 +233,12 @@ export class SessionResolver {
   private async onlyPending(id: string): Promise<ResolvedSession | null> {
     const held = this.reader.pending(id).map(({ record }) => record);
     // Its oldest (or all) may be in the journal only: one line read back tells when it began.
-    const [oldest] = this.reader.inJournalOnly(id)
-      ? (await this.reader.journalOnly(id, { direction: 'forward', count: 1 })).messages
-      : [];
+    const journal = this.reader.inJournalOnly(id)
+      ? await this.reader.journalOnly(id, { direction: 'forward', count: 1 })
+      : undefined;
+    // Unread, neither when it began nor (with nothing held) that it exists is known.
+    if (journal?.unreadable) throw journalUnavailable();
+    const [oldest] = journal?.messages ?? [];
     const first = oldest?.record ?? held[0];
     if (!first) return null;
     const last = held.at(-1) ?? first;

@@ -694,7 +694,10 @@ describe(Journal.name, () => {
       await onDiskOnly([...records, messageRecord('t', 1)]);
 
       // records[2] was accepted exactly at the bound.
-      expect(await sut.forget('s', records[2].acceptedAt)).toBe(3);
+      expect(await sut.forget('s', records[2].acceptedAt)).toEqual({
+        count: 3,
+        newestAcceptedAt: records[2].acceptedAt,
+      });
 
       expect(diskOnlyIds('s')).toEqual(['s-4', 's-5']);
       expect(diskOnlyIds('t')).toEqual(['t-1']);
@@ -709,7 +712,7 @@ describe(Journal.name, () => {
     it('forgets all of them by default', async () => {
       await onDiskOnly([...records, messageRecord('t', 1)]);
 
-      expect(await sut.forget('s')).toBe(5);
+      expect(await sut.forget('s')).toEqual({ count: 5, newestAcceptedAt: records[4].acceptedAt });
 
       expect(index.hasDiskOnly('s')).toBe(false);
       expect(diskOnlyIds('t')).toEqual(['t-1']);
@@ -719,7 +722,7 @@ describe(Journal.name, () => {
     it('forgets none accepted after the bound', async () => {
       await onDiskOnly(records.slice(1, 3));
 
-      expect(await sut.forget('s', records[0].acceptedAt)).toBe(0);
+      expect(await sut.forget('s', records[0].acceptedAt)).toEqual({ count: 0 });
 
       expect(diskOnlyIds('s')).toEqual(['s-2', 's-3']);
       expect(index.liveRecords).toBe(2);
@@ -729,7 +732,7 @@ describe(Journal.name, () => {
       await journal(records.slice(0, 2));
       await onDiskOnly(records.slice(2, 4));
 
-      expect(await sut.forget('s')).toBe(2);
+      expect((await sut.forget('s')).count).toBe(2);
 
       expect(index.liveRecords).toBe(2);
       expect(files.names()).toEqual([FIRST_SEGMENT]);
@@ -738,7 +741,7 @@ describe(Journal.name, () => {
     it('removes a segment whose records it let go of all', async () => {
       await onDiskOnly(records.slice(0, 3));
 
-      expect(await sut.forget('s')).toBe(3);
+      expect((await sut.forget('s')).count).toBe(3);
 
       expect(index.liveRecords).toBe(0);
       expect(files.names()).toEqual([]);
@@ -749,7 +752,7 @@ describe(Journal.name, () => {
       await onDiskOnly(records.slice(0, 1));
       const calls = files.log.length;
 
-      expect(await sut.forget('t')).toBe(0);
+      expect((await sut.forget('t')).count).toBe(0);
 
       expect(files.log).toHaveLength(calls);
       expect(index.liveRecords).toBe(1);
@@ -843,6 +846,42 @@ describe(Journal.name, () => {
       expect(window.total).toBe(3);
       expect(setAsideLines()).toEqual([]);
       expect(diskOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
+    });
+
+    it('names the unreadable record nearest the cursor while its file cannot be read', async () => {
+      await onDiskOnly(records.slice(0, 3));
+      files.failNext('readRanges', fsError('EACCES', 'open'));
+      files.failNext('read', fsError('EACCES', 'open'));
+
+      const window = await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6);
+
+      expect(window).toEqual({
+        messages: [],
+        beyondCursor: false,
+        unreadable: { id: records[0].id, orderKey: records[0].orderKey },
+        total: 3,
+      });
+      expect(setAsideLines()).toEqual([]);
+      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
+    });
+
+    it('names the newest unreadable record for a backward window', async () => {
+      await onDiskOnly(records.slice(0, 3));
+      files.failNext('readRanges', fsError('EACCES', 'open'));
+      files.failNext('read', fsError('EACCES', 'open'));
+
+      const window = await sut.readWindow('s', { direction: 'backward', count: 10 }, 1e6);
+
+      expect(window.unreadable).toEqual({ id: records[2].id, orderKey: records[2].orderKey });
+    });
+
+    it('names nothing unreadable for a line that no longer reads back', async () => {
+      const journaled = await onDiskOnly(records.slice(0, 2));
+      corrupt(journaled[0]);
+
+      const window = await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6);
+
+      expect(window).not.toHaveProperty('unreadable');
     });
 
     it('reads nothing from disk for a session with no disk-only record', async () => {

@@ -26,6 +26,13 @@ export type DrainOutcome =
   | { kind: 'drained'; stored: number; setAside: number }
   | { kind: 'failed'; stored: number; error: unknown };
 
+/** What Journal.forget let go of. */
+export interface Forgotten {
+  count: number;
+  /** When the newest of them was accepted; absent when there were none. */
+  newestAcceptedAt?: number;
+}
+
 /** A journaled record, with the place that proves it is on disk. */
 export interface JournaledRecord {
   record: MessageRecord;
@@ -176,14 +183,21 @@ export class Journal {
   /**
    * Lets go of the session's disk-only records accepted at or before `acceptedUpTo` (all of
    * them by default): the session was deleted. Their segments go once nothing else in them is
-   * owed. Returns how many there were.
+   * owed. Returns how many there were, and when the newest of them was accepted (for the log
+   * of a write-back that drops them).
    */
-  async forget(sessionId: string, acceptedUpTo = Number.POSITIVE_INFINITY): Promise<number> {
+  async forget(sessionId: string, acceptedUpTo = Number.POSITIVE_INFINITY): Promise<Forgotten> {
     const entries = this.index
       .diskOnlyOf(sessionId, Number.MAX_SAFE_INTEGER)
       .filter((entry) => entry.acceptedAt <= acceptedUpTo);
     await this.resolveEntries(entries);
-    return entries.length;
+    // Not Math.max(...): a session's backlog may hold more records than a call takes arguments.
+    const newest = entries.reduce<number | undefined>(
+      (latest, { acceptedAt }) =>
+        latest === undefined || acceptedAt > latest ? acceptedAt : latest,
+      undefined,
+    );
+    return { count: entries.length, ...(newest !== undefined ? { newestAcceptedAt: newest } : {}) };
   }
 
   /**
@@ -204,7 +218,10 @@ export class Journal {
   /**
    * The session's disk-only records a page of `window` may list (see selectWindow), read back.
    * A line that does not read back is left out: the drain sets it aside, so it is never stored
-   * (or it was stored meanwhile, and the database read the caller makes next has it).
+   * (or it was stored meanwhile, and the database read the caller makes next has it). One in
+   * a file that cannot be read now is left out too, but named (`unreadable`, the nearest the
+   * cursor): it is owed all the same, and a page that would list it must not be answered as
+   * though it were not there.
    */
   async readWindow(
     sessionId: string,
@@ -222,10 +239,13 @@ export class Journal {
       const result = read.get(entry);
       return result?.kind === 'record' ? [result.record] : [];
     });
+    const unreadable = entries.filter((entry) => read.get(entry)?.kind === 'unreadable');
+    const nearest = window.direction === 'forward' ? unreadable[0] : unreadable.at(-1);
     return {
       messages: records.map((record) => ({ record, status: AppendStatus.QUEUED })),
       horizon,
       beyondCursor,
+      ...(nearest ? { unreadable: { id: nearest.id, orderKey: nearest.orderKey } } : {}),
       total: all.length,
     };
   }

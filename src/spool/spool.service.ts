@@ -17,6 +17,7 @@ import {
   Journal,
   type DrainOutcome,
   type DrainStep,
+  type Forgotten,
   type JournaledRecord,
   type RefusedRecord,
 } from './journal.js';
@@ -41,7 +42,13 @@ import { removeStaleTempFiles } from './stale-temp-files.js';
 import { SpoolReporter } from './spool-reporter.js';
 import { foreignFilesOf, spoolStatusOf, type SpoolStatusView } from './spool-status.js';
 
-export type { DrainOutcome, DrainStep, JournaledRecord, RefusedRecord } from './journal.js';
+export type {
+  DrainOutcome,
+  DrainStep,
+  Forgotten,
+  JournaledRecord,
+  RefusedRecord,
+} from './journal.js';
 export { RecordUnreadableError } from './journal.js';
 export type { JournalAppend } from './journal-writer.js';
 export type { RecordLocation } from './journal-index.js';
@@ -249,7 +256,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** See {@link Journal.forget}. */
-  forget(sessionId: string, acceptedUpTo?: number): Promise<number> {
+  forget(sessionId: string, acceptedUpTo?: number): Promise<Forgotten> {
     return this.journal.forget(sessionId, acceptedUpTo);
   }
 

@@ -11,6 +11,8 @@ import {
 import { SessionDeleted } from '../message/message-events.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { OrderKeyGenerator } from '../message/order-key.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { type Forgotten } from '../spool/spool.service.js';
 import { ACCEPTED_AT, messageRecord } from '../spool/testing/records.js';
 import { SessionBacklog } from './session-backlog.js';
 import { SessionEraser } from './session-eraser.js';
@@ -65,7 +67,7 @@ class FakeSessionDeletion extends Tombstones {
 class UnforgettingSpool extends FakeSpool {
   readonly failure = new Error('EIO: i/o error, unlink');
 
-  override async forget(): Promise<number> {
+  override async forget(): Promise<Forgotten> {
     await Promise.resolve();
     throw this.failure;
   }
@@ -84,12 +86,22 @@ describe(SessionEraser.name, () => {
   let announced: string[];
   let logger: CapturingLogger;
   let clock: OrderKeyGenerator;
+  let metrics: MetricsService;
   let sut: SessionEraser;
 
   function build(journal: FakeSpool = new FakeSpool()): void {
     spool = journal;
     clock = new OrderKeyGenerator('e', () => NOW);
-    sut = new SessionEraser(backlog, deletion.asDeletion, deletion, spool.asService, events, clock);
+    metrics = new MetricsService();
+    sut = new SessionEraser(
+      backlog,
+      deletion.asDeletion,
+      deletion,
+      spool.asService,
+      events,
+      clock,
+      metrics,
+    );
   }
 
   beforeEach(() => {
@@ -432,6 +444,78 @@ describe(SessionEraser.name, () => {
       expect(await prune('s')).toBe(true);
 
       expect(spool.forgetCalls).toEqual([{ sessionId: 's', acceptedUpTo: DELETED_AT }]);
+    });
+
+    const dropped = async () =>
+      (await metrics.messagesDroppedByDeletion.get()).values.reduce(
+        (sum, value) => sum + value.value,
+        0,
+      );
+    const iso = (epochMs: number) => new Date(epochMs).toISOString();
+
+    it('logs one WARN and counts what it drops, from memory and from the journal', async () => {
+      // s-0 on disk only, s-1 in memory: both accepted before the deletion; s-3 after it.
+      const s = [0, 1, 3].map((sequence) => messageRecord('s', sequence));
+      await onDiskOnly([s[0]]);
+      await hold([s[1], s[2]]);
+      deletion.tombstones.set('s', DELETED_AT);
+
+      expect(await prune('s')).toBe(true);
+
+      expect(await dropped()).toBe(2);
+      expect(eraserLines('warn')).toEqual([
+        `Dropped 2 accepted message(s) of session s at write-back: accepted at or before its deletion at ${iso(DELETED_AT)} (the newest at ${iso(s[1].acceptedAt)}), they are not stored`,
+      ]);
+    });
+
+    it('names the newest dropped from the journal when memory held none of them', async () => {
+      const s = [0, 1, 3].map((sequence) => messageRecord('s', sequence));
+      await onDiskOnly([s[0], s[1]]);
+      await hold([s[2]]);
+      deletion.tombstones.set('s', DELETED_AT);
+
+      await prune('s');
+
+      expect(await dropped()).toBe(2);
+      expect(eraserLines('warn')).toEqual([
+        expect.stringContaining(`(the newest at ${iso(s[1].acceptedAt)})`),
+      ]);
+    });
+
+    it('names the newest dropped from memory, past an older one', async () => {
+      const s = [0, 1].map((sequence) => messageRecord('s', sequence));
+      await hold(s);
+      deletion.tombstones.set('s', DELETED_AT);
+
+      await prune('s');
+
+      expect(await dropped()).toBe(2);
+      expect(eraserLines('warn')).toEqual([
+        expect.stringContaining(`(the newest at ${iso(s[1].acceptedAt)})`),
+      ]);
+    });
+
+    it('adds up across prunes', async () => {
+      deletion.tombstones.set('s', DELETED_AT);
+      await hold([messageRecord('s', 1)]);
+      await prune('s');
+      await hold([messageRecord('s', 2)]);
+      await prune('s');
+
+      expect(await dropped()).toBe(2);
+      expect(eraserLines('warn')).toHaveLength(2);
+    });
+
+    it('logs nothing and counts nothing when it drops nothing', async () => {
+      await hold([messageRecord('s', 3)]);
+      await hold([messageRecord('t', 1)]);
+      deletion.tombstones.set('s', DELETED_AT);
+
+      await prune('s');
+      await prune('t');
+
+      expect(await dropped()).toBe(0);
+      expect(eraserLines('warn')).toEqual([]);
     });
   });
   describe('the clock', () => {

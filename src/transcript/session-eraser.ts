@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { EventEmitter2, OnEvent } from '@nestjs/event-emitter';
 import { describeError } from '../common/errors/describe-error.js';
+import { type MetricsService } from '../metrics/metrics.service.js';
 import { type SessionDeletion, type Tombstones } from '../database/session-deletion.js';
 import { SessionDeleted } from '../message/message-events.js';
 import { type OrderKeyGenerator } from '../message/order-key.js';
@@ -38,6 +39,7 @@ export class SessionEraser {
     // moved past every tombstone read, so that a message accepted after a deletion is never
     // taken for one accepted before it, whatever the wall clock did.
     private readonly clock: Pick<OrderKeyGenerator, 'stamp' | 'floor'>,
+    private readonly metrics: Pick<MetricsService, 'messagesDroppedByDeletion'>,
   ) {}
 
   erase(sessionId: string): Promise<Erased> {
@@ -82,7 +84,9 @@ export class SessionEraser {
   /**
    * Drops what `queue` and the journal hold of messages accepted before the session was last
    * deleted: true when the write-back may go on, false when the database cannot say (it then
-   * fails as the write would).
+   * fails as the write would). Not silently: those were answered QUEUED or BUFFERED (an
+   * instance cut off from the database, its clock behind, accepted them after another deleted
+   * the session), so each prune that drops some logs one WARN and counts them.
    */
   async prune(queue: PendingQueue): Promise<boolean> {
     let deletedAt: number | undefined;
@@ -97,7 +101,20 @@ export class SessionEraser {
     let stale = 0;
     while (stale < held.length && held[stale].record.acceptedAt <= deletedAt) stale += 1;
     await this.release(queue.shift(stale));
-    await this.spool.forget(queue.sessionId, deletedAt);
+    const forgotten = await this.spool.forget(queue.sessionId, deletedAt);
+    const dropped = stale + forgotten.count;
+    if (dropped > 0) {
+      const newest = held
+        .slice(0, stale)
+        .reduce(
+          (latest, { record }) => Math.max(latest, record.acceptedAt),
+          forgotten.newestAcceptedAt ?? Number.NEGATIVE_INFINITY,
+        );
+      this.metrics.messagesDroppedByDeletion.inc(dropped);
+      this.logger.warn(
+        `Dropped ${dropped} accepted message(s) of session ${queue.sessionId} at write-back: accepted at or before its deletion at ${iso(deletedAt)} (the newest at ${iso(newest)}), they are not stored`,
+      );
+    }
     return true;
   }
 
@@ -108,7 +125,7 @@ export class SessionEraser {
   private async dropHeld(queue: PendingQueue): Promise<number> {
     const entries = queue.shift(queue.size);
     await this.release(entries);
-    return entries.length + (await this.spool.forget(queue.sessionId));
+    return entries.length + (await this.spool.forget(queue.sessionId)).count;
   }
 
   private release(entries: ReturnType<PendingQueue['shift']>): Promise<void> {
@@ -118,4 +135,8 @@ export class SessionEraser {
       ),
     );
   }
+}
+
+function iso(epochMs: number): string {
+  return new Date(epochMs).toISOString();
 }

@@ -59,6 +59,7 @@ import { TranscriptService } from './transcript.service.js';
         SpoolService,
         EventEmitter2,
         OrderKeyGenerator,
+        MetricsService,
       ],
       useFactory: (
         backlog: SessionBacklog,
@@ -67,7 +68,8 @@ import { TranscriptService } from './transcript.service.js';
         spool: SpoolService,
         events: EventEmitter2,
         clock: OrderKeyGenerator,
-      ) => new SessionEraser(backlog, deletion, tombstones, spool, events, clock),
+        metrics: MetricsService,
+      ) => new SessionEraser(backlog, deletion, tombstones, spool, events, clock, metrics),
     },
     {
       provide: DurableWriter,

@@ -4,6 +4,7 @@ import {
   RecordUnreadableError,
   type DrainOutcome,
   type DrainStep,
+  type Forgotten,
   type JournalAppend,
   type JournaledRecord,
   type RecordLocation,
@@ -207,13 +208,17 @@ export class FakeSpool implements WritePathSpool {
   }
 
   /** Lets go of the session's disk-only records accepted at or before `acceptedUpTo`. */
-  async forget(sessionId: string, acceptedUpTo = Number.POSITIVE_INFINITY): Promise<number> {
+  async forget(sessionId: string, acceptedUpTo = Number.POSITIVE_INFINITY): Promise<Forgotten> {
     this.forgetCalls.push({ sessionId, acceptedUpTo });
     const forgotten = (this.diskOnly.get(sessionId) ?? []).filter(
       ({ record }) => record.acceptedAt <= acceptedUpTo,
     );
     await this.resolve(forgotten);
-    return forgotten.length;
+    const times = forgotten.map(({ record }) => record.acceptedAt);
+    return {
+      count: forgotten.length,
+      ...(times.length > 0 ? { newestAcceptedAt: Math.max(...times) } : {}),
+    };
   }
 
   async find(sessionId: string, id: string): Promise<MessageRecord | undefined> {

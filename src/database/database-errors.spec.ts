@@ -1,0 +1,59 @@
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
+import { ScribeException } from '../common/errors/scribe.exception.js';
+import { DatabaseNotReadyError } from './database-readiness.js';
+import { DatabaseReadError, classifyDatabaseError, readFailure } from './database-errors.js';
+
+const coded = (code: string, message: string) => Object.assign(new Error(message), { code });
+
+describe(readFailure.name, () => {
+  it('turns an outage into DATABASE_UNAVAILABLE, the driver error kept for the logs only', () => {
+    const sut = readFailure(coded('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'));
+
+    expect(sut).toBeInstanceOf(DatabaseReadError);
+    expect(sut).toBeInstanceOf(ScribeException);
+    expect((sut as DatabaseReadError).code).toBe(ScribeErrorCode.DatabaseUnavailable);
+    expect((sut as DatabaseReadError).reason).toBe('connect ECONNREFUSED 127.0.0.1:5432');
+    // The client hears neither the host nor the path.
+    expect((sut as Error).message).toBe(
+      'The database cannot be read now; appends are journaled meanwhile. Retry the read later.',
+    );
+  });
+
+  it('names the driver error a TypeORM QueryFailedError wraps, with its code', () => {
+    const wrapped = Object.assign(new Error('query failed'), {
+      driverError: coded('SQLITE_IOERR', 'disk I/O error'),
+    });
+
+    expect((readFailure(wrapped) as DatabaseReadError).reason).toBe('SQLITE_IOERR: disk I/O error');
+  });
+
+  it('takes an error without a code (a connection the driver lost) for an outage', () => {
+    const sut = readFailure(new Error('Connection terminated unexpectedly'));
+
+    expect((sut as DatabaseReadError).reason).toBe('Connection terminated unexpectedly');
+  });
+
+  it('leaves a Scribe error as it is: not ready yet, or a bound of the read', () => {
+    const notReady = new DatabaseNotReadyError('ECONNREFUSED');
+    const timeout = new ScribeException(ScribeErrorCode.SessionResolveTimeout, 'waited too long');
+
+    expect(readFailure(notReady)).toBe(notReady);
+    expect(readFailure(timeout)).toBe(timeout);
+  });
+
+  it.each([
+    new TypeError('x is undefined'),
+    new RangeError('bad length'),
+    new ReferenceError('y is not defined'),
+    new SyntaxError('bad JSON'),
+  ])('leaves an error of the code itself a fault: %s', (error) => {
+    expect(readFailure(error)).toBe(error);
+  });
+
+  it('leaves a refusal of the database a fault, not an outage', () => {
+    const refused = coded('22P02', 'invalid input syntax');
+
+    expect(classifyDatabaseError(refused)).toBe('refused');
+    expect(readFailure(refused)).toBe(refused);
+  });
+});

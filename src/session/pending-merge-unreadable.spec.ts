@@ -1,0 +1,109 @@
+import { type Page, type PageRequest } from '../common/pagination/page-request.js';
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
+import { AppendStatus } from '../message/append-status.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { acceptedRecord } from '../message/testing/message-record.fixture.js';
+import { journalUnavailable, withPending, type JournalBounds } from './pending-merge.js';
+
+// Ten messages of one session, their keys in accepted order.
+const m = Array.from({ length: 10 }, (_, index) => acceptedRecord('s', `message ${index}`));
+const persisted = (record: MessageRecord) => ({ record, status: AppendStatus.PERSISTED });
+const queued = (record: MessageRecord) => ({ record, status: AppendStatus.QUEUED as const });
+const stored = (items: MessageRecord[], flags = {}): Page<MessageRecord> => ({
+  items,
+  hasNextPage: false,
+  hasPreviousPage: false,
+  ...flags,
+});
+const first = (count: number, after?: MessageRecord): PageRequest<string> => ({
+  direction: 'forward',
+  count,
+  ...(after ? { after: after.orderKey } : {}),
+});
+const last = (count: number): PageRequest<string> => ({ direction: 'backward', count });
+/** The journal could not read `record` back: its file cannot be read now. */
+const unreadable = (record: MessageRecord, more: Partial<JournalBounds> = {}): JournalBounds => ({
+  beyondCursor: false,
+  unreadable: { id: record.id, orderKey: record.orderKey },
+  ...more,
+});
+const refused = expect.objectContaining({ code: ScribeErrorCode.JournalUnavailable });
+
+describe(`${withPending.name} with a journal-only message that cannot be read now`, () => {
+  it('refuses a forward page that would list it, rather than show a gap', () => {
+    expect(() => withPending(stored([m[0], m[1]]), first(5), [], unreadable(m[2]))).toThrow(
+      refused,
+    );
+  });
+
+  it('refuses a page that would list it between messages it can show', () => {
+    const pending = [queued(m[3])];
+
+    expect(() => withPending(stored([m[0], m[1]]), first(5), pending, unreadable(m[2]))).toThrow(
+      refused,
+    );
+  });
+
+  it('answers a forward page that ends before it, where the database has more', () => {
+    const listed = withPending(
+      stored([m[0], m[1]], { hasNextPage: true }),
+      first(2),
+      [],
+      unreadable(m[3]),
+    );
+
+    expect(listed).toEqual({
+      items: [persisted(m[0]), persisted(m[1])],
+      hasNextPage: true,
+      hasPreviousPage: false,
+    });
+  });
+
+  it('answers a page full before it, and says more follow', () => {
+    const listed = withPending(stored([m[0], m[1]]), first(2), [], unreadable(m[2]));
+
+    expect(listed).toEqual({
+      items: [persisted(m[0]), persisted(m[1])],
+      hasNextPage: true,
+      hasPreviousPage: false,
+    });
+  });
+
+  it('refuses a backward page that would list it, and answers one that ends after it', () => {
+    expect(() => withPending(stored([m[8], m[9]]), last(5), [], unreadable(m[7]))).toThrow(refused);
+    const listed = withPending(stored([m[8], m[9]]), last(2), [], unreadable(m[7]));
+
+    expect(listed).toEqual({
+      items: [persisted(m[8]), persisted(m[9])],
+      hasNextPage: false,
+      hasPreviousPage: true,
+    });
+  });
+
+  it('answers a page past the horizon from it', () => {
+    const listed = withPending(
+      stored([m[0]]),
+      first(5),
+      [queued(m[1])],
+      unreadable(m[3], { horizon: m[2].orderKey }),
+    );
+
+    expect(listed.items).toEqual([persisted(m[0]), queued(m[1])]);
+    expect(listed.hasNextPage).toBe(true);
+  });
+
+  it('answers a page whose database read has it stored meanwhile, once', () => {
+    const listed = withPending(stored([m[0], m[1], m[2]]), first(5), [], unreadable(m[2]));
+
+    expect(listed.items).toEqual([persisted(m[0]), persisted(m[1]), persisted(m[2])]);
+  });
+});
+
+describe(journalUnavailable.name, () => {
+  it('says the message is accepted, where to look, and to retry', () => {
+    const sut = journalUnavailable();
+
+    expect(sut.code).toBe(ScribeErrorCode.JournalUnavailable);
+    expect(sut.message).toMatch(/accepted \(QUEUED\).*spoolStatus\.blocked.*Retry later/);
+  });
+});
