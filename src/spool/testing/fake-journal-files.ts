@@ -9,6 +9,7 @@ import {
 /** The operations a spec can fail, hold or wait for. */
 export type FileOperation =
   | 'ensureDirectory'
+  | 'checkDirectory'
   | 'list'
   | 'create'
   | 'openForAppend'
@@ -80,6 +81,8 @@ export class FakeJournalFiles implements JournalFiles {
   private readonly holds = new Map<FileOperation, Deferred[]>();
   private readonly counts = new Map<FileOperation, number>();
   private waiters: { operation: FileOperation; count: number; gate: Deferred }[] = [];
+  // The directory's own inode: what checkDirectory() tells.
+  private directoryIno = nextIno++;
 
   constructor(readonly directory = '/spool') {}
 
@@ -118,6 +121,11 @@ export class FakeJournalFiles implements JournalFiles {
     this.inodes.set(name, newInode(Buffer.from(data)));
   }
 
+  /** Another directory now stands at the spool's path (its files stay, as after a mv and back). */
+  replaceDirectory(): void {
+    this.directoryIno = nextIno++;
+  }
+
   /** Calls of `operation` so far. */
   calls(operation: FileOperation): number {
     return this.counts.get(operation) ?? 0;
@@ -151,8 +159,14 @@ export class FakeJournalFiles implements JournalFiles {
     return gate.promise;
   }
 
-  async ensureDirectory(): Promise<void> {
+  async ensureDirectory(): Promise<FileIdentity> {
     await this.begin('ensureDirectory');
+    return { dev: 1, ino: this.directoryIno };
+  }
+
+  async checkDirectory(): Promise<FileIdentity> {
+    await this.begin('checkDirectory');
+    return { dev: 1, ino: this.directoryIno };
   }
 
   async list(): Promise<string[]> {
