@@ -273,6 +273,11 @@ export class JournalIndex {
     return true;
   }
 
+  /** Records owed whose segment vanished while memory held them: on no disk until journaled again. */
+  get orphanedRecords(): number {
+    return this.moves.orphaned().length;
+  }
+
   /** Records whose only copy was a segment that vanished, since start. */
   get lostRecords(): number {
     return this.lost;

@@ -25,6 +25,7 @@ export type WritePathSpool = Pick<
   | 'hasDiskOnly'
   | 'sessionsWithDiskOnly'
   | 'adoptOrphans'
+  | 'rejournalOrphans'
 >;
 
 /** Entry of the fake's set-aside log. */
@@ -61,6 +62,8 @@ export class FakeSpool implements WritePathSpool {
   /** Whether a blocked file owes records nobody has read yet (SpoolService.owesUnread). */
   owesUnread = false;
   appendCalls = 0;
+  /** Calls of rejournalOrphans (the retry loop's turn to journal a vanished segment's records). */
+  rejournalCalls = 0;
   adoptCalls = 0;
   /** When set, the set-aside log cannot be written. */
   setAsideError: Error | null = null;
@@ -220,6 +223,11 @@ export class FakeSpool implements WritePathSpool {
     await Promise.resolve();
     if (this.blockedIds.has(id)) throw new RecordUnreadableError(id, 'segment unreadable: EACCES');
     return this.diskOnly.get(sessionId)?.find(({ record }) => record.id === id)?.record;
+  }
+
+  async rejournalOrphans(): Promise<void> {
+    await Promise.resolve();
+    this.rejournalCalls += 1;
   }
 
   hasDiskOnly(sessionId: string): boolean {
