@@ -273,6 +273,11 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     await this.checkWritable().catch(() => undefined);
   }
 
+  /** See {@link JournalIndex.isOnDisk}. */
+  isOnDisk(location: RecordLocation): boolean {
+    return this.index.isOnDisk(location);
+  }
+
   hasDiskOnly(sessionId: string): boolean {
     return this.index.hasDiskOnly(sessionId);
   }
