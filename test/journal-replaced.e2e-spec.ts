@@ -1,6 +1,7 @@
 import { chown, mkdir, readdir, rename, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  READ,
   appendMessage,
   eventually,
   faultSuite,
@@ -53,7 +54,8 @@ async function appendAll(target: ServerProcess, label: string, answers: Answer[]
   const round: Answer[] = [];
   for (let number = 1; number <= 3; number++) {
     const content = `${label}-${number}`;
-    round.push({ content, ...(await appendMessage(target, SESSION, content)) });
+    // The content is the client id too: a retry is answered as its message stands now.
+    round.push({ content, ...(await appendMessage(target, SESSION, content, content)) });
   }
   answers.push(...round);
   return round.map((answer) => answer.status);
@@ -87,6 +89,13 @@ async function replaceUnderLoad(
   await rename(spoolDir, `${spoolDir}.moved`);
   const found = await replace(spoolDir, dataDir);
   expect(await appendAll(target, 'after', answers)).toEqual(['BUFFERED', 'BUFFERED', 'BUFFERED']);
+  // A message answered QUEUED before is memory only now: its retry is answered so.
+  const retried = await appendMessage(target, SESSION, 'before-1', 'before-1');
+  expect(retried).toEqual({ status: 'BUFFERED', id: answers[0].id });
+  // And a read lists it so: no message is shown QUEUED that no disk holds.
+  const read = await target.gql(READ, { id: SESSION });
+  const listed = read.data.session.messages.edges.map(({ node }: any) => node.status);
+  expect(listed).toEqual(['PERSISTED', ...answers.map(() => 'BUFFERED')]);
 
   // Nothing is on disk in the live spool; the 3 records memory held of the vanished segment
   // and the 3 new ones are memory only, and none was lost (memory held them all).
@@ -115,6 +124,10 @@ async function replaceUnderLoad(
       }),
     15_000,
   );
+  expect(await appendMessage(target, SESSION, 'before-1', 'before-1')).toEqual({
+    status: 'QUEUED',
+    id: answers[0].id,
+  });
   const onDisk = new Set((await readJournal(spoolDir)).map((line) => line.id));
   expect(answers.filter((answer) => !onDisk.has(answer.id)).map((a) => a.content)).toEqual([]);
   expect(occurrences(target.output(), /3 record\(s\) journaled again into segment/)).toBe(1);
