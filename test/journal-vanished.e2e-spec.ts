@@ -125,9 +125,11 @@ describe('a journal segment or the spool directory removed under a running insta
           `segment ${spoolDir}/${segment} was deleted under the running instance`,
         ),
       ).toBe(1);
+      // Memory only until the new segment holds them, and said so only once it does.
       expect(target.output()).toContain(
-        '6 record(s) still in memory are journaled again into a new segment',
+        '6 record(s) still in memory are BUFFERED (memory only) until a new segment can take them',
       );
+      expect(occurrences(target.output(), /6 record\(s\) journaled again into segment/)).toBe(1);
       // Nothing was disk-only (no cap reached): nothing is lost.
       await eventually(async () =>
         expect(await spoolStatusOf(target, VANISHED)).toMatchObject({

@@ -4,6 +4,7 @@ import { type Response } from 'express';
 import { describeError } from '../common/errors/describe-error.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { SpoolOfAnotherDatabase } from '../spool/database-binding.js';
+import { SpoolDirectoryError } from '../spool/journal-files.js';
 import { SpoolService } from '../spool/spool.service.js';
 import { CoalescingWriter } from '../transcript/coalescing-writer.js';
 import { TranscriptService } from '../transcript/transcript.service.js';
@@ -62,7 +63,8 @@ export class HealthController {
 
   // Outside development only up or down: paths and driver errors are for the admin queries
   // and the logs, not for anyone who can reach a load balancer's health check. A spool of
-  // another database is a configuration error that no retry mends: its code says so.
+  // another database, or a SPOOL_DIR that is a symlink or not writable, is a configuration
+  // error that no retry mends: its code says so.
   private async probe<Key extends string>(
     key: Key,
     check: () => Promise<void>,
@@ -82,7 +84,9 @@ export class HealthController {
       return indicator.up();
     } catch (error) {
       const code: Record<string, string> =
-        error instanceof SpoolOfAnotherDatabase ? { code: error.code } : {};
+        error instanceof SpoolOfAnotherDatabase || error instanceof SpoolDirectoryError
+          ? { code: error.code }
+          : {};
       return this.config.development
         ? indicator.down({ message: describeError(error), ...code })
         : indicator.down(code);

@@ -285,7 +285,10 @@ describe(NodeJournalFiles.name, () => {
     it('rejects when no file can be created there', async () => {
       await writeFile(directory, 'not a directory');
 
-      await expect(sut.checkWritable(0)).rejects.toMatchObject({ code: 'ENOTDIR' });
+      await expect(sut.checkWritable(0)).rejects.toMatchObject({
+        code: 'SPOOL_DIR_UNUSABLE',
+        found: 'not a directory',
+      });
     });
   });
 

@@ -19,6 +19,9 @@ import {
   regularFile,
 } from './node-file-handle.js';
 import { TEMP_PREFIX } from './segment-names.js';
+import { checkSpoolDirectory } from './spool-directory.js';
+
+export { SpoolDirectoryError } from './spool-directory.js';
 
 const FILE_MODE = 0o600;
 const DIRECTORY_MODE = 0o700;
@@ -52,8 +55,16 @@ export interface WritableFile {
  */
 export interface JournalFiles {
   readonly directory: string;
-  /** mkdir -p with mode 0700. */
-  ensureDirectory(): Promise<void>;
+  /**
+   * mkdir -p with mode 0700, then checkDirectory(): rejects with SpoolDirectoryError when the
+   * name is not a directory this process can write.
+   */
+  ensureDirectory(): Promise<FileIdentity>;
+  /**
+   * lstat of the directory itself: rejects with SpoolDirectoryError when it is a symlink, not a
+   * directory, or one this process cannot write (ENOENT as is when it is gone).
+   */
+  checkDirectory(): Promise<FileIdentity>;
   /** Names of the regular files in the directory (none when it does not exist). */
   list(): Promise<string[]>;
   /** The entries that are not regular files (symlinks, directories, ...): never opened. */
@@ -85,10 +96,20 @@ export interface JournalFiles {
 export class NodeJournalFiles implements JournalFiles {
   constructor(readonly directory: string) {}
 
-  async ensureDirectory(): Promise<void> {
+  async ensureDirectory(): Promise<FileIdentity> {
+    try {
+      return await this.checkDirectory();
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT') throw error;
+    }
     const created = await mkdir(this.directory, { recursive: true, mode: DIRECTORY_MODE });
     // mkdir's mode is cut by the umask; only a directory we created is ours to chmod.
     if (created !== undefined) await chmod(this.directory, DIRECTORY_MODE);
+    return await this.checkDirectory();
+  }
+
+  checkDirectory(): Promise<FileIdentity> {
+    return checkSpoolDirectory(this.directory);
   }
 
   async list(): Promise<string[]> {
@@ -190,7 +211,10 @@ export class NodeJournalFiles implements JournalFiles {
 
   async checkWritable(recordBytes: number): Promise<void> {
     const name = `${TEMP_PREFIX}check-${randomBytes(6).toString('hex')}`;
-    // Creates the directory when it went missing, and proves a file can be written there.
+    // Creates the directory when it went missing, and refuses one that is a symlink: the
+    // file below would be written through it.
+    await this.ensureDirectory();
+    // Proves a file can be written there.
     const handle = await this.openNew(this.path(name));
     try {
       await handle.writeFile('ok', 'utf8');
@@ -241,7 +265,7 @@ export class NodeJournalFiles implements JournalFiles {
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw error;
     }
-    // Throws (ENOTDIR / EEXIST) when a regular file stands in the way.
+    // Throws (SpoolDirectoryError) when a file or a symlink stands in the way.
     await this.ensureDirectory();
     return await open(path, CREATE_FLAGS, FILE_MODE);
   }

@@ -63,6 +63,21 @@ describe('JournalIndex and a vanished segment', () => {
     expect(sut.liveIn(C)).toBe(0);
   });
 
+  it('tells an orphan off disk by the location the transcript knows, until it is journaled again', () => {
+    expect(sut.isOnDisk(at(A, 0))).toBe(true);
+    sut.dropSegment(A);
+
+    expect(sut.isOnDisk(at(A, 0))).toBe(false);
+    expect(sut.isOnDisk(at(B, 0))).toBe(true);
+    expect(sut.orphanedRecords).toBe(1);
+    sut.rejournaled(sut.orphaned()[0], at(C, 0));
+    expect(sut.isOnDisk(at(A, 0))).toBe(true);
+    expect(sut.orphanedRecords).toBe(0);
+    // Gone again with its new segment: the first location still tells.
+    sut.dropSegment(C);
+    expect(sut.isOnDisk(at(A, 0))).toBe(false);
+  });
+
   it('follows a record moved twice, from the location first given', () => {
     sut.dropSegment(A);
     sut.rejournaled(sut.orphaned()[0], at(B, 10));

@@ -273,6 +273,16 @@ export class JournalIndex {
     return true;
   }
 
+  /** Whether the record journaled at `location` is on disk now: not while it is an orphan. */
+  isOnDisk(location: RecordLocation): boolean {
+    return this.moves.orphanAt(this.moves.current(location)) === undefined;
+  }
+
+  /** Records owed whose segment vanished while memory held them: on no disk until journaled again. */
+  get orphanedRecords(): number {
+    return this.moves.orphaned().length;
+  }
+
   /** Records whose only copy was a segment that vanished, since start. */
   get lostRecords(): number {
     return this.lost;

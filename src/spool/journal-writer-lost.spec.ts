@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { encodeJournalLine } from './journal-codec.js';
 import { JournalIndex, type RecordLocation } from './journal-index.js';
 import {
@@ -6,6 +7,7 @@ import {
   type LostSegment,
   SegmentLostError,
 } from './journal-writer.js';
+import { SpoolDirectoryError } from './journal-files.js';
 import { formatSegmentName, SegmentNamer } from './segment-names.js';
 import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
 import { messageRecord } from './testing/records.js';
@@ -37,12 +39,14 @@ describe('JournalWriter with a segment that vanished', () => {
   let index: JournalIndex;
   let lost: LostSegment[];
   let newSegments: number;
+  let rejournaled: { count: number; segment: string }[];
   let sut: JournalWriter;
 
   beforeEach(() => {
     files = new FakeJournalFiles();
     index = new JournalIndex();
     lost = [];
+    rejournaled = [];
     newSegments = 0;
     sut = new JournalWriter(
       files,
@@ -55,6 +59,7 @@ describe('JournalWriter with a segment that vanished', () => {
           newSegments += 1;
         },
         segmentLost: (segmentLost) => lost.push(segmentLost),
+        rejournaled: (count, name) => rejournaled.push({ count, segment: name }),
       },
     );
   });
@@ -108,6 +113,8 @@ describe('JournalWriter with a segment that vanished', () => {
     expect(files.bytes(segment(1))).toEqual(Buffer.concat([lines[0], lines[1], lines[3]]));
     expect(next).toEqual({ segment: segment(1), offset: sizes[0] + sizes[1], length: sizes[3] });
     expect(index.orphaned()).toEqual([]);
+    expect(index.orphanedRecords).toBe(0);
+    expect(rejournaled).toEqual([{ count: 2, segment: segment(1) }]);
     expect(index.liveIn(segment(1))).toBe(3);
     // The transcript still knows the old location: resolving by it resolves the new copy.
     expect(index.resolve([{ id: records[1].id, sessionId: 's', location: held }])).toEqual([]);
@@ -139,11 +146,13 @@ describe('JournalWriter with a segment that vanished', () => {
     files.failNext('write', fsError('ENOSPC'));
 
     await expect(sut.verify()).rejects.toMatchObject({ code: 'ENOSPC' });
-    expect(index.orphaned()).toHaveLength(1);
+    expect(index.orphanedRecords).toBe(1);
+    expect(rejournaled).toEqual([]);
 
     await sut.verify();
     expect(files.bytes(segment(1))).toEqual(lines[0]);
-    expect(index.orphaned()).toEqual([]);
+    expect(index.orphanedRecords).toBe(0);
+    expect(rejournaled).toEqual([{ count: 1, segment: segment(1) }]);
   });
 
   it('verify rejects once when the active segment vanished, then begins a new one', async () => {
@@ -186,6 +195,24 @@ describe('JournalWriter with a segment that vanished', () => {
     await sut.verify();
 
     expect(files.bytes(segment(1))).toEqual(Buffer.alloc(0));
+    expect(rejournaled).toEqual([]);
+  });
+
+  it('does not count as journaled again an orphan stored while its new line was being synced', async () => {
+    const [location] = locationsOf(await sut.append([records[0]]));
+    await files.remove(segment(0));
+    await sut.append([records[1]]);
+    const sync = files.holdNext('sync');
+    const verified = sut.verify();
+    await files.reached('sync', 2);
+    index.resolve([{ id: records[0].id, sessionId: 's', location }]);
+    sync.resolve();
+
+    await verified;
+
+    expect(files.bytes(segment(1))).toEqual(lines[0]);
+    expect(rejournaled).toEqual([]);
+    expect(index.liveIn(segment(1))).toBe(0);
   });
 
   it('an orphan that left memory meanwhile is disk-only once journaled again', async () => {
@@ -202,5 +229,47 @@ describe('JournalWriter with a segment that vanished', () => {
     expect(index.diskOnlyOf('s', 10).map((entry) => entry.location)).toEqual([
       { segment: segment(1), offset: 0, length: sizes[0] },
     ]);
+  });
+
+  it('begins no segment in a SPOOL_DIR that is refused, keeps the orphans, and writes them once it is fixed', async () => {
+    await sut.append([records[0]]);
+    await files.remove(segment(0));
+    await sut.append([records[1]]);
+    const refused = new SpoolDirectoryError('/spool', 'a symlink');
+    files.failNext('ensureDirectory', refused);
+
+    await expect(sut.verify()).rejects.toBe(refused);
+    expect(files.calls('create')).toBe(1);
+    expect(index.orphanedRecords).toBe(1);
+    expect(index.liveRecords).toBe(0);
+    expect(rejournaled).toEqual([]);
+
+    await sut.verify();
+    expect(files.bytes(segment(1))).toEqual(lines[0]);
+    expect(rejournaled).toEqual([{ count: 1, segment: segment(1) }]);
+  });
+
+  it('gives up a segment whose directory was swapped while it was created', async () => {
+    await sut.append([records[0]]);
+    await files.remove(segment(0));
+    await sut.append([records[1]]);
+    const create = files.create.bind(files);
+    jest.spyOn(files, 'create').mockImplementationOnce(async (name) => {
+      const file = await create(name);
+      files.replaceDirectory();
+      return file;
+    });
+
+    const error = await sut.verify().catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(SpoolDirectoryError);
+    expect((error as Error).message).toContain('/spool is another directory than before');
+    expect(files.has(segment(1))).toBe(false);
+    expect(files.log).toContain(`close ${segment(1)}`);
+    expect(index.orphanedRecords).toBe(1);
+    expect(rejournaled).toEqual([]);
+
+    await sut.verify();
+    expect(files.bytes(segment(2))).toEqual(lines[0]);
   });
 });

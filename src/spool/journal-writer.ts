@@ -2,7 +2,12 @@ import { Mutex } from 'async-mutex';
 import { Failpoints } from '../common/failpoints.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { encodeJournalLine } from './journal-codec.js';
-import { type FileIdentity, type JournalFiles, type WritableFile } from './journal-files.js';
+import {
+  SpoolDirectoryError,
+  type FileIdentity,
+  type JournalFiles,
+  type WritableFile,
+} from './journal-files.js';
 import { type JournalIndex, type OrphanRecord, type RecordLocation } from './journal-index.js';
 import { type SegmentNamer } from './segment-names.js';
 import {
@@ -161,9 +166,12 @@ export class JournalWriter {
       offset += line.length;
       return location;
     };
+    let rejournaled = 0;
     orphans.forEach((orphan: OrphanRecord, index) => {
-      this.index.rejournaled(orphan, next(orphanLines[index]));
+      if (this.index.rejournaled(orphan, next(orphanLines[index]))) rejournaled += 1;
     });
+    // Said only now, of what this synced write holds: until here they were memory only.
+    if (rejournaled > 0) this.events.rejournaled(rejournaled, segment.name);
     for (const waiting of batch) {
       const locations = waiting.lines.map((line, index) => {
         const location = next(line);
@@ -231,11 +239,18 @@ export class JournalWriter {
     if (this.active && this.active.size >= this.segmentBytes) await this.seal(this.active);
     if (!this.active) {
       await this.events.beforeNewSegment();
+      // The directory itself (lstat): a symlink in its place is refused, not followed, and one
+      // this process cannot write is said to be so before a record is promised to it.
+      const directory = await this.files.ensureDirectory();
       const name = this.namer.next();
       const file = await this.files.create(name);
       let identity: FileIdentity;
       try {
         identity = await file.identity();
+        // Swapped between the check and the create, the new file is in the other directory.
+        if (!sameFile(await this.files.checkDirectory(), directory)) {
+          throw new SpoolDirectoryError(this.files.directory, 'another directory than before');
+        }
       } catch (error) {
         await file.close().catch(() => undefined);
         await this.files.remove(name).catch(() => undefined);

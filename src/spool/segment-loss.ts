@@ -4,7 +4,7 @@ import { type FileIdentity } from './journal-files.js';
 export interface LostSegment {
   name: string;
   what: 'deleted' | 'replaced';
-  /** Records memory still held: journaled again into a new segment. */
+  /** Records memory still held: memory only (BUFFERED) until journaled again. */
   orphaned: number;
   /** Records only the disk held: gone with the file. */
   lost: number;
@@ -15,11 +15,14 @@ export interface WriterEvents {
   /** Before a new segment is begun: its directory must be ours (the owner lock is there). */
   beforeNewSegment(): Promise<void>;
   segmentLost(lost: LostSegment): void;
+  /** `count` orphaned records are on disk again, synced in `segment`. */
+  rejournaled(count: number, segment: string): void;
 }
 
 export const NO_EVENTS: WriterEvents = {
   beforeNewSegment: () => Promise.resolve(),
   segmentLost: () => {},
+  rejournaled: () => {},
 };
 
 export function sameFile(left: FileIdentity | null, right: FileIdentity): boolean {

@@ -1,3 +1,4 @@
+import { SpoolDirectoryError } from './journal-files.js';
 import { SpoolReporter } from './spool-reporter.js';
 import { type SetAsideEntry } from './set-aside-log.js';
 
@@ -111,6 +112,44 @@ describe('SpoolReporter', () => {
       {
         level: 'log',
         text: 'Journal: /spool/journal-x.jsonl usable again after 2500 ms; its records replay',
+      },
+    ]);
+  });
+
+  it('says at ERROR, once, that SPOOL_DIR is unusable: no retry mends it', () => {
+    const { reporter, counted, lines } = harness();
+    const refused = {
+      kind: 'failed' as const,
+      error: new SpoolDirectoryError('/spool', 'a symlink'),
+    };
+    reporter.written(refused, 1);
+    reporter.written(refused, 2);
+    expect(counted.failures).toBe(2);
+    expect(lines).toEqual([
+      {
+        level: 'error',
+        text: 'on-disk spool unavailable at /spool: SPOOL_DIR_UNUSABLE: SPOOL_DIR /spool is a symlink: nothing is journaled there until it is a directory this process can write',
+      },
+    ]);
+  });
+
+  it('says what a lost segment held is BUFFERED, not journaled again, until it is', () => {
+    const { reporter, lines } = harness();
+    reporter.segmentLost({ name: 'journal-a.jsonl', what: 'deleted', orphaned: 3, lost: 2 });
+    reporter.segmentLost({ name: 'journal-b.jsonl', what: 'replaced', orphaned: 0, lost: 0 });
+    reporter.rejournaled(3, 'journal-c.jsonl');
+    expect(lines).toEqual([
+      {
+        level: 'error',
+        text: 'Journal: segment /spool/journal-a.jsonl was deleted under the running instance; 3 record(s) still in memory are BUFFERED (memory only) until a new segment can take them; 2 record(s) only it held are LOST (answered QUEUED, never stored)',
+      },
+      {
+        level: 'error',
+        text: 'Journal: segment /spool/journal-b.jsonl was replaced under the running instance',
+      },
+      {
+        level: 'log',
+        text: 'Journal: 3 record(s) journaled again into segment /spool/journal-c.jsonl',
       },
     ]);
   });

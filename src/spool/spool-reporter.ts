@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { describeError } from '../common/errors/describe-error.js';
 import { type MetricsService } from '../metrics/metrics.service.js';
 import { type BlockedFile } from './blocked-files.js';
-import { type IrregularEntry } from './journal-files.js';
+import { SpoolDirectoryError, type IrregularEntry } from './journal-files.js';
 import { type JournalAppend, type LostSegment } from './journal-writer.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
 import { type SetAsideEntry } from './set-aside-log.js';
@@ -38,7 +38,9 @@ export class SpoolReporter {
     this.metrics.spoolWriteFailures.inc();
     const error = describeError(outcome.error);
     if (error !== this.lastWriteError) {
-      this.logger.warn(`on-disk spool unavailable at ${this.directory}: ${error}`);
+      // No retry mends a symlink or a directory of another owner: the operator must act.
+      const log = outcome.error instanceof SpoolDirectoryError ? 'error' : 'warn';
+      this.logger[log](`on-disk spool unavailable at ${this.directory}: ${error}`);
       this.lastWriteError = error;
     }
   }
@@ -57,9 +59,10 @@ export class SpoolReporter {
 
   /** A segment vanished under the running instance: at ERROR, with what it held. */
   segmentLost(lost: LostSegment): void {
+    // Not yet journaled again: that is logged once it is (see rejournaled), if ever.
     const held =
       lost.orphaned > 0
-        ? `; ${lost.orphaned} record(s) still in memory are journaled again into a new segment`
+        ? `; ${lost.orphaned} record(s) still in memory are BUFFERED (memory only) until a new segment can take them`
         : '';
     const gone =
       lost.lost > 0
@@ -67,6 +70,13 @@ export class SpoolReporter {
         : '';
     this.logger.error(
       `Journal: segment ${this.directory}/${lost.name} was ${lost.what} under the running instance${held}${gone}`,
+    );
+  }
+
+  /** Orphans of a vanished segment written and synced again: they are QUEUED once more. */
+  rejournaled(count: number, segment: string): void {
+    this.logger.log(
+      `Journal: ${count} record(s) journaled again into segment ${this.directory}/${segment}`,
     );
   }
 

@@ -3,6 +3,7 @@ import { SET_ASIDE_LOG } from './segment-names.js';
 import { type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
 import { foreignFilesOf, spoolStatusOf } from './spool-status.js';
 import { FakeJournalFiles } from './testing/fake-journal-files.js';
+import { messageRecord } from './testing/records.js';
 
 const A = 'journal-000000000001000-000000-aaaaaaaa.jsonl';
 const B = 'journal-000000000002000-000000-aaaaaaaa.jsonl';
@@ -30,8 +31,24 @@ describe(spoolStatusOf.name, () => {
       setAside: [],
       setAsideCount: 0,
       lostRecords: 0,
+      buffered: 0,
       blocked: [],
     });
+  });
+
+  it('counts what a vanished segment held in memory as buffered, not as messages on disk', () => {
+    const held = messageRecord('s', 0);
+    index.addLive('s', 1000, { segment: A, offset: 0, length: 100 }, held);
+    index.addLive('s', 1000, { segment: A, offset: 100, length: 100 }, messageRecord('s', 1));
+    const diskOnly = messageRecord('s', 2);
+    index.addLive('s', 1000, { segment: A, offset: 200, length: 100 });
+    index.addDiskOnly([{ ...diskOnly, location: { segment: A, offset: 200, length: 100 } }]);
+    index.addLive('s', 1000, { segment: B, offset: 0, length: 100 });
+    index.dropSegment(A);
+
+    const status = spoolStatusOf('/data/spool', null, index, setAsideLog, [], [], 10_000);
+
+    expect(status).toMatchObject({ messages: 1, buffered: 2, lostRecords: 1 });
   });
 
   it('lists the blocked files as given, apart from what was set aside', () => {

@@ -25,6 +25,8 @@ export interface SpoolStatusView {
   setAside: SetAsideView[];
   setAsideCount: number;
   lostRecords: number;
+  /** Records answered QUEUED whose segment vanished: memory only until journaled again. */
+  buffered: number;
   /** Files owing records that cannot be used now (an outage, not corruption), with why. */
   blocked: BlockedFile[];
 }
@@ -86,6 +88,7 @@ export function spoolStatusOf(
     setAside,
     setAsideCount: setAsideLog.count + foreignFiles.length,
     lostRecords: index.lostRecords,
+    buffered: index.orphanedRecords,
     blocked: blocked.map((file) => ({ ...file })),
   };
 }

@@ -122,6 +122,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     this.writer = new JournalWriter(this.files, this.index, this.namer, SEGMENT_BYTES, failpoints, {
       beforeNewSegment: () => this.ownLock.keep(),
       segmentLost: (lost) => this.reporter.segmentLost(lost),
+      rejournaled: (count, segment) => this.reporter.rejournaled(count, segment),
     });
     this.adoption = new JournalAdoption(
       this.files,
@@ -268,6 +269,20 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   /** See {@link Journal.readWindow}. */
   readWindow(sessionId: string, window: KeyWindow, maxBytes: number): Promise<JournalOnlyMessages> {
     return this.journal.readWindow(sessionId, window, maxBytes);
+  }
+
+  /**
+   * Journals again what memory holds of segments that vanished, when the disk takes it now
+   * (the retry loop's turn: no append may come to do it); quiet when it does not.
+   */
+  async rejournalOrphans(): Promise<void> {
+    if (this.index.orphaned().length === 0) return;
+    await this.checkWritable().catch(() => undefined);
+  }
+
+  /** See {@link JournalIndex.isOnDisk}. */
+  isOnDisk(location: RecordLocation): boolean {
+    return this.index.isOnDisk(location);
   }
 
   hasDiskOnly(sessionId: string): boolean {

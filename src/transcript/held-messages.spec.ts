@@ -9,6 +9,12 @@ class FakeJournal {
   readonly diskOnly = new Set<string>();
   readonly windows: { sessionId: string; window: KeyWindow; maxBytes: number }[] = [];
   readonly answer: JournalOnlyMessages = { messages: [], beyondCursor: true, total: 4 };
+  /** Segments that vanished: their lines are on no disk. */
+  readonly vanished = new Set<string>();
+
+  isOnDisk(location: { segment: string }): boolean {
+    return !this.vanished.has(location.segment);
+  }
 
   hasDiskOnly(sessionId: string): boolean {
     return this.diskOnly.has(sessionId);
@@ -36,6 +42,16 @@ describe(HeldMessages.name, () => {
     const record = acceptedRecord('s', 'held');
     await backlog.withSession('s', async (queue) => queue.push([{ record, location: null }]));
 
+    expect(sut.of('s')).toEqual([{ record, status: 'BUFFERED' }]);
+  });
+
+  it('lists a journaled message QUEUED while its line is on disk, BUFFERED once its segment vanished', async () => {
+    const record = acceptedRecord('s', 'journaled');
+    const location = { segment: 'journal-a.jsonl', offset: 0, length: 10 };
+    await backlog.withSession('s', async (queue) => queue.push([{ record, location }]));
+
+    expect(sut.of('s')).toEqual([{ record, status: 'QUEUED' }]);
+    journal.vanished.add('journal-a.jsonl');
     expect(sut.of('s')).toEqual([{ record, status: 'BUFFERED' }]);
   });
 

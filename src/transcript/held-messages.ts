@@ -21,7 +21,8 @@ export class HeldMessages extends PendingMessages {
   }
 
   of(sessionId: string): PendingMessage[] {
-    return this.backlog.of(sessionId);
+    // A journaled message whose segment vanished is memory only until written again.
+    return this.backlog.of(sessionId, (location) => this.spool.isOnDisk(location));
   }
 
   inJournalOnly(sessionId: string): boolean {

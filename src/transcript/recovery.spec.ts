@@ -437,6 +437,29 @@ describe(TranscriptRecovery.name, () => {
       expect(backlog.size('s1')).toBe(1);
     });
 
+    it('gives the journal its turn to write a vanished segment again while the database fails, with nothing buffered', async () => {
+      store.goDown();
+      await accept(records('s1', 'a'));
+      expect(backlog.totalBuffered).toBe(0);
+      const calls = spool.rejournalCalls;
+
+      sut.trigger();
+      await idle();
+
+      expect(spool.rejournalCalls).toBe(calls + 1);
+    });
+
+    it("leaves a vanished segment's records alone while the database reports its disk full", async () => {
+      store.goDown('database or disk is full', 'SQLITE_FULL');
+      await accept(records('s1', 'a'));
+      const calls = spool.rejournalCalls;
+
+      sut.trigger();
+      await idle();
+
+      expect(spool.rejournalCalls).toBe(calls);
+    });
+
     it('writes what memory alone holds back without journaling it when the database takes it', async () => {
       store.goDown();
       spool.failDisk();

@@ -121,7 +121,11 @@ export class TranscriptRecovery {
     // A database that reports its disk full most likely shares it with the journal (both live
     // in DATA_DIR by default): copies written now would take the space it needs to come back.
     // Messages held in memory only stay there (BUFFERED, as answered) until it does.
-    if (this.backlog.totalBuffered === 0 || this.health.databaseDiskFull) return;
+    if (this.health.databaseDiskFull) return;
+    // Records of a segment that vanished are memory only too: journaled again as soon as
+    // SPOOL_DIR takes them, whether or not an append comes.
+    await this.spool.rejournalOrphans();
+    if (this.backlog.totalBuffered === 0) return;
     for (const sessionId of this.backlog.sessions()) {
       await this.backlog.withSession(sessionId, (queue) => this.durable.journalBuffered(queue));
     }

@@ -41,8 +41,14 @@ export class RetryLookup {
       const id = messageIdFor(queue.sessionId, clientId);
       const pending = queue.find(id);
       if (pending?.location === null) await this.durable.journalBuffered(queue);
+      // Its segment vanished (SPOOL_DIR replaced, a file deleted): memory only until the
+      // journal writes it again, which it tries now.
+      else if (pending && !this.spool.isOnDisk(pending.location)) {
+        await this.spool.rejournalOrphans();
+      }
       if (pending) {
-        const status = pending.location ? AppendStatus.QUEUED : AppendStatus.BUFFERED;
+        const onDisk = pending.location !== null && this.spool.isOnDisk(pending.location);
+        const status = onDisk ? AppendStatus.QUEUED : AppendStatus.BUFFERED;
         answers.set(clientId, { record: pending.record, status });
         continue;
       }

@@ -63,10 +63,16 @@ export class SessionBacklog {
    * For readers, without the lock: a queue's array is replaced on every change, never changed
    * in place, so what is read is one moment's queue.
    */
-  of(sessionId: string): PendingMessage[] {
+  of(
+    sessionId: string,
+    onDisk: (location: RecordLocation) => boolean = () => true,
+  ): PendingMessage[] {
     return (this.queues.get(sessionId) ?? []).map((entry) => ({
       record: entry.record,
-      status: entry.location === null ? AppendStatus.BUFFERED : AppendStatus.QUEUED,
+      status:
+        entry.location !== null && onDisk(entry.location)
+          ? AppendStatus.QUEUED
+          : AppendStatus.BUFFERED,
     }));
   }
 

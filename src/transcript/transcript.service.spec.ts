@@ -415,6 +415,32 @@ describe(TranscriptService.name, () => {
       expect(backlog.totalBuffered).toBe(0);
     });
 
+    it('answers a retried message whose segment vanished BUFFERED while the disk fails, QUEUED once journaled again', async () => {
+      store.goDown();
+      const first = await append('s1', message('a', 'c-1'));
+      spool.vanishAll();
+      spool.failDisk();
+      const calls = spool.rejournalCalls;
+
+      const retry = await append('s1', message('a', 'c-1'));
+
+      expect(first.status).toBe(AppendStatus.QUEUED);
+      expect(retry).toEqual({ records: first.records, status: AppendStatus.BUFFERED });
+      expect(spool.rejournalCalls).toBe(calls + 1);
+      spool.healDisk();
+      const later = await append('s1', message('a', 'c-1'));
+      expect(later).toEqual({ records: first.records, status: AppendStatus.QUEUED });
+    });
+
+    it('asks the journal nothing more for a retried message still on disk', async () => {
+      store.goDown();
+      const first = await append('s1', message('a', 'c-1'));
+      const calls = spool.rejournalCalls;
+
+      expect(await append('s1', message('a', 'c-1'))).toEqual(first);
+      expect(spool.rejournalCalls).toBe(calls);
+    });
+
     it('answers a retried message held in memory only BUFFERED while the disk still fails', async () => {
       store.goDown();
       spool.failDisk();

@@ -124,6 +124,12 @@ export class SpoolStatus {
   })
   lostRecords: number;
 
+  @Field(() => Int, {
+    description:
+      'Messages answered QUEUED whose segment was deleted or replaced under the running instance and that memory alone holds now (not counted in messages): lost in a crash until they are journaled again, which happens as soon as SPOOL_DIR is a directory this instance can write.',
+  })
+  buffered: number;
+
   @Field(() => [SpoolBlocked], {
     description:
       'Files owing messages that cannot be used now, oldest outage first; what they hold stays owed and replays once they can be read. Empty when none.',

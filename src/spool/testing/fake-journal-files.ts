@@ -23,6 +23,8 @@ export { fsError, type FileOperation } from './file-faults.js';
 export class FakeJournalFiles extends FileFaults implements JournalFiles {
   readonly log: string[] = [];
   private readonly inodes = new Map<string, Inode>();
+  // The directory's own inode: what checkDirectory() tells.
+  private directoryIno = newInode().ino;
 
   constructor(readonly directory = '/spool') {
     super();
@@ -63,8 +65,19 @@ export class FakeJournalFiles extends FileFaults implements JournalFiles {
     this.inodes.set(name, newInode(Buffer.from(data)));
   }
 
-  async ensureDirectory(): Promise<void> {
+  /** Another directory now stands at the spool's path (its files stay, as after a mv and back). */
+  replaceDirectory(): void {
+    this.directoryIno = newInode().ino;
+  }
+
+  async ensureDirectory(): Promise<FileIdentity> {
     await this.begin('ensureDirectory');
+    return { dev: 1, ino: this.directoryIno };
+  }
+
+  async checkDirectory(): Promise<FileIdentity> {
+    await this.begin('checkDirectory');
+    return { dev: 1, ino: this.directoryIno };
   }
 
   async list(): Promise<string[]> {

@@ -7,6 +7,7 @@ import { deferred, type Deferred } from '../../common/testing/deferred.js';
 /** The operations a spec can fail, hold or wait for. */
 export type FileOperation =
   | 'ensureDirectory'
+  | 'checkDirectory'
   | 'list'
   | 'create'
   | 'openForAppend'

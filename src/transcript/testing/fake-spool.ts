@@ -26,6 +26,8 @@ export type WritePathSpool = Pick<
   | 'hasDiskOnly'
   | 'sessionsWithDiskOnly'
   | 'adoptOrphans'
+  | 'rejournalOrphans'
+  | 'isOnDisk'
 >;
 
 /** Entry of the fake's set-aside log. */
@@ -62,6 +64,9 @@ export class FakeSpool implements WritePathSpool {
   /** Whether a blocked file owes records nobody has read yet (SpoolService.owesUnread). */
   owesUnread = false;
   appendCalls = 0;
+  private readonly vanished = new Set<string>();
+  /** Calls of rejournalOrphans (the retry loop's turn to journal a vanished segment's records). */
+  rejournalCalls = 0;
   adoptCalls = 0;
   /** When set, the set-aside log cannot be written. */
   setAsideError: Error | null = null;
@@ -225,6 +230,24 @@ export class FakeSpool implements WritePathSpool {
     await Promise.resolve();
     if (this.blockedIds.has(id)) throw new RecordUnreadableError(id, 'segment unreadable: EACCES');
     return this.diskOnly.get(sessionId)?.find(({ record }) => record.id === id)?.record;
+  }
+
+  async rejournalOrphans(): Promise<void> {
+    await Promise.resolve();
+    this.rejournalCalls += 1;
+    if (!this.diskError) this.vanished.clear();
+  }
+
+  /**
+   * Every journal line owed now vanishes with its segment (SPOOL_DIR replaced): memory only
+   * until rejournalOrphans() runs while the disk takes writes.
+   */
+  vanishAll(): void {
+    for (const key of this.owed.keys()) this.vanished.add(key);
+  }
+
+  isOnDisk(location: RecordLocation): boolean {
+    return !this.vanished.has(keyOf(location));
   }
 
   hasDiskOnly(sessionId: string): boolean {

@@ -1,0 +1,228 @@
+import { chown, mkdir, readdir, rename, rm, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  READ,
+  appendMessage,
+  eventually,
+  faultSuite,
+  holdSqliteLock,
+  occurrences,
+  readJournal,
+  readTranscript,
+  type AppendStatus,
+} from './support/fault-helpers.js';
+import { startServer, temporaryDataDir, type ServerProcess } from './support/server-process.js';
+
+// A stranger's attack on issue 19: SPOOL_DIR itself replaced under a server that is not root,
+// during a database outage, by a symlink to another directory or by a directory owned by root
+// (mode 0755). The spool must neither follow the symlink nor claim a re-journal it could not
+// make: what memory held of the vanished segment, and every later message, is BUFFERED (and
+// counted so) until the operator puts the directory right, and then journaled; every QUEUED
+// answer survives kill -9.
+const { cleanups, faultTest } = faultSuite(60_000);
+const NOBODY = { uid: 65534, gid: 65534 };
+const ADMIN = { authorization: 'Bearer t' };
+const SESSION = 'replaced';
+const STATUS = '{ spoolStatus { writable error messages buffered lostRecords } }';
+
+interface Answer {
+  content: string;
+  status: AppendStatus;
+  id: string;
+}
+
+async function nobodysDataDir(): Promise<{ dataDir: string; spoolDir: string }> {
+  const dataDir = await temporaryDataDir();
+  cleanups.add(dataDir.remove);
+  const spoolDir = join(dataDir.path, 'pending_messages');
+  await mkdir(spoolDir, { mode: 0o700 });
+  for (const path of [dataDir.path, spoolDir]) await chown(path, NOBODY.uid, NOBODY.gid);
+  return { dataDir: dataDir.path, spoolDir };
+}
+
+async function startAsNobody(dataDir: string): Promise<ServerProcess> {
+  const started = await startServer(
+    { DATA_DIR: dataDir, ADMIN_TOKEN: 't', DB_RETRY_INTERVAL_MS: '200' },
+    { runAs: NOBODY },
+  );
+  cleanups.showOnFailure(`server pid ${started.child.pid}`, () => started.output());
+  cleanups.add(() => started.stop('SIGKILL'));
+  return started;
+}
+
+async function appendAll(target: ServerProcess, label: string, answers: Answer[]) {
+  const round: Answer[] = [];
+  for (let number = 1; number <= 3; number++) {
+    const content = `${label}-${number}`;
+    // The content is the client id too: a retry is answered as its message stands now.
+    round.push({ content, ...(await appendMessage(target, SESSION, content, content)) });
+  }
+  answers.push(...round);
+  return round.map((answer) => answer.status);
+}
+
+async function spoolStatus(target: ServerProcess): Promise<any> {
+  const response = await target.gql(STATUS, {}, ADMIN);
+  if (response.errors) throw new Error(JSON.stringify(response.errors));
+  return response.data.spoolStatus;
+}
+
+/**
+ * Journals 3 messages during an outage, has `replace` put something else where SPOOL_DIR was,
+ * appends 3 more, checks every answer and view is true, has `repair` put it right, and counts
+ * what a kill -9 and a restart left.
+ */
+async function replaceUnderLoad(
+  replace: (spoolDir: string, dataDir: string) => Promise<string>,
+  repair: (spoolDir: string) => Promise<void>,
+) {
+  const { dataDir, spoolDir } = await nobodysDataDir();
+  const target = await startAsNobody(dataDir);
+  const answers: Answer[] = [];
+  expect((await appendMessage(target, SESSION, 'stored')).status).toBe('PERSISTED');
+  const holder = await holdSqliteLock(join(dataDir, 'scribe.sqlite'));
+  cleanups.add(() => holder.kill());
+  expect(await appendAll(target, 'before', answers)).toEqual(['QUEUED', 'QUEUED', 'QUEUED']);
+  expect((await readJournal(spoolDir)).segments).toHaveLength(1);
+
+  // The original goes aside (an operator's mv); something else takes its name.
+  await rename(spoolDir, `${spoolDir}.moved`);
+  const found = await replace(spoolDir, dataDir);
+  expect(await appendAll(target, 'after', answers)).toEqual(['BUFFERED', 'BUFFERED', 'BUFFERED']);
+  // A message answered QUEUED before is memory only now: its retry is answered so.
+  const retried = await appendMessage(target, SESSION, 'before-1', 'before-1');
+  expect(retried).toEqual({ status: 'BUFFERED', id: answers[0].id });
+  // And a read lists it so: no message is shown QUEUED that no disk holds.
+  const read = await target.gql(READ, { id: SESSION });
+  const listed = read.data.session.messages.edges.map(({ node }: any) => node.status);
+  expect(listed).toEqual(['PERSISTED', ...answers.map(() => 'BUFFERED')]);
+
+  // Nothing is on disk in the live spool; the 3 records memory held of the vanished segment
+  // and the 3 new ones are memory only, and none was lost (memory held them all).
+  const broken = await spoolStatus(target);
+  expect(broken).toMatchObject({ writable: false, messages: 0, buffered: 3, lostRecords: 0 });
+  expect(broken.error).toContain(spoolDir);
+  expect(broken.error).toContain(found);
+  const health = await target.get('/health');
+  // Both down (the database is locked): 503. Paths stay out of /health; its code says why.
+  expect(health.status).toBe(503);
+  expect(health.body.details.spool).toMatchObject({ status: 'down', code: 'SPOOL_DIR_UNUSABLE' });
+  // No re-journal is claimed that did not happen, and the refusal is logged once.
+  expect(target.output()).not.toContain('journaled again into a new segment');
+  expect(target.output()).toContain('3 record(s) still in memory are BUFFERED');
+  expect(occurrences(target.output(), new RegExp(`ERROR.*${spoolDir} is ${found}`))).toBe(1);
+
+  await repair(spoolDir);
+  // Recovery: a new segment holds the 3 orphans and the 3 BUFFERED messages, logged once.
+  await eventually(
+    async () =>
+      expect(await spoolStatus(target)).toMatchObject({
+        writable: true,
+        messages: 6,
+        buffered: 0,
+        lostRecords: 0,
+      }),
+    15_000,
+  );
+  expect(await appendMessage(target, SESSION, 'before-1', 'before-1')).toEqual({
+    status: 'QUEUED',
+    id: answers[0].id,
+  });
+  const onDisk = new Set((await readJournal(spoolDir)).map((line) => line.id));
+  expect(answers.filter((answer) => !onDisk.has(answer.id)).map((a) => a.content)).toEqual([]);
+  expect(occurrences(target.output(), /3 record\(s\) journaled again into segment/)).toBe(1);
+  expect(occurrences(target.output(), `on-disk spool at ${spoolDir} writable again`)).toBe(1);
+
+  expect((await target.stop('SIGKILL')).signal).toBe('SIGKILL');
+  await holder.release();
+  await rm(`${spoolDir}.moved`, { recursive: true, force: true });
+  const restarted = await startAsNobody(dataDir);
+  await eventually(async () =>
+    expect((await readTranscript(restarted, SESSION)).contents).toEqual([
+      'stored',
+      ...answers.map((answer) => answer.content),
+    ]),
+  );
+}
+
+describe('SPOOL_DIR replaced under a running instance that is not root', () => {
+  faultTest(
+    'by a symlink to a writable directory: refused, not followed; answers BUFFERED until a real directory is back, then all journaled and kept through kill -9',
+    async () => {
+      await replaceUnderLoad(
+        async (spoolDir, dataDir) => {
+          const elsewhere = join(dataDir, 'elsewhere');
+          await mkdir(elsewhere, { mode: 0o700 });
+          await chown(elsewhere, NOBODY.uid, NOBODY.gid);
+          await symlink(elsewhere, spoolDir);
+          return 'a symlink';
+        },
+        async (spoolDir) => {
+          await rm(spoolDir);
+          await mkdir(spoolDir, { mode: 0o700 });
+          await chown(spoolDir, NOBODY.uid, NOBODY.gid);
+        },
+      );
+    },
+  );
+
+  faultTest(
+    'by a directory of root the server cannot write: answers BUFFERED until its owner is fixed, then all journaled and kept through kill -9',
+    async () => {
+      await replaceUnderLoad(
+        async (spoolDir) => {
+          await mkdir(spoolDir, { mode: 0o755 });
+          return 'not writable';
+        },
+        (spoolDir) => chown(spoolDir, NOBODY.uid, NOBODY.gid),
+      );
+    },
+  );
+
+  faultTest(
+    'killed while a symlink stands in its place: a restart refuses it too, and once the original is put back every QUEUED answer is stored',
+    async () => {
+      const { dataDir, spoolDir } = await nobodysDataDir();
+      const elsewhere = join(dataDir, 'elsewhere');
+      const target = await startAsNobody(dataDir);
+      const answers: Answer[] = [];
+      expect((await appendMessage(target, SESSION, 'stored')).status).toBe('PERSISTED');
+      const holder = await holdSqliteLock(join(dataDir, 'scribe.sqlite'));
+      cleanups.add(() => holder.kill());
+      expect(await appendAll(target, 'before', answers)).toEqual(['QUEUED', 'QUEUED', 'QUEUED']);
+      await rename(spoolDir, `${spoolDir}.moved`);
+      await mkdir(elsewhere, { mode: 0o700 });
+      await chown(elsewhere, NOBODY.uid, NOBODY.gid);
+      await symlink(elsewhere, spoolDir);
+      expect(await appendAll(target, 'after', answers)).toEqual([
+        'BUFFERED',
+        'BUFFERED',
+        'BUFFERED',
+      ]);
+      expect((await target.stop('SIGKILL')).signal).toBe('SIGKILL');
+
+      // A restart meets the symlink at start: refused there too, nothing written behind it.
+      const refusing = await startAsNobody(dataDir);
+      expect((await appendMessage(refusing, SESSION, 'while-refused')).status).toBe('BUFFERED');
+      expect(await spoolStatus(refusing)).toMatchObject({
+        writable: false,
+        error: expect.stringContaining(`${spoolDir} is a symlink`),
+      });
+      expect(await readdir(elsewhere)).toEqual([]);
+      expect((await refusing.stop('SIGKILL')).signal).toBe('SIGKILL');
+
+      // The operator puts the original back: what was answered QUEUED is in it; what was
+      // answered BUFFERED was memory only, and died with the process, as answered.
+      await holder.release();
+      await rm(spoolDir);
+      await rename(`${spoolDir}.moved`, spoolDir);
+      const restarted = await startAsNobody(dataDir);
+      await eventually(async () =>
+        expect((await readTranscript(restarted, SESSION)).contents).toEqual([
+          'stored',
+          ...answers.filter((a) => a.status === 'QUEUED').map((answer) => answer.content),
+        ]),
+      );
+    },
+  );
+});
