@@ -79,3 +79,16 @@ export function readFailure(error: unknown): unknown {
   if (classifyDatabaseError(error) === 'refused') return error;
   return new DatabaseReadError(describeError(driverErrorOf(error)));
 }
+
+/**
+ * `read`, whose failure, if the database caused it, answers DATABASE_UNAVAILABLE (see
+ * readFailure): every read of the database the API makes, a resolver's or a subscription's
+ * replay, passes through here, so that none has to tell an outage from a fault itself.
+ */
+export async function fromDatabase<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    throw readFailure(error);
+  }
+}
