@@ -3,9 +3,11 @@ import { ScribeException } from '../common/errors/scribe.exception.js';
 import { DatabaseNotReadyError } from './database-readiness.js';
 import {
   DatabaseReadError,
+  DatabaseWriteError,
   classifyDatabaseError,
   fromDatabase,
   readFailure,
+  writeFailure,
 } from './database-errors.js';
 
 const coded = (code: string, message: string) => Object.assign(new Error(message), { code });
@@ -83,5 +85,28 @@ describe(fromDatabase.name, () => {
     const fault = new TypeError('x is undefined');
 
     await expect(fromDatabase(Promise.reject(fault))).rejects.toBe(fault);
+  });
+});
+
+describe(writeFailure.name, () => {
+  const said = 'Session s was not updated';
+
+  it('turns an outage into DATABASE_UNAVAILABLE saying what was not done', () => {
+    const sut = writeFailure(coded('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'), said);
+
+    expect(sut).toBeInstanceOf(DatabaseWriteError);
+    expect(sut).toMatchObject({
+      code: ScribeErrorCode.DatabaseUnavailable,
+      message: said,
+      reason: 'connect ECONNREFUSED 127.0.0.1:5432',
+    });
+  });
+
+  it.each([
+    new DatabaseNotReadyError('starting'),
+    new TypeError('x is undefined'),
+    coded('23505', 'duplicate key'),
+  ])('leaves a Scribe error, a fault or a refusal as it is: %s', (error) => {
+    expect(writeFailure(error, said)).toBe(error);
   });
 });

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Mutex } from 'async-mutex';
 import { EventEmitter2, OnEvent } from '@nestjs/event-emitter';
 import { ScribeConfig } from '../config/scribe-config.js';
-import { fromDatabase } from '../database/database-errors.js';
+import { fromDatabase, writeFailure } from '../database/database-errors.js';
 import { SessionQueries } from '../database/session-queries.js';
 import {
   SessionListQueries,
@@ -196,6 +196,12 @@ export class SessionReader {
     let outcome: SessionUpdate;
     try {
       outcome = await this.updates.updateSession(id, changes, expectedRevision);
+    } catch (error) {
+      // A connection lost as the change committed may have made it: the client is told so.
+      throw writeFailure(
+        error,
+        `The database cannot be reached now, so session ${JSON.stringify(id)} was not updated (unless the connection dropped as it committed: read its revision, or retry with expectedRevision)`,
+      );
     } finally {
       this.gate.evict(id);
     }
