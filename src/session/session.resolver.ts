@@ -237,7 +237,7 @@ export class SessionResolver {
       ? await this.reader.journalOnly(id, { direction: 'forward', count: 1 })
       : undefined;
     // Unread, neither when it began nor (with nothing held) that it exists is known.
-    if (journal?.unreadable) throw journalUnavailable();
+    if (journal?.unreadable) throw journalUnavailable(journal.unreadable.damaged);
     const [oldest] = journal?.messages ?? [];
     const first = oldest?.record ?? held[0];
     if (!first) return null;
