@@ -1,5 +1,6 @@
 import { type Type } from '@nestjs/common';
 import { LiveResolver } from './live/live.resolver.js';
+import { SessionUpdateResolver } from './session/session-update.resolver.js';
 import { SessionResolver } from './session/session.resolver.js';
 import { SpoolResolver } from './spool/spool.resolver.js';
 import { TranscriptResolver } from './transcript/transcript.resolver.js';
@@ -8,6 +9,7 @@ import { TranscriptResolver } from './transcript/transcript.resolver.js';
 export const SCHEMA_RESOLVERS: Type<unknown>[] = [
   LiveResolver,
   SessionResolver,
+  SessionUpdateResolver,
   SpoolResolver,
   TranscriptResolver,
 ];

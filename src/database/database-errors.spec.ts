@@ -1,7 +1,14 @@
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { DatabaseNotReadyError } from './database-readiness.js';
-import { DatabaseReadError, classifyDatabaseError, readFailure } from './database-errors.js';
+import {
+  DatabaseReadError,
+  DatabaseWriteError,
+  classifyDatabaseError,
+  fromDatabase,
+  readFailure,
+  writeFailure,
+} from './database-errors.js';
 
 const coded = (code: string, message: string) => Object.assign(new Error(message), { code });
 
@@ -55,5 +62,51 @@ describe(readFailure.name, () => {
 
     expect(classifyDatabaseError(refused)).toBe('refused');
     expect(readFailure(refused)).toBe(refused);
+  });
+});
+
+describe(fromDatabase.name, () => {
+  it('answers what the read answers', async () => {
+    await expect(fromDatabase(Promise.resolve(7))).resolves.toBe(7);
+  });
+
+  it('answers an outage of the read as DATABASE_UNAVAILABLE', async () => {
+    const read = Promise.reject(coded('ECONNRESET', 'read ECONNRESET'));
+
+    await expect(fromDatabase(read)).rejects.toEqual(
+      expect.objectContaining({
+        code: ScribeErrorCode.DatabaseUnavailable,
+        reason: 'read ECONNRESET',
+      }),
+    );
+  });
+
+  it('leaves a fault of the read as it is', async () => {
+    const fault = new TypeError('x is undefined');
+
+    await expect(fromDatabase(Promise.reject(fault))).rejects.toBe(fault);
+  });
+});
+
+describe(writeFailure.name, () => {
+  const said = 'Session s was not updated';
+
+  it('turns an outage into DATABASE_UNAVAILABLE saying what was not done', () => {
+    const sut = writeFailure(coded('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'), said);
+
+    expect(sut).toBeInstanceOf(DatabaseWriteError);
+    expect(sut).toMatchObject({
+      code: ScribeErrorCode.DatabaseUnavailable,
+      message: said,
+      reason: 'connect ECONNREFUSED 127.0.0.1:5432',
+    });
+  });
+
+  it.each([
+    new DatabaseNotReadyError('starting'),
+    new TypeError('x is undefined'),
+    coded('23505', 'duplicate key'),
+  ])('leaves a Scribe error, a fault or a refusal as it is: %s', (error) => {
+    expect(writeFailure(error, said)).toBe(error);
   });
 });

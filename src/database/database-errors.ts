@@ -74,8 +74,44 @@ const PROGRAMMING_ERRORS = [TypeError, RangeError, ReferenceError, SyntaxError];
  * of the code itself are left as they are.
  */
 export function readFailure(error: unknown): unknown {
-  if (error instanceof ScribeException) return error;
-  if (PROGRAMMING_ERRORS.some((type) => error instanceof type)) return error;
-  if (classifyDatabaseError(error) === 'refused') return error;
-  return new DatabaseReadError(describeError(driverErrorOf(error)));
+  return isOutage(error) ? new DatabaseReadError(describeError(driverErrorOf(error))) : error;
+}
+
+/**
+ * A change the API asked of the database directly (not through the journal) failed because
+ * the database did: DATABASE_UNAVAILABLE with `message`, which says what was not done.
+ */
+export class DatabaseWriteError extends ScribeException {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(ScribeErrorCode.DatabaseUnavailable, message);
+  }
+}
+
+/** What a failed change answers: an outage becomes DatabaseWriteError, the rest as readFailure. */
+export function writeFailure(error: unknown, message: string): unknown {
+  return isOutage(error)
+    ? new DatabaseWriteError(describeError(driverErrorOf(error)), message)
+    : error;
+}
+
+function isOutage(error: unknown): boolean {
+  if (error instanceof ScribeException) return false;
+  if (PROGRAMMING_ERRORS.some((type) => error instanceof type)) return false;
+  return classifyDatabaseError(error) !== 'refused';
+}
+
+/**
+ * `read`, whose failure, if the database caused it, answers DATABASE_UNAVAILABLE (see
+ * readFailure): every read of the database the API makes, a resolver's or a subscription's
+ * replay, passes through here, so that none has to tell an outage from a fault itself.
+ */
+export async function fromDatabase<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    throw readFailure(error);
+  }
 }

@@ -12,6 +12,7 @@ import { type Edge } from '../common/pagination/connection.js';
 import { type Message } from '../common/graphql/models/message.model.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { CommitReads } from '../database/commit-reads.js';
+import { fromDatabase } from '../database/database-errors.js';
 import { SessionQueries } from '../database/session-queries.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type SessionRecord } from '../message/session-record.js';
@@ -43,16 +44,19 @@ export class LiveResolver {
     return new MessageStream(
       args.sessionId,
       this.channels.openMessages(args.sessionId),
+      // The replay's reads tell an outage from a fault as the API's other reads do.
       {
         afterKey: (sessionId, count, key) =>
-          this.queries.pageOfMessages(
-            sessionId,
-            { direction: 'forward', count, after: key },
-            maxBytes,
+          fromDatabase(
+            this.queries.pageOfMessages(
+              sessionId,
+              { direction: 'forward', count, after: key },
+              maxBytes,
+            ),
           ),
         afterSeq: (sessionId, count, seq) =>
-          this.commits.committedAfter(sessionId, seq, count, maxBytes),
-        seqOf: (sessionId, key) => this.commits.commitSeqOf(sessionId, key),
+          fromDatabase(this.commits.committedAfter(sessionId, seq, count, maxBytes)),
+        seqOf: (sessionId, key) => fromDatabase(this.commits.commitSeqOf(sessionId, key)),
       },
       after,
     );

@@ -1,4 +1,6 @@
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
+import { DatabaseReadError } from '../database/database-errors.js';
+import { DatabaseNotReadyError } from '../database/database-readiness.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { type MessagePlace } from '../common/graphql/message.mapper.js';
 import { deferred, type Deferred } from '../common/testing/deferred.js';
@@ -530,6 +532,20 @@ describe(MessageStream.name, () => {
       expect(await read(sut, 1)).toEqual(['done']);
       expect(live.push(message(2))).toBe(false);
       expect(store.reads).toHaveLength(1);
+    });
+
+    it.each([
+      ['a read the database failed', new DatabaseReadError('connect ECONNREFUSED 10.0.0.5:5432')],
+      ['a database not ready', new DatabaseNotReadyError('connect ECONNREFUSED 10.0.0.5:5432')],
+    ])('names %s an outage, without the host its driver error names', async (_name, error) => {
+      const sut = streamAfter(pageCursor(0));
+      store.holdNextRead().reject(error);
+
+      await expect(sut.next()).rejects.toMatchObject({
+        code: ScribeErrorCode.SubscriptionInterrupted,
+        message:
+          'The stored messages could not be read (the database cannot be read now): subscribe again shortly, with the same `after`',
+      });
     });
 
     it("ends the stream the same way when the cursor's commit number cannot be read, reading no page", async () => {

@@ -17,6 +17,17 @@ export interface ReplaySource {
   seqOf(sessionId: string, key: string): Promise<number | undefined>;
 }
 
+/**
+ * Why the replay stopped, for the client: an outage of the database (DatabaseReadError,
+ * DatabaseNotReadyError) is named as one, without the host or path its driver error names;
+ * anything else as it is.
+ */
+function causeOf(error: unknown): string {
+  const outage =
+    error instanceof ScribeException && error.code === ScribeErrorCode.DatabaseUnavailable;
+  return outage ? 'the database cannot be read now' : describeError(error);
+}
+
 /** Messages read per page while catching up. */
 export const REPLAY_PAGE = 200;
 /** Ids of the last messages replayed by key, kept to spot one whose live notice comes in late. */
@@ -72,7 +83,7 @@ export class MessageStream implements AsyncIterableIterator<MessageRecord> {
           void this.live.return();
           throw new ScribeException(
             ScribeErrorCode.SubscriptionInterrupted,
-            `The stored messages could not be read (${describeError(error)}): subscribe again shortly, with the same \`after\``,
+            `The stored messages could not be read (${causeOf(error)}): subscribe again shortly, with the same \`after\``,
           );
         });
         continue;

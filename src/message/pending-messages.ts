@@ -30,9 +30,9 @@ export interface JournalOnlyMessages {
   /** Some lie beyond the window's cursor (`after` forward, `before` backward). */
   beyondCursor: boolean;
   /**
-   * Of those the window's selection holds, the one nearest its cursor whose file cannot be
-   * read now (see BlockedFiles): left out of `messages`, but a page must not pretend it is not
-   * there.
+   * Of those the window's selection holds, the one nearest its cursor not read back, its file
+   * unreadable now (see BlockedFiles) or its line damaged: left out of `messages`, but counted
+   * in `total`, so a page must not pretend it is not there.
    */
   unreadable?: UnreadableMessage;
   /** How many the journal holds for the session. */
@@ -43,6 +43,8 @@ export interface JournalOnlyMessages {
 export interface UnreadableMessage {
   id: string;
   orderKey: string;
+  /** Its line is damaged: the drain sets it aside, and it is counted no more (not owed). */
+  damaged?: true;
 }
 
 /**

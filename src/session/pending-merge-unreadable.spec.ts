@@ -106,4 +106,35 @@ describe(journalUnavailable.name, () => {
     expect(sut.code).toBe(ScribeErrorCode.JournalUnavailable);
     expect(sut.message).toMatch(/accepted \(QUEUED\).*spoolStatus\.blocked.*Retry later/);
   });
+
+  it('says of a damaged line that it is set aside and then counted no more', () => {
+    const sut = journalUnavailable(true);
+
+    expect(sut.code).toBe(ScribeErrorCode.JournalUnavailable);
+    expect(sut.message).toBe(
+      'A message of this page is accepted (QUEUED) but its journal line is damaged: the next write-back sets it aside, and it is counted no more; the page is not answered rather than answered with a gap. Retry later, or read a page that does not reach it.',
+    );
+  });
+});
+
+describe(`${withPending.name} with a journal-only message whose line is damaged`, () => {
+  const damaged = (record: MessageRecord): JournalBounds => ({
+    beyondCursor: false,
+    unreadable: { id: record.id, orderKey: record.orderKey, damaged: true },
+  });
+
+  it('refuses a page that would list it, saying it is damaged', () => {
+    expect(() => withPending(stored([m[0], m[1]]), first(5), [], damaged(m[2]))).toThrow(
+      expect.objectContaining({
+        code: ScribeErrorCode.JournalUnavailable,
+        message: expect.stringContaining('its journal line is damaged'),
+      }),
+    );
+  });
+
+  it('answers a page that ends before it', () => {
+    const listed = withPending(stored([m[0]], { hasNextPage: true }), first(1), [], damaged(m[2]));
+
+    expect(listed.items).toEqual([persisted(m[0])]);
+  });
 });

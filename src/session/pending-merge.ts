@@ -28,10 +28,13 @@ export interface JournalBounds {
  * cannot be read now: answered without it, the page would show a gap that paging never fills,
  * while totalCount counts it. Nothing is lost: it is listed once the file reads again.
  */
-export function journalUnavailable(): ScribeException {
+export function journalUnavailable(damaged = false): ScribeException {
+  const why = damaged
+    ? 'its journal line is damaged: the next write-back sets it aside, and it is counted no more'
+    : 'in a journal file that cannot be read now (see spoolStatus.blocked)';
   return new ScribeException(
     ScribeErrorCode.JournalUnavailable,
-    'A message of this page is accepted (QUEUED) but in a journal file that cannot be read now (see spoolStatus.blocked); the page is not answered rather than answered with a gap. Retry later, or read a page that does not reach it.',
+    `A message of this page is accepted (QUEUED) but ${why}; the page is not answered rather than answered with a gap. Retry later, or read a page that does not reach it.`,
   );
 }
 
@@ -57,7 +60,9 @@ export function withPending(
   // copy the database holds already, stored meanwhile, counts once and is no gap).
   const stand = { record: unreadable as MessageRecord, status: AppendStatus.QUEUED } as const;
   const listed = bounded(page, request, [...pending, stand], journal);
-  if (listed.items.some((item) => item.record === stand.record)) throw journalUnavailable();
+  if (listed.items.some((item) => item.record === stand.record)) {
+    throw journalUnavailable(unreadable.damaged);
+  }
   return listed;
 }
 

@@ -89,6 +89,38 @@ describe(`${SessionReader.name} during a database outage`, () => {
     await expect(sut.full('s')).rejects.toEqual(unavailable);
   });
 
+  it('answers DATABASE_UNAVAILABLE for an update the database could not take, and uncaches', async () => {
+    const session = { id: 's', revision: 1, messageCount: 0 };
+    const queries = {
+      loadFull: () => Promise.resolve({ session, messages: [], bytes: 1, complete: true }),
+      findMetadata: () => Promise.resolve(session),
+    } as unknown as SessionQueries;
+    const events = new EventEmitter2();
+    const changed: unknown[] = [];
+    events.onAny((name) => changed.push(name));
+    const sut = new SessionReader(
+      queries,
+      ScribeConfig.fromVariables({ SESSION_CACHE_SIZE: '10' }),
+      new MetricsService(),
+      events,
+      {} as PendingMessages,
+      { updateSession: lost } as unknown as SessionUpdates,
+      {} as SessionListQueries,
+    );
+    await sut.full('s');
+
+    await expect(sut.update('s', { title: 't' })).rejects.toEqual(
+      expect.objectContaining({
+        code: ScribeErrorCode.DatabaseUnavailable,
+        reason: 'connect ECONNREFUSED 127.0.0.1:5432',
+        message:
+          'The database cannot be reached now, so session "s" was not updated (unless the connection dropped as it committed: read its revision, or retry with expectedRevision)',
+      }),
+    );
+    expect(sut.gateStatus().cacheSize).toBe(0);
+    expect(changed).toEqual([]);
+  });
+
   it('still answers what memory holds', () => {
     expect(readerOverOutage().pending('s')).toEqual(held);
   });

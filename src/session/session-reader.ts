@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Mutex } from 'async-mutex';
 import { EventEmitter2, OnEvent } from '@nestjs/event-emitter';
 import { ScribeConfig } from '../config/scribe-config.js';
-import { readFailure } from '../database/database-errors.js';
+import { fromDatabase, writeFailure } from '../database/database-errors.js';
 import { SessionQueries } from '../database/session-queries.js';
 import {
   SessionListQueries,
@@ -35,19 +35,6 @@ import { SessionResolveGate, type SessionResolveGateStatus } from './session-res
 
 // Reads of a session's stored count around a snapshot of what it holds (see heldWithJournal).
 const COUNT_ATTEMPTS = 3;
-
-/**
- * Every read of the database the API makes passes here: one that fails because the database
- * did answers DATABASE_UNAVAILABLE (see readFailure), not INTERNAL_SERVER_ERROR, so that a
- * client knows to retry, and no resolver has to tell an outage from a fault itself.
- */
-async function fromDatabase<T>(read: Promise<T>): Promise<T> {
-  try {
-    return await read;
-  } catch (error) {
-    throw readFailure(error);
-  }
-}
 
 /**
  * What the API reads sessions through: full loads go through the SessionResolveGate
@@ -209,6 +196,12 @@ export class SessionReader {
     let outcome: SessionUpdate;
     try {
       outcome = await this.updates.updateSession(id, changes, expectedRevision);
+    } catch (error) {
+      // A connection lost as the change committed may have made it: the client is told so.
+      throw writeFailure(
+        error,
+        `The database cannot be reached now, so session ${JSON.stringify(id)} was not updated (unless the connection dropped as it committed: read its revision, or retry with expectedRevision)`,
+      );
     } finally {
       this.gate.evict(id);
     }

@@ -1,13 +1,4 @@
-import {
-  Args,
-  Context,
-  Info,
-  Mutation,
-  Parent,
-  Query,
-  ResolveField,
-  Resolver,
-} from '@nestjs/graphql';
+import { Args, Context, Info, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import { RequireScope } from '../common/auth/scope.guard.js';
 import { type GraphQLContext } from '../common/graphql/graphql-context.js';
 import { requestAbortSignal } from '../common/http/request-abort-signal.js';
@@ -30,10 +21,7 @@ import { type SessionRecord } from '../message/session-record.js';
 import { type PendingMessage } from '../message/pending-messages.js';
 import { SessionArgs } from './dto/session.args.js';
 import { SessionsArgs, sessionFilterOf } from './dto/sessions.args.js';
-import { UpdateSessionInput, sessionChangesOf } from './dto/update-session.input.js';
 import { ScribeConfig } from '../config/scribe-config.js';
-import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
-import { ScribeException } from '../common/errors/scribe.exception.js';
 import { GateStatus } from './models/gate-status.model.js';
 import { MessageConnection } from '../common/graphql/models/message-connection.model.js';
 import { Session, SessionConnection } from '../common/graphql/models/session.model.js';
@@ -60,51 +48,6 @@ export class SessionResolver {
     private readonly reader: SessionReader,
     private readonly config: ScribeConfig,
   ) {}
-
-  @Mutation(() => Session, {
-    description:
-      "Sets a session's title and metadata, moving its revision on by one. With expectedRevision, only while the session is still at that revision (REVISION_CONFLICT otherwise, and nothing changes). NOT_FOUND for a session that does not exist.",
-  })
-  @RequireScope('append', 'input.id')
-  async updateSession(
-    @Args('input', { description: 'The session, the fields to change, and the revision expected.' })
-    input: UpdateSessionInput,
-  ): Promise<Session> {
-    const changes = sessionChangesOf(input, this.config.maxMessageBytes);
-    const outcome = await this.reader.update(
-      input.id,
-      changes,
-      input.expectedRevision ?? undefined,
-    );
-    // A caller without `read` learns only whether its own change was made: with an
-    // expected revision, not whether the session exists nor the revision it is at.
-    const expected = input.expectedRevision ?? undefined;
-    const blind =
-      expected === undefined
-        ? undefined
-        : new ScribeException(
-            ScribeErrorCode.RevisionConflict,
-            `input.expectedRevision: the session is not at revision ${expected}, or does not exist; nothing was changed`,
-            'input.expectedRevision',
-          );
-    if (outcome.kind === 'not-found') {
-      throw new ScribeException(
-        ScribeErrorCode.SessionNotFound,
-        `input.id: no session ${JSON.stringify(input.id)}; a session is created by its first message`,
-        'input.id',
-        blind,
-      );
-    }
-    if (outcome.kind === 'conflict') {
-      throw new ScribeException(
-        ScribeErrorCode.RevisionConflict,
-        `input.expectedRevision: the session is at revision ${outcome.revision}, not ${input.expectedRevision}; nothing was changed. Read it again and retry.`,
-        'input.expectedRevision',
-        blind,
-      );
-    }
-    return toSessionModel(outcome.session);
-  }
 
   @Query(() => Session, {
     nullable: true,
@@ -237,7 +180,7 @@ export class SessionResolver {
       ? await this.reader.journalOnly(id, { direction: 'forward', count: 1 })
       : undefined;
     // Unread, neither when it began nor (with nothing held) that it exists is known.
-    if (journal?.unreadable) throw journalUnavailable();
+    if (journal?.unreadable) throw journalUnavailable(journal.unreadable.damaged);
     const [oldest] = journal?.messages ?? [];
     const first = oldest?.record ?? held[0];
     if (!first) return null;

@@ -836,13 +836,18 @@ describe(Journal.name, () => {
       );
     });
 
-    it('leaves out a line that no longer reads back, and sets nothing aside', async () => {
+    it('leaves out a line that no longer reads back, names it damaged, and sets nothing aside', async () => {
       const journaled = await onDiskOnly(records.slice(0, 3));
       corrupt(journaled[1]);
 
       const window = await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6);
 
       expect(window.messages).toEqual([queued(records[0]), queued(records[2])]);
+      expect(window.unreadable).toEqual({
+        id: records[1].id,
+        orderKey: records[1].orderKey,
+        damaged: true,
+      });
       expect(window.total).toBe(3);
       expect(setAsideLines()).toEqual([]);
       expect(diskOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
@@ -875,13 +880,34 @@ describe(Journal.name, () => {
       expect(window.unreadable).toEqual({ id: records[2].id, orderKey: records[2].orderKey });
     });
 
-    it('names nothing unreadable for a line that no longer reads back', async () => {
-      const journaled = await onDiskOnly(records.slice(0, 2));
+    it('names the damaged line nearest the cursor, either way', async () => {
+      const journaled = await onDiskOnly(records.slice(0, 3));
       corrupt(journaled[0]);
+      corrupt(journaled[2]);
+
+      const forward = await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6);
+      const backward = await sut.readWindow('s', { direction: 'backward', count: 10 }, 1e6);
+
+      expect(forward.unreadable).toEqual({
+        id: 's-1',
+        orderKey: records[0].orderKey,
+        damaged: true,
+      });
+      expect(backward.unreadable).toEqual({
+        id: 's-3',
+        orderKey: records[2].orderKey,
+        damaged: true,
+      });
+      expect(forward.messages).toEqual([queued(records[1])]);
+    });
+
+    it('names nothing for a window whose lines all read back', async () => {
+      await onDiskOnly(records.slice(0, 2));
 
       const window = await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6);
 
       expect(window).not.toHaveProperty('unreadable');
+      expect(window.messages).toHaveLength(2);
     });
 
     it('reads nothing from disk for a session with no disk-only record', async () => {

@@ -217,11 +217,11 @@ export class Journal {
 
   /**
    * The session's disk-only records a page of `window` may list (see selectWindow), read back.
-   * A line that does not read back is left out: the drain sets it aside, so it is never stored
-   * (or it was stored meanwhile, and the database read the caller makes next has it). One in
-   * a file that cannot be read now is left out too, but named (`unreadable`, the nearest the
-   * cursor): it is owed all the same, and a page that would list it must not be answered as
-   * though it were not there.
+   * A record not read back is left out, but named (`unreadable`, the nearest the cursor): one
+   * in a file that cannot be read now is owed all the same, and one whose line is damaged is
+   * counted (`total`) until the drain sets it aside, so a page that would list either must not
+   * be answered as though it were not there. Nothing is set aside here: the drain does, and
+   * only it knows whether the database took the record meanwhile.
    */
   async readWindow(
     sessionId: string,
@@ -239,13 +239,22 @@ export class Journal {
       const result = read.get(entry);
       return result?.kind === 'record' ? [result.record] : [];
     });
-    const unreadable = entries.filter((entry) => read.get(entry)?.kind === 'unreadable');
-    const nearest = window.direction === 'forward' ? unreadable[0] : unreadable.at(-1);
+    const missing = unread.filter((entry) => read.get(entry)?.kind !== 'record');
+    const nearest = window.direction === 'forward' ? missing[0] : missing.at(-1);
+    const damaged = nearest !== undefined && read.get(nearest)?.kind === 'bad';
     return {
       messages: records.map((record) => ({ record, status: AppendStatus.QUEUED })),
       horizon,
       beyondCursor,
-      ...(nearest ? { unreadable: { id: nearest.id, orderKey: nearest.orderKey } } : {}),
+      ...(nearest
+        ? {
+            unreadable: {
+              id: nearest.id,
+              orderKey: nearest.orderKey,
+              ...(damaged ? { damaged: true } : {}),
+            },
+          }
+        : {}),
       total: all.length,
     };
   }
