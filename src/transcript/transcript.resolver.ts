@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { Args, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { RequireScope } from '../common/auth/scope.guard.js';
 import { AppendMessageInput } from './dto/append-message.input.js';
@@ -14,6 +15,8 @@ import { ScribeException } from '../common/errors/scribe.exception.js';
 
 @Resolver()
 export class TranscriptResolver {
+  private readonly logger = new Logger('TranscriptResolver');
+
   constructor(
     private readonly transcripts: TranscriptService,
     private readonly eraser: SessionEraser,
@@ -29,9 +32,11 @@ export class TranscriptResolver {
     try {
       erased = await this.eraser.erase(args.id);
     } catch (error) {
+      // The reason names a host, a path or a driver's words: for the log, not the client.
+      this.logger.warn(`deleteSession ${args.id} failed, nothing deleted: ${describeError(error)}`);
       throw new ScribeException(
         ScribeErrorCode.DatabaseUnavailable,
-        `Session ${args.id} was not deleted: the database could not delete it (${describeError(error)}); retry`,
+        `Session ${args.id} was not deleted: the database could not delete it now; retry`,
       );
     }
     return {
