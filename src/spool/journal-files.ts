@@ -65,6 +65,12 @@ export interface JournalFiles {
    * directory, or one this process cannot write (ENOENT as is when it is gone).
    */
   checkDirectory(): Promise<FileIdentity>;
+  /**
+   * lstat of the directory's own name, no more (no access check): what stands at SPOOL_DIR
+   * now, a symlink's own inode when one does, or null when nothing does. Cheap enough for
+   * every batch.
+   */
+  directoryIdentity(): Promise<FileIdentity | null>;
   /** Names of the regular files in the directory (none when it does not exist). */
   list(): Promise<string[]>;
   /** The entries that are not regular files (symlinks, directories, ...): never opened. */
@@ -110,6 +116,16 @@ export class NodeJournalFiles implements JournalFiles {
 
   checkDirectory(): Promise<FileIdentity> {
     return checkSpoolDirectory(this.directory);
+  }
+
+  async directoryIdentity(): Promise<FileIdentity | null> {
+    try {
+      const { dev, ino } = await lstat(this.directory);
+      return { dev, ino };
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return null;
+      throw error;
+    }
   }
 
   async list(): Promise<string[]> {

@@ -38,6 +38,8 @@ interface ActiveSegment {
   size: number;
   /** The file the handle writes (fstat when it was created). */
   identity: FileIdentity;
+  /** SPOOL_DIR's own inode (lstat) when the segment was begun. */
+  directory: FileIdentity;
 }
 
 /**
@@ -191,7 +193,10 @@ export class JournalWriter {
    */
   private async checkSegments(): Promise<void> {
     if (!this.active) return;
-    if (sameFile(await this.files.identity(this.active.name), this.active.identity)) return;
+    if (sameFile(await this.files.identity(this.active.name), this.active.identity)) {
+      await this.checkDirectory(this.active);
+      return;
+    }
     const active = this.active;
     this.active = null;
     await active.file.close().catch(() => undefined);
@@ -205,6 +210,20 @@ export class JournalWriter {
     for (const segment of lost) this.events.segmentLost(segment);
     this.lostError = new SegmentLostError(lost);
     throw this.lostError;
+  }
+
+  /**
+   * The segment's name resolves to its file, but is SPOOL_DIR still the directory it was begun
+   * in? A symlink to that same directory put in its place (mv it aside, ln -s) passes the
+   * segment's check, as lstat follows every component but the last. Refused as such a
+   * directory is at a new segment; the segment stays active and owed, so that the original put
+   * back writes on in it, and a new directory in its place is found to have lost it.
+   */
+  private async checkDirectory(segment: ActiveSegment): Promise<void> {
+    if (sameFile(await this.files.directoryIdentity(), segment.directory)) return;
+    // Says what stands there now (a symlink, not writable, ...) when it is refused outright.
+    await this.files.checkDirectory();
+    throw new SpoolDirectoryError(this.files.directory, 'another directory than before');
   }
 
   private async write(segment: ActiveSegment, data: Buffer, start: number): Promise<void> {
@@ -258,7 +277,7 @@ export class JournalWriter {
       }
       this.index.addSegment(name, false);
       this.identities.set(name, identity);
-      this.active = { name, file, size: 0, identity };
+      this.active = { name, file, size: 0, identity, directory };
     }
     return this.active;
   }
