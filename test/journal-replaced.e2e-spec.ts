@@ -111,6 +111,8 @@ async function replaceUnderLoad(
   expect(target.output()).not.toContain('journaled again into a new segment');
   expect(target.output()).toContain('3 record(s) still in memory are BUFFERED');
   expect(occurrences(target.output(), new RegExp(`ERROR.*${spoolDir} is ${found}`))).toBe(1);
+  // The directory's line says it all: no lock line sends the operator after the lock file.
+  expect(target.output()).not.toContain('vanished or was replaced');
 
   await repair(spoolDir);
   // Recovery: a new segment holds the 3 orphans and the 3 BUFFERED messages, logged once.
@@ -132,6 +134,10 @@ async function replaceUnderLoad(
   expect(answers.filter((answer) => !onDisk.has(answer.id)).map((a) => a.content)).toEqual([]);
   expect(occurrences(target.output(), /3 record\(s\) journaled again into segment/)).toBe(1);
   expect(occurrences(target.output(), `on-disk spool at ${spoolDir} writable again`)).toBe(1);
+  // Only now, in the repaired directory, is the lock found missing and taken again.
+  expect(
+    occurrences(target.output(), new RegExp(`ERROR.*owner-.*\\.lock vanished or was replaced`)),
+  ).toBe(1);
 
   expect((await target.stop('SIGKILL')).signal).toBe('SIGKILL');
   await holder.release();
