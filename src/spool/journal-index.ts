@@ -42,6 +42,11 @@ interface SegmentState {
    * Should the segment vanish, these can be journaled again; the others are lost with it.
    */
   held: Map<number, MessageRecord>;
+  /**
+   * The session of each record of `live` (a pinned bad line has none): what it counts against
+   * in liveBySession, whether memory, the disk-only list or neither holds it.
+   */
+  sessions: Map<number, string>;
 }
 
 function sameLocation(left: RecordLocation, right: RecordLocation): boolean {
@@ -71,6 +76,7 @@ export class JournalIndex {
         sealed,
         oldestAcceptedAt: Infinity,
         held: new Map(),
+        sessions: new Map(),
       });
     }
   }
@@ -86,6 +92,7 @@ export class JournalIndex {
     if (segment.live.has(location.offset)) return;
     segment.live.add(location.offset);
     if (held) segment.held.set(location.offset, held);
+    segment.sessions.set(location.offset, sessionId);
     segment.bytes = Math.max(segment.bytes, location.offset + location.length);
     segment.oldestAcceptedAt = Math.min(segment.oldestAcceptedAt, acceptedAt);
     this.countLive(sessionId, 1);
@@ -158,6 +165,7 @@ export class JournalIndex {
       // Resolved already (or never journaled here): nothing more is owed for it.
       if (!segment?.live.delete(record.location.offset)) continue;
       segment.held.delete(record.location.offset);
+      segment.sessions.delete(record.location.offset);
       const session = this.diskOnly.get(record.sessionId);
       const entry = session?.get(record.id);
       // Another copy of the same message (two instances raced one client id) is not this one.
@@ -216,19 +224,16 @@ export class JournalIndex {
     let lost = 0;
     for (const offset of state.live) {
       const held = state.held.get(offset);
-      const location = { segment, offset, length: 0 };
-      if (held) {
-        this.moves.orphan(held, location);
-        this.countLive(held.sessionId, -1);
-      } else {
-        lost += 1;
-      }
+      if (held) this.moves.orphan(held, { segment, offset, length: 0 });
+      else lost += 1;
+      // By the record's own session: one neither held nor on the disk-only list (found at
+      // start, its entry not added) is owed no more either, and must not stay counted.
+      const sessionId = state.sessions.get(offset);
+      if (sessionId !== undefined) this.countLive(sessionId, -1);
     }
     for (const [sessionId, session] of this.diskOnly) {
       for (const [id, entry] of session) {
-        if (entry.location.segment !== segment) continue;
-        session.delete(id);
-        this.countLive(sessionId, -1);
+        if (entry.location.segment === segment) session.delete(id);
       }
       if (session.size === 0) {
         this.diskOnly.delete(sessionId);
