@@ -111,6 +111,8 @@ async function replaceUnderLoad(
   expect(target.output()).not.toContain('journaled again into a new segment');
   expect(target.output()).toContain('3 record(s) still in memory are BUFFERED');
   expect(occurrences(target.output(), new RegExp(`ERROR.*${spoolDir} is ${found}`))).toBe(1);
+  // The directory's line says it all: no lock line sends the operator after the lock file.
+  expect(target.output()).not.toContain('vanished or was replaced');
 
   await repair(spoolDir);
   // Recovery: a new segment holds the 3 orphans and the 3 BUFFERED messages, logged once.
@@ -132,6 +134,10 @@ async function replaceUnderLoad(
   expect(answers.filter((answer) => !onDisk.has(answer.id)).map((a) => a.content)).toEqual([]);
   expect(occurrences(target.output(), /3 record\(s\) journaled again into segment/)).toBe(1);
   expect(occurrences(target.output(), `on-disk spool at ${spoolDir} writable again`)).toBe(1);
+  // Only now, in the repaired directory, is the lock found missing and taken again.
+  expect(
+    occurrences(target.output(), new RegExp(`ERROR.*owner-.*\\.lock vanished or was replaced`)),
+  ).toBe(1);
 
   expect((await target.stop('SIGKILL')).signal).toBe('SIGKILL');
   await holder.release();
@@ -175,6 +181,77 @@ describe('SPOOL_DIR replaced under a running instance that is not root', () => {
           return 'not writable';
         },
         (spoolDir) => chown(spoolDir, NOBODY.uid, NOBODY.gid),
+      );
+    },
+  );
+
+  faultTest(
+    'by a symlink to the original directory, moved aside: refused at the next batch, not written through; the original put back takes them all, kept through kill -9',
+    async () => {
+      const { dataDir, spoolDir } = await nobodysDataDir();
+      const moved = `${spoolDir}.moved`;
+      const target = await startAsNobody(dataDir);
+      const answers: Answer[] = [];
+      expect((await appendMessage(target, SESSION, 'stored')).status).toBe('PERSISTED');
+      const holder = await holdSqliteLock(join(dataDir, 'scribe.sqlite'));
+      cleanups.add(() => holder.kill());
+      expect(await appendAll(target, 'before', answers)).toEqual(['QUEUED', 'QUEUED', 'QUEUED']);
+
+      // The segment's path still finds its file through the symlink: only SPOOL_DIR's own
+      // inode tells that the journal would now be written through a symlink.
+      await rename(spoolDir, moved);
+      await symlink(moved, spoolDir);
+      expect(await appendAll(target, 'after', answers)).toEqual([
+        'BUFFERED',
+        'BUFFERED',
+        'BUFFERED',
+      ]);
+      // What was answered QUEUED is still synced in its segment, and is answered so.
+      expect(await appendMessage(target, SESSION, 'before-1', 'before-1')).toEqual({
+        status: 'QUEUED',
+        id: answers[0].id,
+      });
+      expect(await readJournal(moved)).toHaveLength(3);
+      const broken = await spoolStatus(target);
+      // buffered counts orphans of a lost segment: there are none, the segment is intact.
+      expect(broken).toMatchObject({ writable: false, messages: 3, buffered: 0, lostRecords: 0 });
+      expect(broken.error).toContain(`${spoolDir} is a symlink`);
+      const health = await target.get('/health');
+      expect(health.status).toBe(503);
+      expect(health.body.details.spool).toMatchObject({
+        status: 'down',
+        code: 'SPOOL_DIR_UNUSABLE',
+      });
+      expect(occurrences(target.output(), new RegExp(`ERROR.*${spoolDir} is a symlink`))).toBe(1);
+      expect(target.output()).not.toContain('vanished or was replaced');
+      expect(target.output()).not.toContain('under the running instance');
+
+      // The operator puts the original back: the same segment takes the BUFFERED messages.
+      await rm(spoolDir);
+      await rename(moved, spoolDir);
+      await eventually(
+        async () =>
+          expect(await spoolStatus(target)).toMatchObject({
+            writable: true,
+            messages: 6,
+            buffered: 0,
+            lostRecords: 0,
+          }),
+        15_000,
+      );
+      const journal = await readJournal(spoolDir);
+      expect(journal.segments).toHaveLength(1);
+      expect(journal.map((line) => line.id).sort()).toEqual(answers.map((a) => a.id).sort());
+      expect(occurrences(target.output(), `on-disk spool at ${spoolDir} writable again`)).toBe(1);
+
+      expect((await target.stop('SIGKILL')).signal).toBe('SIGKILL');
+      await holder.release();
+      const restarted = await startAsNobody(dataDir);
+      await eventually(async () =>
+        expect((await readTranscript(restarted, SESSION)).contents).toEqual([
+          'stored',
+          ...answers.map((answer) => answer.content),
+        ]),
       );
     },
   );

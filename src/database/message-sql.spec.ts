@@ -3,14 +3,12 @@ import {
   INSERT_CHUNK_ROWS,
   ROLLBACK_TO_BEGIN,
   SQLITE_CHUNK_ROWS,
-  beat,
   beginWrite,
   countMessages,
   findInserted,
   insertChunks,
   insertMessages,
   insertMissingSessions,
-  pruneHeartbeats,
 } from './message-sql.js';
 
 /** The VALUES rows of an insert, as written. */
@@ -181,20 +179,6 @@ describe('the statements around a message insert', () => {
     expect(findInserted(dialect, records, 7)).toEqual({
       sql: `SELECT "id", "order_key" FROM "messages" WHERE "stored_at" = ${stamp} AND "id" IN (${ids})`,
       values: [7, records[0].id, records[1].id],
-    });
-  });
-
-  it.each([
-    ['sqlite', '(?, ?)', '?'],
-    ['postgres', '($1, $2)', '$1'],
-  ] as const)('beats and prunes heartbeats on %s, keeping a week of them', (dialect, row, mark) => {
-    expect(beat(dialect, 'instance', 5)).toEqual({
-      sql: `INSERT INTO "scribe_heartbeat" ("instance_id", "beat_at") VALUES ${row} ON CONFLICT ("instance_id") DO UPDATE SET "beat_at" = excluded."beat_at"`,
-      values: ['instance', 5],
-    });
-    expect(pruneHeartbeats(dialect, 1_000_000_000)).toEqual({
-      sql: `DELETE FROM "scribe_heartbeat" WHERE "beat_at" < ${mark}`,
-      values: [1_000_000_000 - 7 * 24 * 60 * 60 * 1000],
     });
   });
 });

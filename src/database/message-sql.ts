@@ -1,12 +1,7 @@
 import { type MessageRecord } from '../message/message-record.js';
+import { rowsOf, type Dialect, type Statement } from './sql-dialect.js';
 
-/** The SQL of a message write, the same on SQLite and PostgreSQL but for placeholders. */
-export type Dialect = 'sqlite' | 'postgres';
-
-export interface Statement {
-  sql: string;
-  values: unknown[];
-}
+// The SQL of a message write, the same on SQLite and PostgreSQL but for placeholders.
 
 /** One session's share of a write transaction. */
 export interface SessionRows {
@@ -210,47 +205,6 @@ export function countMessages(
       `"updated_at" = excluded."updated_at" RETURNING "id", "revision"`,
     values,
   };
-}
-
-// Heartbeat rows of instances gone for this long are removed at start.
-const HEARTBEAT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
-
-/** Removes the heartbeat rows of instances long gone. */
-export function pruneHeartbeats(dialect: Dialect, now: number): Statement {
-  return {
-    sql: `DELETE FROM "scribe_heartbeat" WHERE "beat_at" < ${dialect === 'postgres' ? '$1' : '?'}`,
-    values: [now - HEARTBEAT_RETENTION_MS],
-  };
-}
-
-/** This instance's heartbeat row, written by the health probe to prove a commit goes through. */
-export function beat(dialect: Dialect, instanceId: string, at: number): Statement {
-  return {
-    sql:
-      `INSERT INTO "scribe_heartbeat" ("instance_id", "beat_at") VALUES ${rowsOf(dialect, 1, 2, (marks) => `(${marks})`)} ` +
-      `ON CONFLICT ("instance_id") DO UPDATE SET "beat_at" = excluded."beat_at"`,
-    values: [instanceId, at],
-  };
-}
-
-/** `(?, ?), (?, ?)` for SQLite, `($1, $2), ($3, $4)` for PostgreSQL. */
-function rowsOf(
-  dialect: Dialect,
-  rows: number,
-  columns: number,
-  row: (marks: string) => string,
-): string {
-  const groups: string[] = [];
-  let index = 0;
-  for (let rowIndex = 0; rowIndex < rows; rowIndex++) {
-    const marks: string[] = [];
-    for (let column = 0; column < columns; column++) {
-      index += 1;
-      marks.push(dialect === 'postgres' ? `$${index}` : '?');
-    }
-    groups.push(row(marks.join(', ')));
-  }
-  return groups.join(', ');
 }
 
 /** JSON text or NULL, as the read side's `simple-json` columns expect. */

@@ -2,7 +2,8 @@ import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/c
 import pg from 'pg';
 import { describeError } from '../common/errors/describe-error.js';
 import { MESSAGES_CHANNEL, SCHEMA_SUFFIX_SQL, messageNotices } from './commit-notices.js';
-import { beat, beginWrite, pruneHeartbeats } from './message-sql.js';
+import { beat, pruneHeartbeats } from './heartbeat-sql.js';
+import { beginWrite } from './message-sql.js';
 import { TCP_KEEPALIVE } from './postgres-keepalive.js';
 import {
   MessageStore,

@@ -1,7 +1,8 @@
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { formatOrderKey } from '../message/order-key.js';
-import { SQLITE_CHUNK_ROWS, type Statement } from './message-sql.js';
+import { SQLITE_CHUNK_ROWS } from './message-sql.js';
+import { type Statement } from './sql-dialect.js';
 import { type SessionWrite } from './message-store.js';
 import { writeSessions } from './session-writes.js';
 import { StoredAtStamps, type StatementRunner } from './statement-runner.js';

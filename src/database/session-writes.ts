@@ -8,9 +8,9 @@ import {
   insertMessages,
   insertMissingSessions,
   lockSessions,
-  type Dialect,
   type SessionRows,
 } from './message-sql.js';
+import { type Dialect } from './sql-dialect.js';
 import { placeAfterStored, storedKeysOf, withStoredKeys } from './stored-order.js';
 import { type StatementRunner } from './statement-runner.js';
 

@@ -1,4 +1,4 @@
-import { type Statement } from './message-sql.js';
+import { type Statement } from './sql-dialect.js';
 
 /** Runs statements inside the caller's transaction. */
 export interface StatementRunner {

@@ -1,6 +1,6 @@
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { formatOrderKey } from '../message/order-key.js';
-import { type Statement } from './message-sql.js';
+import { type Statement } from './sql-dialect.js';
 import { placeAfterStored, storedKeysOf, withStoredKeys } from './stored-order.js';
 import { type StatementRunner } from './statement-runner.js';
 

@@ -1,7 +1,8 @@
 import { type MessageRecord } from '../message/message-record.js';
 import { keysAfter } from '../message/order-key.js';
 import { type SessionWrite } from './message-store.js';
-import { storedMaxKeys, type Dialect } from './message-sql.js';
+import { storedMaxKeys } from './message-sql.js';
+import { type Dialect } from './sql-dialect.js';
 import { type StatementRunner } from './statement-runner.js';
 
 /**

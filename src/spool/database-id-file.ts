@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { link, open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorCode } from '../common/errors/describe-error.js';
-import { syncDirectory } from './journal-files.js';
+import { syncDirectory } from './node-journal-files.js';
 import { DATABASE_ID_FILE, TEMP_PREFIX } from './segment-names.js';
 
 const FILE_MODE = 0o600;

@@ -46,6 +46,29 @@ describe('JournalIndex and a vanished segment', () => {
     expect(sut.lostRecords).toBe(1);
   });
 
+  it('counts no record of a vanished segment that is neither held nor on the disk-only list', () => {
+    // Found at start, its disk-only entry not added (yet): owed by the segment alone.
+    sut.addLive('s', 4, at(A, 20));
+    sut.addLive('u', 5, at(A, 30));
+    expect(sut.liveRecords).toBe(5);
+
+    expect(sut.dropSegment(A)).toEqual({ orphaned: 1, lost: 3 });
+
+    expect(sut.liveBySessions()).toEqual([{ sessionId: 't', messages: 1 }]);
+    expect(sut.liveRecords).toBe(1);
+  });
+
+  it('counts a resolved record once, not again when its segment vanishes', () => {
+    sut.addLive('s', 4, at(A, 20));
+    sut.resolve([{ id: 'x', sessionId: 's', location: at(A, 20) }]);
+    sut.pin(A, 40);
+    expect(sut.liveRecords).toBe(3);
+
+    sut.dropSegment(A);
+
+    expect(sut.liveBySessions()).toEqual([{ sessionId: 't', messages: 1 }]);
+  });
+
   it('a rejournaled orphan is live at its new place, and its old location leads there', () => {
     sut.dropSegment(A);
     const [orphan] = sut.orphaned();

@@ -1,5 +1,5 @@
 import { type MessageRecord } from '../message/message-record.js';
-import { type RecordLocation } from './journal-index.js';
+import { type RecordLocation } from './journal-ledger.js';
 
 /** A record held in memory whose segment vanished: owed, but on no disk until journaled again. */
 export interface OrphanRecord {

@@ -272,4 +272,38 @@ describe('JournalWriter with a segment that vanished', () => {
     await sut.verify();
     expect(files.bytes(segment(2))).toEqual(lines[0]);
   });
+
+  it('writes nothing once SPOOL_DIR is another name for its directory, and writes on in the same segment when it is put back', async () => {
+    locationsOf(await sut.append([records[0]]));
+    // A symlink to the original in SPOOL_DIR's place: the segment's name still finds its file.
+    const refused = new SpoolDirectoryError('/spool', 'a symlink');
+    jest.spyOn(files, 'directoryIdentity').mockResolvedValueOnce({ dev: 1, ino: -1 });
+    files.failNext('checkDirectory', refused);
+
+    expect(errorOf(await sut.append([records[1]]))).toBe(refused);
+    await expect(sut.verify()).resolves.toBeUndefined();
+
+    expect(files.bytes(segment(0))).toEqual(lines[0]);
+    expect(lost).toEqual([]);
+    expect(index.liveRecords).toBe(1);
+    // The original is back at its name: the same segment takes the next batch, at its end.
+    expect(locationsOf(await sut.append([records[2]]))).toEqual([
+      { segment: segment(0), offset: sizes[0], length: sizes[2] },
+    ]);
+    expect(newSegments).toBe(1);
+  });
+
+  it('refuses a real directory put in its place that still names the segment file', async () => {
+    locationsOf(await sut.append([records[0]]));
+    files.replaceDirectory();
+
+    const error = errorOf(await sut.append([records[1]]));
+    await expect(sut.verify()).rejects.toBeInstanceOf(SpoolDirectoryError);
+
+    expect(error).toBeInstanceOf(SpoolDirectoryError);
+    expect((error as Error).message).toContain('/spool is another directory than before');
+    expect(files.bytes(segment(0))).toEqual(lines[0]);
+    expect(files.calls('create')).toBe(1);
+    expect(index.liveRecords).toBe(1);
+  });
 });

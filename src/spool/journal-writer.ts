@@ -13,11 +13,11 @@ import { type SegmentNamer } from './segment-names.js';
 import {
   NO_EVENTS,
   SegmentLostError,
+  SegmentWatch,
   sameFile,
-  type LostSegment,
   type WriterEvents,
 } from './segment-loss.js';
-import { describeError } from '../common/errors/describe-error.js';
+import { SyncFailedError, writeSynced } from './synced-write.js';
 
 export type { LostSegment, WriterEvents } from './segment-loss.js';
 export { SegmentLostError } from './segment-loss.js';
@@ -38,6 +38,8 @@ interface ActiveSegment {
   size: number;
   /** The file the handle writes (fstat when it was created). */
   identity: FileIdentity;
+  /** SPOOL_DIR's own inode (lstat) when the segment was begun. */
+  directory: FileIdentity;
 }
 
 /**
@@ -55,7 +57,7 @@ export class JournalWriter {
   // Every operation on this instance's segment files takes a turn: writes, deletions, close.
   private readonly turns = new Mutex();
   // The files of this writer's segments that still owe records, to tell when one vanished.
-  private readonly identities = new Map<string, FileIdentity>();
+  private readonly watch: SegmentWatch;
   // Set when a segment vanished, until a new one is begun: the journal is not writable.
   private lostError: SegmentLostError | null = null;
 
@@ -66,7 +68,9 @@ export class JournalWriter {
     private readonly segmentBytes: number,
     private readonly failpoints: Failpoints = new Failpoints(),
     private readonly events: WriterEvents = NO_EVENTS,
-  ) {}
+  ) {
+    this.watch = new SegmentWatch(files, index);
+  }
 
   /**
    * Rejects while the journal cannot take a record: the active segment vanished (it is given up
@@ -119,7 +123,7 @@ export class JournalWriter {
           continue;
         }
         this.index.removeSegment(name);
-        this.identities.delete(name);
+        this.watch.forget(name);
         removed.push(name);
       }
       return removed;
@@ -153,7 +157,7 @@ export class JournalWriter {
     const data = Buffer.concat([...orphanLines, ...batch.flatMap((waiting) => waiting.lines)]);
     const start = segment.size;
     try {
-      await this.write(segment, data, start);
+      await writeSynced(segment.file, data, start, this.failpoints);
     } catch (error) {
       await this.cutBack(segment, start, error);
       throw error;
@@ -184,44 +188,25 @@ export class JournalWriter {
   }
 
   /**
-   * Compares the active segment's file with what its name is now (one lstat per batch, as the
-   * database's check does); when they differ, every segment of this writer that still owes
-   * records is checked too (a removed directory takes them all) and each vanished one is given
-   * up, its held records orphaned. Throws when anything vanished.
+   * Compares the active segment's file with what its name is now, and SPOOL_DIR with what it
+   * was (two lstats per batch, as the database's check does one); when the segment's name
+   * finds another file, every segment of this writer that still owes records is given up that
+   * vanished (a removed directory takes them all), its held records orphaned. Throws when
+   * anything vanished or the directory is refused.
    */
   private async checkSegments(): Promise<void> {
     if (!this.active) return;
-    if (sameFile(await this.files.identity(this.active.name), this.active.identity)) return;
+    if (await this.watch.intact(this.active.name, this.active.identity)) {
+      await this.watch.checkDirectory(this.active.directory);
+      return;
+    }
     const active = this.active;
     this.active = null;
     await active.file.close().catch(() => undefined);
-    const lost: LostSegment[] = [];
-    for (const [name, identity] of [...this.identities]) {
-      const now = await this.files.identity(name).catch(() => null);
-      if (name !== active.name && sameFile(now, identity)) continue;
-      this.identities.delete(name);
-      lost.push({ name, what: now ? 'replaced' : 'deleted', ...this.index.dropSegment(name) });
-    }
+    const lost = await this.watch.giveUp(active.name);
     for (const segment of lost) this.events.segmentLost(segment);
     this.lostError = new SegmentLostError(lost);
     throw this.lostError;
-  }
-
-  private async write(segment: ActiveSegment, data: Buffer, start: number): Promise<void> {
-    if (this.failpoints.isArmed('journal.torn-write')) {
-      // A crash test's kill lands half way through the batch: a torn tail on disk.
-      const half = Math.floor(data.length / 2);
-      await segment.file.write(data.subarray(0, half), start);
-      this.failpoints.reach('journal.torn-write');
-      await segment.file.write(data.subarray(half), start + half);
-    } else {
-      await segment.file.write(data, start);
-    }
-    try {
-      await segment.file.sync();
-    } catch (error) {
-      throw new SyncFailedError(error);
-    }
   }
 
   private async cutBack(segment: ActiveSegment, size: number, error: unknown): Promise<void> {
@@ -257,8 +242,8 @@ export class JournalWriter {
         throw error;
       }
       this.index.addSegment(name, false);
-      this.identities.set(name, identity);
-      this.active = { name, file, size: 0, identity };
+      this.watch.watch(name, identity);
+      this.active = { name, file, size: 0, identity, directory };
     }
     return this.active;
   }
@@ -271,18 +256,7 @@ export class JournalWriter {
     if (this.index.liveIn(segment.name) === 0) {
       await this.files.remove(segment.name).catch(() => undefined);
       this.index.removeSegment(segment.name);
-      this.identities.delete(segment.name);
+      this.watch.forget(segment.name);
     }
-  }
-}
-
-/** The data reached the file but fdatasync failed: the segment can no longer be trusted. */
-class SyncFailedError extends Error {
-  override readonly name = 'SyncFailedError';
-  readonly code: unknown;
-
-  constructor(cause: unknown) {
-    super(`fdatasync failed: ${describeError(cause)}`, { cause });
-    this.code = (cause as { code?: unknown } | null)?.code;
   }
 }

@@ -3,7 +3,12 @@ import { type MessageRecord } from '../message/message-record.js';
 import { Journal, type JournalEvents } from './journal.js';
 import { JournalIndex } from './journal-index.js';
 import { JournalWriter } from './journal-writer.js';
-import { importLegacySpool, isLegacySpoolFile, parseLegacySpoolFile } from './legacy-spool.js';
+import {
+  addLegacySpool,
+  importLegacySpool,
+  isLegacySpoolFile,
+  parseLegacySpoolFile,
+} from './legacy-spool.js';
 import { SegmentNamer } from './segment-names.js';
 import { SetAsideLog } from './set-aside-log.js';
 import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
@@ -169,6 +174,33 @@ describe(importLegacySpool.name, () => {
 
     expect(imported.map((record) => record.id)).toEqual(['s-2']);
     expect(files.has('pending-a.json')).toBe(true);
+  });
+
+  it('counts what it imported into an adoption report: records, sessions, newest time', async () => {
+    files.put('pending-a.json', legacyFile(messageRecord('s', 1, { acceptedAt: 40 })));
+    files.put('pending-b.json', legacyFile(messageRecord('t', 2, { acceptedAt: 30 })));
+    const report = {
+      owners: ['bbbbbbbb'],
+      segments: 1,
+      records: 5,
+      sessions: ['s', 'u'],
+      setAside: 0,
+      latestAcceptedAt: 35,
+    };
+
+    expect(await addLegacySpool(report, files, journal)).toBe(2);
+
+    expect(report).toEqual({
+      owners: ['bbbbbbbb'],
+      segments: 1,
+      records: 7,
+      sessions: ['s', 'u', 't'],
+      setAside: 0,
+      latestAcceptedAt: 40,
+    });
+    const later = { ...report, latestAcceptedAt: 50 };
+    expect(await addLegacySpool(later, files, journal)).toBe(0);
+    expect(later).toMatchObject({ records: 7, latestAcceptedAt: 50 });
   });
 
   it('journals nothing when there is nothing to import', async () => {

@@ -1,5 +1,6 @@
 import { type MessageRecord } from '../message/message-record.js';
 import { type Journal } from './journal.js';
+import { type AdoptionReport } from './journal-adoption.js';
 import { parseJournalMessage } from './journal-codec.js';
 import { type JournalFiles } from './journal-files.js';
 
@@ -63,4 +64,22 @@ export async function importLegacySpool(
   );
   for (const { name } of found) await files.remove(name);
   return records;
+}
+
+/**
+ * importLegacySpool, its records counted into `report` as adopted ones are (sessions to drain,
+ * the newest acceptance time); resolves with how many there were.
+ */
+export async function addLegacySpool(
+  report: AdoptionReport,
+  files: JournalFiles,
+  journal: Journal,
+): Promise<number> {
+  const legacy = await importLegacySpool(files, journal);
+  report.records += legacy.length;
+  report.sessions = [...new Set([...report.sessions, ...legacy.map((r) => r.sessionId)])];
+  for (const record of legacy) {
+    report.latestAcceptedAt = Math.max(report.latestAcceptedAt, record.acceptedAt);
+  }
+  return legacy.length;
 }

@@ -41,12 +41,15 @@ export class OwnLock {
    */
   async keep(): Promise<void> {
     if (!this.lock || (await this.lock.intact())) return;
+    // A refused SPOOL_DIR (a symlink, another owner's) took the lock with it, and its own ERROR
+    // says so; a lock line before it would send the operator after the wrong file. The lock
+    // is taken again, and that said, once the directory is one to take it in.
+    await this.files.ensureDirectory();
     this.logger.error(
       `Journal: ${this.files.directory}/${this.name} vanished or was replaced; taking it again`,
     );
     await this.lock.release();
     this.lock = null;
-    await this.files.ensureDirectory();
     this.lock = await OwnerLock.tryAcquire(this.files.directory, this.name);
     if (!this.lock) throw new Error(`${this.name} is held by another process`);
   }

@@ -1,4 +1,5 @@
-import { type FileIdentity } from './journal-files.js';
+import { SpoolDirectoryError, type FileIdentity, type JournalFiles } from './journal-files.js';
+import { type JournalIndex } from './journal-index.js';
 
 /** A segment of this writer's that vanished or was replaced, and what that did to its records. */
 export interface LostSegment {
@@ -38,5 +39,62 @@ export class SegmentLostError extends Error {
     super(
       `journal segment ${segments.map((segment) => `${segment.name} was ${segment.what}`).join(', ')} under the running instance; a new segment begins with the next write`,
     );
+  }
+}
+
+/**
+ * For JournalWriter: the files of its segments that still owe records, and the checks that
+ * tell when one vanished or SPOOL_DIR was swapped under them.
+ */
+export class SegmentWatch {
+  private readonly identities = new Map<string, FileIdentity>();
+
+  constructor(
+    private readonly files: JournalFiles,
+    private readonly index: JournalIndex,
+  ) {}
+
+  /** `name` was begun as the file `identity` is. */
+  watch(name: string, identity: FileIdentity): void {
+    this.identities.set(name, identity);
+  }
+
+  /** `name` owes nothing any more (or is gone as told): no longer checked. */
+  forget(name: string): void {
+    this.identities.delete(name);
+  }
+
+  /** Whether `name` still finds the file `identity` is (one lstat). */
+  async intact(name: string, identity: FileIdentity): Promise<boolean> {
+    return sameFile(await this.files.identity(name), identity);
+  }
+
+  /**
+   * The segment's name resolves to its file, but is SPOOL_DIR still the directory it was begun
+   * in? A symlink to that same directory put in its place (mv it aside, ln -s) passes the
+   * segment's check, as lstat follows every component but the last. Refused as such a
+   * directory is at a new segment; the segment stays active and owed, so that the original put
+   * back writes on in it, and a new directory in its place is found to have lost it.
+   */
+  async checkDirectory(directory: FileIdentity): Promise<void> {
+    if (sameFile(await this.files.directoryIdentity(), directory)) return;
+    // Says what stands there now (a symlink, not writable, ...) when it is refused outright.
+    await this.files.checkDirectory();
+    throw new SpoolDirectoryError(this.files.directory, 'another directory than before');
+  }
+
+  /**
+   * `active` vanished: it, and every other watched segment whose name no longer finds its
+   * file, is given up, its held records orphaned (JournalIndex.dropSegment).
+   */
+  async giveUp(active: string): Promise<LostSegment[]> {
+    const lost: LostSegment[] = [];
+    for (const [name, identity] of [...this.identities]) {
+      const now = await this.files.identity(name).catch(() => null);
+      if (name !== active && sameFile(now, identity)) continue;
+      this.identities.delete(name);
+      lost.push({ name, what: now ? 'replaced' : 'deleted', ...this.index.dropSegment(name) });
+    }
+    return lost;
   }
 }

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NodeJournalFiles } from './journal-files.js';
+import { NodeJournalFiles } from './node-journal-files.js';
 import { SpoolDirectoryError, checkSpoolDirectory } from './spool-directory.js';
 
 // SPOOL_DIR itself, as the journal checks it before it writes there: lstat, never followed.
@@ -21,6 +21,20 @@ describe('checkSpoolDirectory', () => {
     const { dev, ino } = await stat(directory);
 
     await expect(checkSpoolDirectory(directory)).resolves.toEqual({ dev, ino });
+  });
+
+  it("tells SPOOL_DIR's own inode, a symlink's rather than its target's, and null when gone", async () => {
+    const target = join(root, 'original');
+    await mkdir(target);
+    const spool = join(root, 'spool');
+    const files = new NodeJournalFiles(spool);
+    await expect(files.directoryIdentity()).resolves.toBeNull();
+
+    await symlink(target, spool);
+    const link = await lstat(spool);
+
+    await expect(files.directoryIdentity()).resolves.toEqual({ dev: link.dev, ino: link.ino });
+    expect(link.ino).not.toBe((await stat(target)).ino);
   });
 
   it('refuses a symlink to a writable directory, naming what it found', async () => {

@@ -80,6 +80,11 @@ export class FakeJournalFiles extends FileFaults implements JournalFiles {
     return { dev: 1, ino: this.directoryIno };
   }
 
+  async directoryIdentity(): Promise<FileIdentity | null> {
+    await this.begin('directoryIdentity');
+    return { dev: 1, ino: this.directoryIno };
+  }
+
   async list(): Promise<string[]> {
     await this.begin('list');
     return [...this.inodes.keys()];

@@ -8,6 +8,7 @@ import { deferred, type Deferred } from '../../common/testing/deferred.js';
 export type FileOperation =
   | 'ensureDirectory'
   | 'checkDirectory'
+  | 'directoryIdentity'
   | 'list'
   | 'create'
   | 'openForAppend'

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { NodeJournalFiles } from './journal-files.js';
+import { NodeJournalFiles } from './node-journal-files.js';
 
 // NodeJournalFiles never reaches outside its directory: symlinks and directories where files
 // belong are refused (and listed), and what it opens is checked to be the file it named.

@@ -1,4 +1,4 @@
-import { type DiskEntry, JournalIndex, type RecordLocation } from './journal-index.js';
+import { type DiskEntry, JournalLedger, type RecordLocation } from './journal-ledger.js';
 
 const A = 'journal-000000000001000-000000-aaaaaaaa.jsonl';
 const B = 'journal-000000000002000-000000-aaaaaaaa.jsonl';
@@ -23,11 +23,11 @@ function resolved(entries: DiskEntry[]) {
   return entries.map(({ id, sessionId, location }) => ({ id, sessionId, location }));
 }
 
-describe(JournalIndex.name, () => {
-  let sut: JournalIndex;
+describe(JournalLedger.name, () => {
+  let sut: JournalLedger;
 
   beforeEach(() => {
-    sut = new JournalIndex();
+    sut = new JournalLedger();
   });
 
   describe('segments', () => {

@@ -12,7 +12,7 @@ import {
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NodeJournalFiles } from './journal-files.js';
+import { NodeJournalFiles } from './node-journal-files.js';
 
 // The one spec of the journal on a real file system: what the fake stands in for elsewhere.
 
