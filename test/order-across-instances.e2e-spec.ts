@@ -128,4 +128,38 @@ describeOnPostgres('order of answered appends across instances whose clocks diff
       expect(heard.map((edge) => edge.node.content)).toEqual(['y1', 'y2', 'x3', 'y4']);
     },
   );
+  faultTest(
+    'an append placed after the keys of an instance two days ahead leaves the clock of its own',
+    async () => {
+      const schema = await createPostgresSchema();
+      cleanups.add(schema.drop);
+      const ahead = await instance(schema.url, '+2d');
+      const right = await instance(schema.url, '+0');
+      const minutes = 5 * 60_000;
+
+      await append(ahead, 'shared', 'c1');
+      await append(right, 'shared', 'a1');
+      await append(right, 'mine', 't1');
+
+      const shared = await transcript(right, 'shared');
+      expect(shared.map((edge) => edge.node.content)).toEqual(['c1', 'a1']);
+      expect(keyOf(shared[1].cursor) > keyOf(shared[0].cursor)).toBe(true);
+      // libfaketime works: the first message was timed two days on, the second (stored after
+      // it) keeps the time of the instance that took it.
+      expect(Date.parse(shared[0].node.createdAt as string)).toBeGreaterThan(
+        Date.now() + 2 * 86_400_000 - minutes,
+      );
+      expect(Math.abs(Date.parse(shared[1].node.createdAt as string) - Date.now())).toBeLessThan(
+        minutes,
+      );
+      // The other session's message is timed by the right clock: the key a1 was stored with
+      // (two days on) did not carry it on.
+      const [mine] = await transcript(right, 'mine');
+      expect(Math.abs(Date.parse(mine.node.createdAt as string) - Date.now())).toBeLessThan(
+        minutes,
+      );
+      const [, keyMs] = /(\d{15})\.\d{6}\./.exec(keyOf(mine.cursor)) ?? [];
+      expect(Math.abs(Number(keyMs) - Date.now())).toBeLessThan(minutes);
+    },
+  );
 });

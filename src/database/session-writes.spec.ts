@@ -347,7 +347,7 @@ describe('writeSessions with an answered append (SessionWrite.after)', () => {
     run.store(acceptedRecord('s', 'other', { orderKey: STORED_MAX }), 50);
     const records = timed('s', 1000, ['a', 'b']);
     const issued = records.map((record) => record.orderKey);
-    const derived = [formatOrderKey(5000, 8, 'b0b'), formatOrderKey(5000, 9, 'b0b')];
+    const derived = [formatOrderKey(5000, 8, 'b0br'), formatOrderKey(5000, 9, 'b0br')];
 
     const [result] = await write([{ sessionId: 's', records, after: 'stored' }]);
 
@@ -379,8 +379,8 @@ describe('writeSessions with an answered append (SessionWrite.after)', () => {
     const [result] = await write([{ sessionId: 's', records, after: 'stored' }]);
 
     expect(result.orderKeys).toEqual([
-      formatOrderKey(5000, 8, 'b0b'),
-      formatOrderKey(5000, 9, 'b0b'),
+      formatOrderKey(5000, 8, 'b0br'),
+      formatOrderKey(5000, 9, 'b0br'),
     ]);
   });
 
@@ -435,9 +435,9 @@ describe('writeSessions with an answered append (SessionWrite.after)', () => {
 
     expect(asked).toEqual([['a', 'c']]);
     expect(results.map((result) => result.orderKeys)).toEqual([
-      [formatOrderKey(5000, 8, 'b0b')],
+      [formatOrderKey(5000, 8, 'b0br')],
       undefined,
-      [formatOrderKey(5000, 8, 'b0b')],
+      [formatOrderKey(5000, 8, 'b0br')],
     ]);
     expect(keysOf(b)).toEqual([b[0].orderKey]);
   });
@@ -448,9 +448,9 @@ describe('writeSessions with an answered append (SessionWrite.after)', () => {
     run.store(stored, 60);
     const fresh = timed('s', 1000, ['fresh', 'fresh too']);
     const derived = [
-      formatOrderKey(5000, 8, 'b0b'),
-      formatOrderKey(5000, 9, 'b0b'),
-      formatOrderKey(5000, 10, 'b0b'),
+      formatOrderKey(5000, 8, 'b0br'),
+      formatOrderKey(5000, 9, 'b0br'),
+      formatOrderKey(5000, 10, 'b0br'),
     ];
 
     const [result] = await write([

@@ -39,8 +39,8 @@ describe(placeAfterStored.name, () => {
     );
 
     expect([...keys]).toEqual([
-      [late, formatOrderKey(5000, 8, 'b0b')],
-      [early, formatOrderKey(5000, 9, 'b0b')],
+      [late, formatOrderKey(5000, 8, 'b0br')],
+      [early, formatOrderKey(5000, 9, 'b0br')],
     ]);
     expect(run.asked).toEqual([
       {
@@ -86,7 +86,7 @@ describe(placeAfterStored.name, () => {
 
     expect(run.asked.map((statement) => statement.values)).toEqual([['a', 'b']]);
     expect(run.asked[0].sql).toContain('IN (?, ?)');
-    expect([...keys]).toEqual([[b, formatOrderKey(5000, 8, 'b0b')]]);
+    expect([...keys]).toEqual([[b, formatOrderKey(5000, 8, 'b0br')]]);
   });
 
   it('keeps the keys of an append strictly after the max', async () => {

@@ -17,13 +17,13 @@ import { type StatementRunner } from './statement-runner.js';
  * statement that waited for the lock (a subquery of it) would miss the rows of the transaction
  * it waited for; a later statement sees them. The lock then holds the max still until commit.
  *
- * The keys cannot collide with stored ones: they end in this instance's id, so no other
- * instance's key is the same, and they are after everything the session holds. Nor with this
- * instance's own: what it accepted for the session before is stored already (an append writes
- * the session's backlog first, see DurableWriter.accept), so it is at or before the max; and
- * the caller moves the clock past the new keys (OrderKeyGenerator.passKey) before the session's
- * lock lets another append of it in, so none of its later keys is one of them. A later key
- * that sorts before what another instance stored meanwhile is an append's, and moves in turn.
+ * The keys cannot collide with stored ones, nor with any this instance's clock issues later,
+ * though the clock does not move past them (a key from a clock days ahead would carry it on):
+ * they end in this instance's id and a marker no clock issues (keysAfter), so no other
+ * instance's key is the same, nor a key of this clock; and they are after everything the
+ * session holds, derived keys of this instance's earlier writes included, since the max is
+ * read under the session's lock. A later key that sorts before what is stored is an append's,
+ * and moves in turn.
  */
 export async function placeAfterStored(
   run: StatementRunner,

@@ -1,4 +1,10 @@
-import { OrderKeyGenerator, formatOrderKey, keysAfter, parseOrderKey } from './order-key.js';
+import {
+  DERIVED_MARKER,
+  OrderKeyGenerator,
+  formatOrderKey,
+  keysAfter,
+  parseOrderKey,
+} from './order-key.js';
 
 describe(OrderKeyGenerator.name, () => {
   it('issues keys that sort in issue order, even when the clock stands still or goes back', () => {
@@ -140,9 +146,9 @@ describe(keysAfter.name, () => {
     const keys = keysAfter(max, 3, 'b0b') as string[];
 
     expect(keys).toEqual([
-      formatOrderKey(5000, 8, 'b0b'),
-      formatOrderKey(5000, 9, 'b0b'),
-      formatOrderKey(5000, 10, 'b0b'),
+      formatOrderKey(5000, 8, 'b0br'),
+      formatOrderKey(5000, 9, 'b0br'),
+      formatOrderKey(5000, 10, 'b0br'),
     ]);
     expect(keys[0] > max).toBe(true);
     expect([...keys].sort()).toEqual(keys);
@@ -154,16 +160,16 @@ describe(keysAfter.name, () => {
     const keys = keysAfter(max, 3, 'b0b') as string[];
 
     expect(keys).toEqual([
-      formatOrderKey(5000, 999_999, 'b0b'),
-      formatOrderKey(5001, 0, 'b0b'),
-      formatOrderKey(5001, 1, 'b0b'),
+      formatOrderKey(5000, 999_999, 'b0br'),
+      formatOrderKey(5001, 0, 'b0br'),
+      formatOrderKey(5001, 1, 'b0br'),
     ]);
     expect([max, ...keys].sort()).toEqual([max, ...keys]);
   });
 
   it('starts in the next millisecond at a max whose counter is the last', () => {
     expect(keysAfter(formatOrderKey(5000, 999_999, 'z'), 1, 'a')).toEqual([
-      formatOrderKey(5001, 0, 'a'),
+      formatOrderKey(5001, 0, 'ar'),
     ]);
   });
 
@@ -173,8 +179,8 @@ describe(keysAfter.name, () => {
     const keys = keysAfter(max, 2, 'b0b') as string[];
 
     expect(keys).toEqual([
-      formatOrderKey(1764460800124, 0, 'b0b'),
-      formatOrderKey(1764460800124, 1, 'b0b'),
+      formatOrderKey(1764460800124, 0, 'b0br'),
+      formatOrderKey(1764460800124, 1, 'b0br'),
     ]);
     expect(keys[0] > max).toBe(true);
   });
@@ -192,46 +198,29 @@ describe(keysAfter.name, () => {
   });
 });
 
-describe('OrderKeyGenerator.passKey', () => {
-  it('issues keys after a key of a later millisecond, staying in it', () => {
-    const sut = new OrderKeyGenerator('b0b', () => 10);
-    sut.next();
+describe('derived keys (keysAfter) and the clock', () => {
+  it('are named apart from every key the clock issues: its id and DERIVED_MARKER', () => {
+    const sut = new OrderKeyGenerator('abcd0123', () => 5000);
+    const issued = [sut.next(), sut.next(), sut.next()].map((next) => next.key);
 
-    sut.passKey(formatOrderKey(5000, 9, 'b0b'));
+    const derived = keysAfter(formatOrderKey(4999, 999_998, 'other'), 3, 'abcd0123') as string[];
 
-    expect(sut.next()).toEqual({ key: formatOrderKey(5000, 10, 'b0b'), ms: 5000 });
-    expect(sut.latest).toBe(5000);
+    expect(DERIVED_MARKER).toBe('r');
+    expect(derived.map((key) => parseOrderKey(key)?.instanceId)).toEqual([
+      'abcd0123r',
+      'abcd0123r',
+      'abcd0123r',
+    ]);
+    // Same times and counters as the clock's, and still none of its keys.
+    expect(derived.slice(1).map((key) => key.slice(0, 22))).toEqual(
+      issued.slice(0, 2).map((key) => key.slice(0, 22)),
+    );
+    expect(derived.filter((key) => issued.includes(key))).toEqual([]);
   });
 
-  it('issues keys after a key of the millisecond it stands at with a higher counter', () => {
-    const sut = new OrderKeyGenerator('b0b', () => 5000);
-    sut.next();
+  it('parse as order keys (the journal, cursors) for an eight-digit hex id', () => {
+    const [key] = keysAfter(formatOrderKey(1, 0, 'x'), 1, 'deadbeef') as string[];
 
-    sut.passKey(formatOrderKey(5000, 9, 'b0b'));
-
-    expect(sut.next().key).toBe(formatOrderKey(5000, 10, 'b0b'));
-  });
-
-  it('rolls to the next millisecond after a key with the last counter', () => {
-    const sut = new OrderKeyGenerator('b0b', () => 10);
-
-    sut.passKey(formatOrderKey(5000, 999_999, 'b0b'));
-
-    expect(sut.next()).toEqual({ key: formatOrderKey(5001, 0, 'b0b'), ms: 5001 });
-  });
-
-  it.each([
-    ['an earlier millisecond', formatOrderKey(4999, 50, 'b0b')],
-    ['a lower counter in its millisecond', formatOrderKey(5000, 1, 'b0b')],
-    ['no key at all', 'zzz'],
-  ])('never moves the keys back for %s', (_case, key) => {
-    const sut = new OrderKeyGenerator('b0b', () => 5000);
-    sut.next();
-    sut.next();
-    sut.next();
-
-    sut.passKey(key);
-
-    expect(sut.next().key).toBe(formatOrderKey(5000, 3, 'b0b'));
+    expect(parseOrderKey(key)).toEqual({ ms: 1, counter: 1, instanceId: 'deadbeefr' });
   });
 });

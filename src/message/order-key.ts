@@ -10,6 +10,8 @@ const ORDER_KEY = /^(\d{15})\.(\d{6})\.([0-9a-z]{1,16})$/;
  * database never issue the same key. Its time is the wall clock's, but it never goes back, and
  * it is moved on (observe) past every time it sees: the journal at adoption, the newest stored
  * message and tombstone at start, tombstones read at write-back, commits of other instances.
+ * The keys a write derives from what a session holds (keysAfter) do not move it: they have a
+ * name of their own, and a clock far ahead would spread through them.
  * Tombstones are stamped from it too (stamp), so a message accepted here after a deletion has a
  * later time than the deletion whatever the wall clock did in between.
  *
@@ -59,24 +61,6 @@ export class OrderKeyGenerator {
     }
   }
 
-  /**
-   * Keys issued from now on sort after `key`, a key a write gave this instance's records in
-   * place of the ones issued (see keysAfter). Unlike floor, a key in the millisecond the clock
-   * stands at counts too: the clock would otherwise issue that very key again, and a later
-   * write of it (a write-back, which keeps its keys) would be skipped as stored already. Nor
-   * does it skip to the next millisecond, so that keys stay close to the wall clock.
-   */
-  passKey(key: string): void {
-    const parsed = parseOrderKey(key);
-    if (!parsed) return;
-    if (parsed.ms > this.lastMs) {
-      this.lastMs = parsed.ms;
-      this.counter = parsed.counter;
-    } else if (parsed.ms === this.lastMs && parsed.counter > this.counter) {
-      this.counter = parsed.counter;
-    }
-  }
-
   /** The newest time the clock stands at (0 before any). */
   get latest(): number {
     return this.lastMs;
@@ -105,12 +89,27 @@ export function parseOrderKey(
 const MS_PREFIX = /^(\d{15})/;
 
 /**
+ * What ends a derived key (see keysAfter) after the instance's id. It is no hex digit, and an
+ * instance id is hex (ScribeInstance): no clock issues a key with this suffix.
+ */
+export const DERIVED_MARKER = 'r';
+
+/**
  * `count` keys of this instance, in order, after `storedMax` (the greatest key a session holds):
  * the keys a write gives its records when the clock that timed them is behind what is stored
  * (see placeAfterStored). They follow the max in its millisecond, rolling to the next one when
  * the counter runs out, as the clock would. A max of another format is passed by starting at
  * the millisecond after its numeric prefix; one without a prefix (no key Scribe writes: the
  * journal and cursors refuse them) gives null, and the records keep their keys.
+ *
+ * They end in the instance's id and DERIVED_MARKER, a name no clock issues, so that the clock
+ * need not move past them: a max from a clock far ahead would otherwise carry that clock into
+ * this one, and from it into the times of every session and tombstone it stamps (a deletion
+ * stamped days ahead drops, at write-back, what another instance accepted after it). They
+ * cannot be the same as another instance's keys or derived keys (their suffix has that
+ * instance's id), nor as this clock's (no marker), nor as each other: a write computes them
+ * from the max of the session holding its row lock, which is at or after every derived key
+ * committed before it, and within a write their counters differ.
  */
 export function keysAfter(storedMax: string, count: number, instanceId: string): string[] | null {
   const parsed = parseOrderKey(storedMax);
@@ -131,7 +130,7 @@ export function keysAfter(storedMax: string, count: number, instanceId: string):
       ms += 1;
       counter = 0;
     }
-    keys.push(formatOrderKey(ms, counter, instanceId));
+    keys.push(formatOrderKey(ms, counter, `${instanceId}${DERIVED_MARKER}`));
   }
   return keys;
 }

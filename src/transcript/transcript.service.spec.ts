@@ -12,7 +12,7 @@ import { OrderKeyGenerator } from '../message/order-key.js';
 import { messageIdFor } from '../message/message-id.js';
 import { type MessageRecord, type NewMessage } from '../message/message-record.js';
 import { MessageRole } from '../message/message-role.js';
-import { formatOrderKey, parseOrderKey } from '../message/order-key.js';
+import { formatOrderKey, keysAfter, parseOrderKey } from '../message/order-key.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { AppendStatus } from './append-status.js';
@@ -192,12 +192,12 @@ describe(TranscriptService.name, () => {
       expect(marks).toEqual(['stored']);
     });
 
-    it('moves its clock past the keys a write stored its messages with: its next keys sort after them', async () => {
-      const later = Date.now() + 3_600_000;
-      const storedKeys = [formatOrderKey(later, 5, INSTANCE), formatOrderKey(later, 6, INSTANCE)];
+    it('leaves its clock where it was when a write stored its messages after keys days ahead', async () => {
+      const ahead = Date.now() + 2 * 86_400_000;
+      // The keys the real stores derive (stored-order.ts) after another instance's, whose
+      // clock is two days ahead: the records carry them once the write returns.
+      const storedKeys = keysAfter(formatOrderKey(ahead, 4, 'c0ffee00'), 2, INSTANCE) as string[];
       const write = store.write.bind(store);
-      // The first write stores the messages after another instance's keys, as the real stores
-      // do (stored-order.ts): the records carry the stored keys once it returns.
       store.write = async (writes) => {
         store.write = write;
         const results = await write(writes);
@@ -205,12 +205,18 @@ describe(TranscriptService.name, () => {
         return results;
       };
 
+      const before = Date.now();
       const moved = (await append('s1', message('a'), message('b'))).records;
-      const [next] = (await append('s1', message('next'))).records;
+      const [next] = (await append('s2', message('next'))).records;
 
       expect(moved.map((record) => record.orderKey)).toEqual(storedKeys);
-      // Just after the last of them, in their millisecond: not the next one.
-      expect(next.orderKey).toBe(formatOrderKey(later, 7, INSTANCE));
+      // The next key is this clock's own, timed now: not after the derived ones.
+      const parsed = parseOrderKey(next.orderKey);
+      expect(parsed?.instanceId).toBe(INSTANCE);
+      expect(parsed?.ms).toBeGreaterThanOrEqual(before);
+      expect(parsed?.ms).toBeLessThanOrEqual(Date.now());
+      expect(clock.latest).toBeLessThanOrEqual(Date.now());
+      expect(next.acceptedAt).toBeLessThanOrEqual(Date.now());
     });
 
     it('answers QUEUED when the database fails, BUFFERED when the disk fails too, and counts each', async () => {

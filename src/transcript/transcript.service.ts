@@ -221,9 +221,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
       }
     }
     if (fresh.length > 0) {
-      const issued = fresh.map((record) => record.orderKey);
       const outcome = await this.durable.accept(queue, fresh);
-      this.passStoredKeys(fresh, issued);
       if (outcome.kind === 'refused') {
         throw new ScribeException(
           ScribeErrorCode.MessageRefused,
@@ -252,20 +250,6 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
       records: answers.map((answer) => answer.record),
       status: weakestStatus(answers.map((answer) => answer.status)),
     };
-  }
-
-  /**
-   * A write that stored the records after keys of another instance's clock (see
-   * SessionWrite.after) gave them keys past this clock: it moves past the last of them, so that
-   * this instance's next keys sort after them, and it never issues one of them again.
-   */
-  private passStoredKeys(fresh: readonly MessageRecord[], issued: readonly string[]): void {
-    for (let index = fresh.length - 1; index >= 0; index--) {
-      if (fresh[index].orderKey !== issued[index]) {
-        this.orderKeys.passKey(fresh[index].orderKey);
-        return;
-      }
-    }
   }
 
   private accept(sessionId: string, input: NewMessage): MessageRecord {
