@@ -39,6 +39,9 @@ const BAD_READS: Record<string, { query: string; variables?: Record<string, unkn
     query: `query($id: ID!, $first: Int) { session(id: $id) { messages(first: $first) { totalCount } } }`,
     variables: { first: -1 },
   },
+  sessionsGarbageAfter: { query: `{ sessions(first: 3, after: "zzz") { totalCount } }` },
+  sessionsZeroFirst: { query: `{ sessions(first: 0) { totalCount } }` },
+  sessionsEmptyTitle: { query: `{ sessions(filter: { titleContains: "" }) { totalCount } }` },
   inFragment: {
     query: `query($id: ID!) { session(id: $id) { ...page } } fragment page on Session { messages(last: 0) { totalCount } }`,
   },
