@@ -21,16 +21,29 @@ const PAGE = `query($id: ID!) { session(id: $id) { messages(first: 1) { edges { 
 const describeOnPostgres = databaseKinds().includes('postgres') ? describe : describe.skip;
 const { cleanups, faultTest, dataDirectory, server } = faultSuite(TEST_TIMEOUT_MS);
 
-async function endedWith(target: ServerProcess, after: string | undefined) {
+async function refusal(target: ServerProcess, after: string | undefined) {
   const client = liveClient(`${target.url.replace(/^http/, 'ws')}/graphql`);
   cleanups.add(() => Promise.resolve(client.dispose()));
   const subscribed = subscribe(client, LIVE, { s: SESSION, after }, 'messageAppended');
   await subscribed.ended;
   expect(subscribed.events).toEqual([]);
-  const errors = subscribed.error as { message: string; extensions?: Record<string, unknown> }[];
+  return subscribed.error as { message: string; extensions?: Record<string, unknown> }[];
+}
+
+async function endedWith(target: ServerProcess, after: string | undefined) {
+  const errors = await refusal(target, after);
   expect(errorCodes(errors)).toEqual(['SUBSCRIPTION_INTERRUPTED']);
   return errors[0];
 }
+
+// Resume cursors that can never work: refused for themselves, database or not.
+const BAD_CURSORS = ['!!!notacursor', Buffer.from('scribe:v1:nope').toString('base64url')];
+const badCursorAnswers = (target: ServerProcess) =>
+  Promise.all(
+    BAD_CURSORS.map(async (after) =>
+      (await refusal(target, after)).map((e) => ({ code: e.extensions?.code, message: e.message })),
+    ),
+  );
 
 describeOnPostgres('subscriptions during a PostgreSQL outage after a normal start', () => {
   async function started() {
@@ -47,18 +60,25 @@ describeOnPostgres('subscriptions during a PostgreSQL outage after a normal star
     return { proxy, target, cursor: page.data.session.messages.edges[0].cursor as string };
   }
 
-  faultTest('cut: new subscriptions, resumed or not, are refused as interrupted', async () => {
-    const { proxy, target, cursor } = await started();
+  faultTest(
+    'cut: new subscriptions, resumed or not, are refused as interrupted; bad cursors as bad input',
+    async () => {
+      const { proxy, target, cursor } = await started();
+      const badUp = await badCursorAnswers(target);
+      expect(badUp.flat().map((error) => error.code)).toEqual(['BAD_USER_INPUT', 'BAD_USER_INPUT']);
 
-    proxy.cut();
-    for (const after of [undefined, cursor]) {
-      const error = await endedWith(target, after);
-      expect(error.message).toBe(
-        'Live updates are unavailable while the database cannot be reached; try again shortly',
-      );
-    }
-    expect(target.output()).not.toMatch(/Subscription failed/);
-  });
+      proxy.cut();
+      for (const after of [undefined, cursor]) {
+        const error = await endedWith(target, after);
+        expect(error.message).toBe(
+          'Live updates are unavailable while the database cannot be reached; try again shortly',
+        );
+      }
+      // Deaf now, and still the input's own fault first: never "try again" for these.
+      expect(await badCursorAnswers(target)).toEqual(badUp);
+      expect(target.output()).not.toMatch(/Subscription failed/);
+    },
+  );
 
   faultTest(
     'blackholed: a resumed subscription whose replay cannot read ends interrupted, as an outage, naming no host',

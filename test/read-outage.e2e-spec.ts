@@ -23,6 +23,47 @@ const READS: Record<string, string> = {
   sessions: `{ sessions(first: 5) { totalCount edges { node { id } } } }`,
 };
 
+const FORGED = Buffer.from('scribe:v1:not-an-order-key').toString('base64url');
+const pageOf = (args: string) =>
+  `query($id: ID!) { session(id: $id) { id messages(${args}) { totalCount edges { node { content } } } } }`;
+
+// Input that can never work: refused for itself, database or not (so never "retry later").
+const BAD_READS: Record<string, { query: string; variables?: Record<string, unknown> }> = {
+  negativeFirst: { query: pageOf('first: -1') },
+  zeroFirst: { query: pageOf('first: 0') },
+  firstAndLast: { query: pageOf('first: 2, last: 2') },
+  garbageAfter: { query: pageOf('first: 3, after: "!!!notacursor"') },
+  forgedAfter: { query: pageOf(`first: 3, after: "${FORGED}"`) },
+  forgedBefore: { query: pageOf(`last: 3, before: "${FORGED}"`) },
+  fromVariable: {
+    query: `query($id: ID!, $first: Int) { session(id: $id) { messages(first: $first) { totalCount } } }`,
+    variables: { first: -1 },
+  },
+  sessionsGarbageAfter: { query: `{ sessions(first: 3, after: "zzz") { totalCount } }` },
+  sessionsZeroFirst: { query: `{ sessions(first: 0) { totalCount } }` },
+  sessionsEmptyTitle: { query: `{ sessions(filter: { titleContains: "" }) { totalCount } }` },
+  inFragment: {
+    query: `query($id: ID!) { session(id: $id) { ...page } } fragment page on Session { messages(last: 0) { totalCount } }`,
+  },
+};
+
+/** Each bad read's error codes and messages, which must not depend on the database. */
+async function badReadAnswers(target: ServerProcess) {
+  const answers: Record<string, unknown> = {};
+  for (const [name, { query, variables }] of Object.entries(BAD_READS)) {
+    const answer = await target.gql(query, { id: SESSION, ...variables });
+    const errors = (answer.errors ?? []) as {
+      message: string;
+      extensions?: Record<string, unknown>;
+    }[];
+    answers[name] = {
+      status: answer.status,
+      errors: errors.map((e) => ({ code: e.extensions?.code, message: e.message })),
+    };
+  }
+  return answers;
+}
+
 const describeOnPostgres = databaseKinds().includes('postgres') ? describe : describe.skip;
 
 const { cleanups, faultTest, dataDirectory, server } = faultSuite(TEST_TIMEOUT_MS, {
@@ -51,7 +92,7 @@ async function expectUnavailable(target: ServerProcess, name: string, query: str
 
 describeOnPostgres('reads during a PostgreSQL outage after a normal start', () => {
   faultTest(
-    'session, its messages both ways (cached or not), and the sessions list answer DATABASE_UNAVAILABLE; pendingStatus still answers; all read again once it is back',
+    'session, its messages both ways (cached or not), and the sessions list answer DATABASE_UNAVAILABLE; bad paging input still BAD_USER_INPUT; pendingStatus still answers; all read again once it is back',
     async () => {
       const { proxy, url } = await proxiedPostgresSchema(cleanups);
       const target = await server({
@@ -65,11 +106,20 @@ describeOnPostgres('reads during a PostgreSQL outage after a normal start', () =
       // Loaded once, so the session cache holds it: a cached copy is revalidated too.
       const warm = await target.gql(READS.transcript, { id: SESSION });
       expect(warm.data.session.messages.totalCount).toBe(1);
+      const refusedUp = await badReadAnswers(target);
+      for (const answer of Object.values(refusedUp)) {
+        expect(answer).toEqual({
+          status: 200,
+          errors: [{ code: 'BAD_USER_INPUT', message: expect.any(String) }],
+        });
+      }
 
       proxy.cut();
       for (const [name, query] of Object.entries(READS)) {
         await expectUnavailable(target, name, query);
       }
+      // The same bad input, the same answer: its own fault, not the database's.
+      expect(await badReadAnswers(target)).toEqual(refusedUp);
       // Past the cap, some accepted messages are in the journal only: that page's read too.
       for (let index = 0; index <= CAP; index += 1) {
         expect((await appendMessage(target, SESSION, `queued-${index}`)).status).toBe('QUEUED');

@@ -39,6 +39,8 @@ export class LiveResolver {
   })
   @RequireScope('read', 'sessionId')
   messageAppended(@Args() args: MessageAppendedArgs): AsyncIterableIterator<MessageRecord> {
+    // Decoded before the feed opens: a cursor that can never work is BAD_USER_INPUT even while
+    // this instance is deaf, never an interruption the client would subscribe again after.
     const after = args.after == null ? undefined : decodeMessagePlace(args.after);
     const maxBytes = this.config.maxPageBytes;
     return new MessageStream(

@@ -2,19 +2,11 @@ import { Args, Context, Info, Parent, Query, ResolveField, Resolver } from '@nes
 import { RequireScope } from '../common/auth/scope.guard.js';
 import { type GraphQLContext } from '../common/graphql/graphql-context.js';
 import { requestAbortSignal } from '../common/http/request-abort-signal.js';
-import {
-  GraphQLIncludeDirective,
-  GraphQLSkipDirective,
-  Kind,
-  getDirectiveValues,
-  type GraphQLResolveInfo,
-  type SelectionNode,
-} from 'graphql';
+import { type GraphQLResolveInfo } from 'graphql';
 import { pageConnection, type Connection } from '../common/pagination/connection.js';
 import { sessionBytes } from '../message/session-record.js';
-import { TwoWayPageArgs, pageRequestOf } from '../common/pagination/page.args.js';
+import { TwoWayPageArgs } from '../common/pagination/page.args.js';
 import { type PageRequest } from '../common/pagination/page-request.js';
-import { decodeMessageCursor } from '../common/graphql/message.mapper.js';
 import { Message } from '../common/graphql/models/message.model.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type SessionRecord } from '../message/session-record.js';
@@ -28,6 +20,9 @@ import { Session, SessionConnection } from '../common/graphql/models/session.mod
 import { chargeUnreserved, connectionOf } from './message-connection.js';
 import { journalUnavailable, withPending } from './pending-merge.js';
 import { SessionReader } from './session-reader.js';
+import { checkMessagesArgs, messagePageRequest } from './message-page-args.js';
+import { selectsField } from './selections.js';
+import { createValidationPipe } from '../common/validation/validation.pipe.js';
 import { decodeSessionCursor, sessionListKey } from './session.mapper.js';
 import { toSessionModel } from '../common/graphql/session.mapper.js';
 
@@ -44,6 +39,9 @@ type ResolvedSession = Session & {
 
 @Resolver(() => Session)
 export class SessionResolver {
+  // The global pipe's twin, for the arguments of `messages` checked before their field runs.
+  private readonly pipe = createValidationPipe();
+
   constructor(
     private readonly reader: SessionReader,
     private readonly config: ScribeConfig,
@@ -59,6 +57,7 @@ export class SessionResolver {
     @Info() info: GraphQLResolveInfo,
     @Context() context: GraphQLContext,
   ): Promise<ResolvedSession | null> {
+    await checkMessagesArgs(info, this.pipe);
     // Metadata is already in memory (cached or read) when it is charged: it is one value.
     const charge = (record: SessionRecord) => {
       if (selectsField(info, 'metadata') || selectsField(info, 'title')) {
@@ -125,7 +124,7 @@ export class SessionResolver {
     @Args() args: TwoWayPageArgs,
     @Context() context: GraphQLContext,
   ): Promise<Connection<Message>> {
-    const request = pageRequestOf(args, decodeMessageCursor);
+    const request = messagePageRequest(args);
     const budget = context.budget;
     const admit = budget && ((bytes: number) => budget.admit(bytes));
     // Read before the messages (see ResolvedSession), and before asking whether the journal
@@ -196,24 +195,4 @@ export class SessionResolver {
       transcript: [],
     };
   }
-}
-
-/**
- * Whether the query selects `name` directly under this field (fragments included), as the
- * executor will: a selection that `@skip` or `@include` leaves out does not count, so it
- * cannot make a full load that the cost model did not count.
- */
-function selectsField(info: GraphQLResolveInfo, name: string): boolean {
-  const included = (selection: SelectionNode): boolean =>
-    getDirectiveValues(GraphQLSkipDirective, selection, info.variableValues)?.if !== true &&
-    getDirectiveValues(GraphQLIncludeDirective, selection, info.variableValues)?.if !== false;
-  const visit = (selections: readonly SelectionNode[]): boolean =>
-    selections.some((selection) => {
-      if (!included(selection)) return false;
-      if (selection.kind === Kind.FIELD) return selection.name.value === name;
-      if (selection.kind === Kind.INLINE_FRAGMENT) return visit(selection.selectionSet.selections);
-      const fragment = info.fragments[selection.name.value];
-      return fragment ? visit(fragment.selectionSet.selections) : false;
-    });
-  return info.fieldNodes.some((node) => visit(node.selectionSet?.selections ?? []));
 }
