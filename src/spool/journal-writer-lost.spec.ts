@@ -151,6 +151,20 @@ describe('JournalWriter with a segment that vanished', () => {
     expect(sut.takesAppends).toBe(false);
   });
 
+  it('takes no more appends in an open segment that is full', async () => {
+    const small = new JournalWriter(
+      files,
+      index,
+      new SegmentNamer(INSTANCE, () => NOW),
+      sizes[0] + 1,
+    );
+    await small.append([records[0]]);
+    expect(small.takesAppends).toBe(true);
+    await small.append([records[1]]);
+
+    expect(small.takesAppends).toBe(false);
+  });
+
   it('tells a replaced segment from a deleted one', async () => {
     await sut.append([records[0]]);
     files.replace(segment(0), 'someone else');

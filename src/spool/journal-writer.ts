@@ -87,11 +87,12 @@ export class JournalWriter {
   }
 
   /**
-   * Whether the open segment takes the next append as it stands (intact when last checked, room
-   * left): a directory that refuses new segments (chmod 0500 in place) does not stop it.
+   * Whether the open segment takes the next append as it stands (intact when last checked: a
+   * vanished one is no longer open; room left): a directory that refuses new segments (chmod
+   * 0500 in place) does not stop it.
    */
   get takesAppends(): boolean {
-    return this.active !== null && this.lostError === null && this.active.size < this.segmentBytes;
+    return this.active !== null && this.active.size < this.segmentBytes;
   }
 
   append(records: MessageRecord[]): Promise<JournalAppend> {
