@@ -1,4 +1,4 @@
-import { chown, mkdir, readdir, rename, rm, symlink } from 'node:fs/promises';
+import { chmod, chown, mkdir, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   READ,
@@ -40,9 +40,12 @@ async function nobodysDataDir(): Promise<{ dataDir: string; spoolDir: string }> 
   return { dataDir: dataDir.path, spoolDir };
 }
 
-async function startAsNobody(dataDir: string): Promise<ServerProcess> {
+async function startAsNobody(
+  dataDir: string,
+  env: Record<string, string> = {},
+): Promise<ServerProcess> {
   const started = await startServer(
-    { DATA_DIR: dataDir, ADMIN_TOKEN: 't', DB_RETRY_INTERVAL_MS: '200' },
+    { DATA_DIR: dataDir, ADMIN_TOKEN: 't', DB_RETRY_INTERVAL_MS: '200', ...env },
     { runAs: NOBODY },
   );
   cleanups.showOnFailure(`server pid ${started.child.pid}`, () => started.output());
@@ -181,6 +184,116 @@ describe('SPOOL_DIR replaced under a running instance that is not root', () => {
           return 'not writable';
         },
         (spoolDir) => chown(spoolDir, NOBODY.uid, NOBODY.gid),
+      );
+    },
+  );
+
+  faultTest(
+    'by a file: refused as a symlink is (SPOOL_DIR_UNUSABLE, not a raw ENOTDIR); answers BUFFERED until a directory is back, then all journaled and kept through kill -9',
+    async () => {
+      await replaceUnderLoad(
+        async (spoolDir) => {
+          await writeFile(spoolDir, 'x');
+          return 'not a directory';
+        },
+        async (spoolDir) => {
+          await rm(spoolDir);
+          await mkdir(spoolDir, { mode: 0o700 });
+          await chown(spoolDir, NOBODY.uid, NOBODY.gid);
+        },
+      );
+    },
+  );
+
+  faultTest(
+    'moved aside and back while records only the disk held were in it: counted lost while gone, not once the same file is back, and all stored after kill -9',
+    async () => {
+      const { dataDir, spoolDir } = await nobodysDataDir();
+      const moved = `${spoolDir}.moved`;
+      // Memory holds one message a session: the older ones are on disk only.
+      const target = await startAsNobody(dataDir, { MAX_PENDING_PER_SESSION: '1' });
+      const answers: Answer[] = [];
+      expect((await appendMessage(target, SESSION, 'stored')).status).toBe('PERSISTED');
+      const holder = await holdSqliteLock(join(dataDir, 'scribe.sqlite'));
+      cleanups.add(() => holder.kill());
+      expect(await appendAll(target, 'before', answers)).toEqual(['QUEUED', 'QUEUED', 'QUEUED']);
+
+      await rename(spoolDir, moved);
+      expect((await appendMessage(target, SESSION, 'gone', 'gone')).status).toBe('BUFFERED');
+      await eventually(async () =>
+        expect(await spoolStatus(target)).toMatchObject({ lostRecords: 2 }),
+      );
+      expect(target.output()).toContain('2 record(s) only it held are LOST');
+
+      // The instance has begun a new SPOOL_DIR meanwhile: the operator moves the files back.
+      for (const name of await readdir(moved)) {
+        await rename(join(moved, name), join(spoolDir, name));
+      }
+      await eventually(
+        async () =>
+          expect(await spoolStatus(target)).toMatchObject({
+            writable: true,
+            buffered: 0,
+            lostRecords: 0,
+          }),
+        15_000,
+      );
+      expect(
+        occurrences(target.output(), /is back; its 2 record\(s\) counted LOST are on disk/),
+      ).toBe(1);
+
+      expect((await target.stop('SIGKILL')).signal).toBe('SIGKILL');
+      await holder.release();
+      const restarted = await startAsNobody(dataDir);
+      // Every QUEUED answer is stored once; the BUFFERED one was promised nothing.
+      await eventually(async () => {
+        const { contents } = await readTranscript(restarted, SESSION);
+        expect(contents.filter((content) => content !== 'gone')).toEqual([
+          'stored',
+          ...answers.map((answer) => answer.content),
+        ]);
+      });
+    },
+  );
+
+  faultTest(
+    'made read-only in place (chmod 0500): the open segment takes appends (QUEUED, writable), the refused directory is the error, and every QUEUED answer survives kill -9',
+    async () => {
+      const { dataDir, spoolDir } = await nobodysDataDir();
+      const target = await startAsNobody(dataDir);
+      const answers: Answer[] = [];
+      expect((await appendMessage(target, SESSION, 'stored')).status).toBe('PERSISTED');
+      const holder = await holdSqliteLock(join(dataDir, 'scribe.sqlite'));
+      cleanups.add(() => holder.kill());
+      expect(await appendAll(target, 'before', answers)).toEqual(['QUEUED', 'QUEUED', 'QUEUED']);
+
+      await chmod(spoolDir, 0o500);
+      cleanups.add(() => chmod(spoolDir, 0o700));
+      expect(await appendAll(target, 'after', answers)).toEqual(['QUEUED', 'QUEUED', 'QUEUED']);
+      const status = await spoolStatus(target);
+      // writable is whether an append is journaled now: it is, in the open segment.
+      expect(status).toMatchObject({ writable: true, messages: 6, buffered: 0, lostRecords: 0 });
+      expect(status.error).toContain(`${spoolDir} is not writable by uid 65534`);
+      // No new segment could be begun there (a restart, a full segment): an early warning.
+      const health = await target.get('/health');
+      expect(health.status).toBe(503);
+      expect(health.body.details.spool).toMatchObject({
+        status: 'down',
+        code: 'SPOOL_DIR_UNUSABLE',
+      });
+      expect((await readJournal(spoolDir)).map((line) => line.id).sort()).toEqual(
+        answers.map((answer) => answer.id).sort(),
+      );
+
+      expect((await target.stop('SIGKILL')).signal).toBe('SIGKILL');
+      await holder.release();
+      await chmod(spoolDir, 0o700);
+      const restarted = await startAsNobody(dataDir);
+      await eventually(async () =>
+        expect((await readTranscript(restarted, SESSION)).contents).toEqual([
+          'stored',
+          ...answers.map((answer) => answer.content),
+        ]),
       );
     },
   );

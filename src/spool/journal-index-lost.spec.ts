@@ -46,6 +46,14 @@ describe('JournalIndex and a vanished segment', () => {
     expect(sut.lostRecords).toBe(1);
   });
 
+  it('takes records found again off lostRecords, never below none', () => {
+    sut.dropSegment(A);
+    sut.foundAgain(1);
+    expect(sut.lostRecords).toBe(0);
+    sut.foundAgain(1);
+    expect(sut.lostRecords).toBe(0);
+  });
+
   it('counts no record of a vanished segment that is neither held nor on the disk-only list', () => {
     // Found at start, its disk-only entry not added (yet): owed by the segment alone.
     sut.addLive('s', 4, at(A, 20));

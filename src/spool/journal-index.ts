@@ -79,7 +79,16 @@ export class JournalIndex extends JournalLedger {
     return this.moves.orphaned().length;
   }
 
-  /** Records whose only copy was a segment that vanished, since start. */
+  /**
+   * `count` records counted lost with their segment are on disk again: the segment's name
+   * finds the very file it was (the operator moved the directory back). They are no longer
+   * counted: lostRecords says what is gone, not what was out of reach for a while.
+   */
+  foundAgain(count: number): void {
+    this.lost = Math.max(0, this.lost - count);
+  }
+
+  /** Records whose only copy was a segment that vanished and has not been found again, since start. */
   get lostRecords(): number {
     return this.lost;
   }

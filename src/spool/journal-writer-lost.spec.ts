@@ -40,6 +40,7 @@ describe('JournalWriter with a segment that vanished', () => {
   let lost: LostSegment[];
   let newSegments: number;
   let rejournaled: { count: number; segment: string }[];
+  let found: { segment: string; lost: number }[];
   let sut: JournalWriter;
 
   beforeEach(() => {
@@ -47,6 +48,7 @@ describe('JournalWriter with a segment that vanished', () => {
     index = new JournalIndex();
     lost = [];
     rejournaled = [];
+    found = [];
     newSegments = 0;
     sut = new JournalWriter(
       files,
@@ -60,6 +62,7 @@ describe('JournalWriter with a segment that vanished', () => {
         },
         segmentLost: (segmentLost) => lost.push(segmentLost),
         rejournaled: (count, name) => rejournaled.push({ count, segment: name }),
+        segmentFound: (name, count) => found.push({ segment: name, lost: count }),
       },
     );
   });
@@ -93,6 +96,73 @@ describe('JournalWriter with a segment that vanished', () => {
     expect(files.has(segment(1))).toBe(false);
     await expect(sut.verify()).resolves.toBeUndefined();
     expect(newSegments).toBe(2);
+  });
+
+  it('takes a segment found again, the same file at its name, off lostRecords, once', async () => {
+    const [first, second] = locationsOf(await sut.append(records.slice(0, 2)));
+    const diskOnly = [first, second].map((location, at) => ({
+      id: records[at].id,
+      sessionId: 's',
+      orderKey: records[at].orderKey,
+      acceptedAt: 0,
+      location,
+    }));
+    index.addDiskOnly(diskOnly);
+    const file = files.takeAway(segment(0));
+    await sut.append([records[2]]);
+    expect(index.lostRecords).toBe(2);
+    await sut.verify();
+    expect(found).toEqual([]);
+
+    files.restore(segment(0), file);
+    await sut.verify();
+    await sut.verify();
+
+    expect(found).toEqual([{ segment: segment(0), lost: 2 }]);
+    expect(index.lostRecords).toBe(0);
+  });
+
+  it('keeps counting lost a segment whose name finds another file, or one with nothing lost', async () => {
+    const [first] = locationsOf(await sut.append([records[0]]));
+    index.addDiskOnly([
+      {
+        id: records[0].id,
+        sessionId: 's',
+        orderKey: records[0].orderKey,
+        acceptedAt: 0,
+        location: first,
+      },
+    ]);
+    await files.remove(segment(0));
+    await sut.append([records[1]]);
+    files.put(segment(0), 'another file');
+    await sut.verify();
+
+    expect(found).toEqual([]);
+    expect(index.lostRecords).toBe(1);
+  });
+
+  it('takes appends while its open segment is intact and has room, not once it vanished', async () => {
+    expect(sut.takesAppends).toBe(false);
+    await sut.append([records[0]]);
+    expect(sut.takesAppends).toBe(true);
+    await files.remove(segment(0));
+    await sut.append([records[1]]);
+    expect(sut.takesAppends).toBe(false);
+  });
+
+  it('takes no more appends in an open segment that is full', async () => {
+    const small = new JournalWriter(
+      files,
+      index,
+      new SegmentNamer(INSTANCE, () => NOW),
+      sizes[0] + 1,
+    );
+    await small.append([records[0]]);
+    expect(small.takesAppends).toBe(true);
+    await small.append([records[1]]);
+
+    expect(small.takesAppends).toBe(false);
   });
 
   it('tells a replaced segment from a deleted one', async () => {

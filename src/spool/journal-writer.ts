@@ -86,6 +86,15 @@ export class JournalWriter {
     });
   }
 
+  /**
+   * Whether the open segment takes the next append as it stands (intact when last checked: a
+   * vanished one is no longer open; room left): a directory that refuses new segments (chmod
+   * 0500 in place) does not stop it.
+   */
+  get takesAppends(): boolean {
+    return this.active !== null && this.active.size < this.segmentBytes;
+  }
+
   append(records: MessageRecord[]): Promise<JournalAppend> {
     const lines = records.map(encodeJournalLine);
     return new Promise((resolve) => {
@@ -195,6 +204,7 @@ export class JournalWriter {
    * anything vanished or the directory is refused.
    */
   private async checkSegments(): Promise<void> {
+    for (const { name, lost } of await this.watch.found()) this.events.segmentFound(name, lost);
     if (!this.active) return;
     if (await this.watch.intact(this.active.name, this.active.identity)) {
       await this.watch.checkDirectory(this.active.directory);

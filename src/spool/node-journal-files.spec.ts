@@ -48,6 +48,19 @@ describe(NodeJournalFiles.name, () => {
     await rm(root, { recursive: true, force: true });
   });
 
+  describe('identity', () => {
+    it('finds no file when SPOOL_DIR is a file now, as when the name is gone', async () => {
+      await sut.ensureDirectory();
+      await writeFile(join(directory, 'journal-a.jsonl'), 'x');
+      expect(await sut.identity('journal-a.jsonl')).not.toBeNull();
+      await rm(directory, { recursive: true });
+      expect(await sut.identity('journal-a.jsonl')).toBeNull();
+      await writeFile(directory, 'x');
+
+      expect(await sut.identity('journal-a.jsonl')).toBeNull();
+    });
+  });
+
   describe('modes', () => {
     it('creates the directory 0700 whatever the umask', async () => {
       await withUmask(RESTRICTIVE_UMASK, () => sut.ensureDirectory());

@@ -78,7 +78,9 @@ export class NodeJournalFiles implements JournalFiles {
       const { dev, ino } = await lstat(this.path(name));
       return { dev, ino };
     } catch (error) {
-      if (errorCode(error) === 'ENOENT') return null;
+      // ENOTDIR: SPOOL_DIR is a file now, so the name finds no file either, as when SPOOL_DIR
+      // is a symlink elsewhere; the segment is given up and the directory refused as for that.
+      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return null;
       throw error;
     }
   }

@@ -189,5 +189,13 @@ describe(OwnerLock.name, () => {
       await writeFile(path, '');
       expect(await lock?.intact()).toBe(false);
     });
+
+    it('fails once the directory is a file (ENOTDIR), not with the raw error', async () => {
+      const lock = await acquire();
+      await rm(directory, { recursive: true });
+      await writeFile(directory, 'x');
+
+      expect(await lock?.intact()).toBe(false);
+    });
   });
 });

@@ -67,7 +67,8 @@ export class OwnerLock {
       const { dev, ino } = await lstat(this.path);
       return dev === this.identity.dev && ino === this.identity.ino;
     } catch (error) {
-      if (errorCode(error) === 'ENOENT') return false;
+      // ENOTDIR: SPOOL_DIR is a file now; the lock went with the directory, as when deleted.
+      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return false;
       throw error;
     }
   }

@@ -18,13 +18,19 @@ export interface WriterEvents {
   segmentLost(lost: LostSegment): void;
   /** `count` orphaned records are on disk again, synced in `segment`. */
   rejournaled(count: number, segment: string): void;
+  /** `segment`, given up with `lost` records only it held, is the same file at its name again. */
+  segmentFound(segment: string, lost: number): void;
 }
 
 export const NO_EVENTS: WriterEvents = {
   beforeNewSegment: () => Promise.resolve(),
   segmentLost: () => {},
   rejournaled: () => {},
+  segmentFound: () => {},
 };
+
+// Given-up segments looked for again at every batch (one lstat each while any is missing).
+const MAX_MISSING = 16;
 
 export function sameFile(left: FileIdentity | null, right: FileIdentity): boolean {
   return left !== null && left.dev === right.dev && left.ino === right.ino;
@@ -48,6 +54,10 @@ export class SegmentLostError extends Error {
  */
 export class SegmentWatch {
   private readonly identities = new Map<string, FileIdentity>();
+  // Given-up segments whose records only the disk held, by name: a directory moved aside and
+  // back brings the very file back, and its records were never lost. Bounded, as every batch
+  // looks for them; the oldest is forgotten first (its records stay counted lost).
+  private readonly missing = new Map<string, { identity: FileIdentity; lost: number }>();
 
   constructor(
     private readonly files: JournalFiles,
@@ -93,8 +103,31 @@ export class SegmentWatch {
       const now = await this.files.identity(name).catch(() => null);
       if (name !== active && sameFile(now, identity)) continue;
       this.identities.delete(name);
-      lost.push({ name, what: now ? 'replaced' : 'deleted', ...this.index.dropSegment(name) });
+      const dropped = this.index.dropSegment(name);
+      if (dropped.lost > 0) this.remember(name, identity, dropped.lost);
+      lost.push({ name, what: now ? 'replaced' : 'deleted', ...dropped });
     }
     return lost;
+  }
+
+  /**
+   * Given-up segments whose name finds the very file again (dev and inode): no longer missing,
+   * their records taken off JournalIndex.lostRecords. Their records are not in this run's
+   * index (memory's were journaled again; the next start adopts the file and stores each once).
+   */
+  async found(): Promise<{ name: string; lost: number }[]> {
+    const found: { name: string; lost: number }[] = [];
+    for (const [name, { identity, lost }] of [...this.missing]) {
+      if (!sameFile(await this.files.identity(name).catch(() => null), identity)) continue;
+      this.missing.delete(name);
+      this.index.foundAgain(lost);
+      found.push({ name, lost });
+    }
+    return found;
+  }
+
+  private remember(name: string, identity: FileIdentity, lost: number): void {
+    this.missing.set(name, { identity, lost });
+    if (this.missing.size > MAX_MISSING) this.missing.delete(this.missing.keys().next().value!);
   }
 }

@@ -94,6 +94,7 @@ export function spoolParts(
     beforeNewSegment: () => ownLock.keep(),
     segmentLost: (lost) => reporter.segmentLost(lost),
     rejournaled: (count, segment) => reporter.rejournaled(count, segment),
+    segmentFound: (segment, lost) => reporter.segmentFound(segment, lost),
   });
   const adoption = new JournalAdoption(
     files,

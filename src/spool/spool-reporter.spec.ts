@@ -153,4 +153,15 @@ describe('SpoolReporter', () => {
       },
     ]);
   });
+
+  it('says a segment counted lost is back, and what becomes of its records', () => {
+    const { reporter, lines } = harness();
+    reporter.segmentFound('journal-a.jsonl', 2);
+    expect(lines).toEqual([
+      {
+        level: 'log',
+        text: 'Journal: segment /spool/journal-a.jsonl is back; its 2 record(s) counted LOST are on disk and are stored after the next start',
+      },
+    ]);
+  });
 });

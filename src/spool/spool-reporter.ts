@@ -80,6 +80,13 @@ export class SpoolReporter {
     );
   }
 
+  /** A segment given up as lost is the same file at its name again: its records are not lost. */
+  segmentFound(segment: string, lost: number): void {
+    this.logger.log(
+      `Journal: segment ${this.directory}/${segment} is back; its ${lost} record(s) counted LOST are on disk and are stored after the next start`,
+    );
+  }
+
   /** Entries that are not regular files: one WARN each, the first time it is seen. */
   irregular(entries: readonly IrregularEntry[]): void {
     for (const entry of entries) {

@@ -1,7 +1,9 @@
+import { jest } from '@jest/globals';
+import { SpoolDirectoryError } from './journal-files.js';
 import { JournalIndex } from './journal-index.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
 import { type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
-import { foreignFilesOf, spoolStatusOf } from './spool-status.js';
+import { foreignFilesOf, journalableNow, spoolStatusOf } from './spool-status.js';
 import { FakeJournalFiles } from './testing/fake-journal-files.js';
 import { messageRecord } from './testing/records.js';
 
@@ -228,5 +230,62 @@ describe(spoolStatusOf.name, () => {
     const status = spoolStatusOf('/data/spool', null, index, setAsideLog, []);
     expect(status.lostRecords).toBe(1);
     expect(status.messages).toBe(0);
+  });
+});
+
+describe('journalableNow', () => {
+  const refused = new SpoolDirectoryError('/data/spool', 'not writable by uid 65534');
+  const pass = () => Promise.resolve();
+
+  it('is writable with no error when both checks pass', async () => {
+    expect(await journalableNow(pass, pass, () => false)).toEqual({ writable: true, error: null });
+  });
+
+  it('is writable while the open segment takes appends in a directory refusing new ones', async () => {
+    const result = await journalableNow(
+      pass,
+      () => Promise.reject(refused),
+      () => true,
+    );
+
+    expect(result).toEqual({
+      writable: true,
+      error: expect.stringContaining('/data/spool is not writable'),
+    });
+  });
+
+  it('is not writable when no segment is open in a refused directory', async () => {
+    const result = await journalableNow(
+      pass,
+      () => Promise.reject(refused),
+      () => false,
+    );
+
+    expect(result.writable).toBe(false);
+    expect(result.error).toContain('SPOOL_DIR_UNUSABLE');
+  });
+
+  it('is not writable when the files fail otherwise (a full disk), open segment or not', async () => {
+    const full = Object.assign(new Error('ENOSPC: no room'), { code: 'ENOSPC' });
+    const result = await journalableNow(
+      pass,
+      () => Promise.reject(full),
+      () => true,
+    );
+
+    expect(result).toEqual({ writable: false, error: expect.stringContaining('ENOSPC') });
+  });
+
+  it('is not writable when the journal check fails, and the files are not asked', async () => {
+    const files = jest.fn(pass);
+    const result = await journalableNow(
+      () => Promise.reject(refused),
+      files,
+      () => true,
+    );
+
+    expect(result.writable).toBe(false);
+    expect(result.error).toContain('not writable by uid 65534');
+    expect(files).not.toHaveBeenCalled();
   });
 });

@@ -1,5 +1,6 @@
+import { describeError } from '../common/errors/describe-error.js';
 import { type BlockedFile } from './blocked-files.js';
-import { type IrregularEntry } from './journal-files.js';
+import { SpoolDirectoryError, type IrregularEntry } from './journal-files.js';
 import { type JournalIndex } from './journal-index.js';
 import { type SetAsideLog } from './set-aside-log.js';
 
@@ -49,6 +50,32 @@ export function foreignFilesOf(
       reason: `${kind}: not a regular file, left untouched (nothing in or behind it is read)`,
     })),
   ];
+}
+
+/**
+ * Whether an append is journaled now, and what stands in the way. `checkJournal` rejects when
+ * it is not (another database's spool, the lock, a vanished segment or swapped directory);
+ * `checkFiles` when no new file could be begun in SPOOL_DIR. A directory that refuses new
+ * segments (chmod 0500 in place) leaves the open, intact segment taking appends, synced, until
+ * it is full: writable stays true, and the error says the directory is refused.
+ */
+export async function journalableNow(
+  checkJournal: () => Promise<void>,
+  checkFiles: () => Promise<void>,
+  takesAppends: () => boolean,
+): Promise<{ writable: boolean; error: string | null }> {
+  try {
+    await checkJournal();
+  } catch (cause) {
+    return { writable: false, error: describeError(cause) };
+  }
+  try {
+    await checkFiles();
+    return { writable: true, error: null };
+  } catch (cause) {
+    const writable = cause instanceof SpoolDirectoryError && takesAppends();
+    return { writable, error: describeError(cause) };
+  }
 }
 
 export function spoolStatusOf(

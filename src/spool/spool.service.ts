@@ -22,7 +22,12 @@ import { addLegacySpool } from './legacy-spool.js';
 import { SET_ASIDE_LOG, isOwnFile, parseSegmentName } from './segment-names.js';
 import { removeStaleTempFiles } from './stale-temp-files.js';
 import { spoolParts, type SpoolParts } from './spool-parts.js';
-import { foreignFilesOf, spoolStatusOf, type SpoolStatusView } from './spool-status.js';
+import {
+  foreignFilesOf,
+  journalableNow,
+  spoolStatusOf,
+  type SpoolStatusView,
+} from './spool-status.js';
 
 export type {
   DrainOutcome,
@@ -223,19 +228,23 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
    * written there; or the spool is another database's.
    */
   async checkWritable(): Promise<void> {
-    this.parts.binding.assertJournalable();
-    await this.parts.ownLock.ensure();
-    await this.parts.writer.verify();
+    await this.checkJournal();
     await this.parts.files.checkWritable(this.parts.recordBytes);
   }
 
+  /** The spool is this database's, the lock is ours, and the writer's segments are intact. */
+  private async checkJournal(): Promise<void> {
+    this.parts.binding.assertJournalable();
+    await this.parts.ownLock.ensure();
+    await this.parts.writer.verify();
+  }
+
   async status(): Promise<SpoolStatusView & DatabaseBindingView> {
-    let error: string | null = null;
-    try {
-      await this.checkWritable();
-    } catch (cause) {
-      error = describeError(cause);
-    }
+    const { writable, error } = await journalableNow(
+      () => this.checkJournal(),
+      () => this.parts.files.checkWritable(this.parts.recordBytes),
+      () => this.parts.writer.takesAppends,
+    );
     const foreign = foreignFilesOf(
       (await this.parts.files.list().catch(() => [])).filter((name) => !isOwnFile(name)),
       await this.parts.irregular(),
@@ -249,6 +258,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
         foreign,
         this.parts.blocked.list(),
       ),
+      writable,
       ...this.parts.binding.status,
     };
   }

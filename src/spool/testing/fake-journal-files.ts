@@ -66,6 +66,17 @@ export class FakeJournalFiles extends FileFaults implements JournalFiles {
   }
 
   /** Another directory now stands at the spool's path (its files stay, as after a mv and back). */
+  /** Takes `name` away (an mv of the directory aside); `restore` puts the same file back. */
+  takeAway(name: string): Inode {
+    const inode = this.existing(name);
+    this.inodes.delete(name);
+    return inode;
+  }
+
+  restore(name: string, inode: Inode): void {
+    this.inodes.set(name, inode);
+  }
+
   replaceDirectory(): void {
     this.directoryIno = newInode().ino;
   }
