@@ -70,6 +70,13 @@ async function spoolStatus(target: ServerProcess): Promise<any> {
   return response.data.spoolStatus;
 }
 
+/** The operator's repair: whatever stands at SPOOL_DIR goes, a new directory of the server's user. */
+async function putFreshDirectory(spoolDir: string): Promise<void> {
+  await rm(spoolDir);
+  await mkdir(spoolDir, { mode: 0o700 });
+  await chown(spoolDir, NOBODY.uid, NOBODY.gid);
+}
+
 /**
  * Journals 3 messages during an outage, has `replace` put something else where SPOOL_DIR was,
  * appends 3 more, checks every answer and view is true, has `repair` put it right, and counts
@@ -158,20 +165,13 @@ describe('SPOOL_DIR replaced under a running instance that is not root', () => {
   faultTest(
     'by a symlink to a writable directory: refused, not followed; answers BUFFERED until a real directory is back, then all journaled and kept through kill -9',
     async () => {
-      await replaceUnderLoad(
-        async (spoolDir, dataDir) => {
-          const elsewhere = join(dataDir, 'elsewhere');
-          await mkdir(elsewhere, { mode: 0o700 });
-          await chown(elsewhere, NOBODY.uid, NOBODY.gid);
-          await symlink(elsewhere, spoolDir);
-          return 'a symlink';
-        },
-        async (spoolDir) => {
-          await rm(spoolDir);
-          await mkdir(spoolDir, { mode: 0o700 });
-          await chown(spoolDir, NOBODY.uid, NOBODY.gid);
-        },
-      );
+      await replaceUnderLoad(async (spoolDir, dataDir) => {
+        const elsewhere = join(dataDir, 'elsewhere');
+        await mkdir(elsewhere, { mode: 0o700 });
+        await chown(elsewhere, NOBODY.uid, NOBODY.gid);
+        await symlink(elsewhere, spoolDir);
+        return 'a symlink';
+      }, putFreshDirectory);
     },
   );
 
@@ -191,17 +191,10 @@ describe('SPOOL_DIR replaced under a running instance that is not root', () => {
   faultTest(
     'by a file: refused as a symlink is (SPOOL_DIR_UNUSABLE, not a raw ENOTDIR); answers BUFFERED until a directory is back, then all journaled and kept through kill -9',
     async () => {
-      await replaceUnderLoad(
-        async (spoolDir) => {
-          await writeFile(spoolDir, 'x');
-          return 'not a directory';
-        },
-        async (spoolDir) => {
-          await rm(spoolDir);
-          await mkdir(spoolDir, { mode: 0o700 });
-          await chown(spoolDir, NOBODY.uid, NOBODY.gid);
-        },
-      );
+      await replaceUnderLoad(async (spoolDir) => {
+        await writeFile(spoolDir, 'x');
+        return 'not a directory';
+      }, putFreshDirectory);
     },
   );
 

@@ -46,6 +46,7 @@ describe('checkSpoolDirectory', () => {
 
     expect(error).toBeInstanceOf(SpoolDirectoryError);
     expect(error).toMatchObject({
+      name: 'SpoolDirectoryError',
       code: 'SPOOL_DIR_UNUSABLE',
       directory: join(root, 'spool'),
       found: 'a symlink',
