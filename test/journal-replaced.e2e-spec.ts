@@ -70,6 +70,14 @@ async function spoolStatus(target: ServerProcess): Promise<any> {
   return response.data.spoolStatus;
 }
 
+/** A restart (the lock holder gone) stores `contents` once each, after the first, stored one. */
+async function restartAndExpect(dataDir: string, contents: string[]): Promise<void> {
+  const restarted = await startAsNobody(dataDir);
+  await eventually(async () =>
+    expect((await readTranscript(restarted, SESSION)).contents).toEqual(['stored', ...contents]),
+  );
+}
+
 /** The operator's repair: whatever stands at SPOOL_DIR goes, a new directory of the server's user. */
 async function putFreshDirectory(spoolDir: string): Promise<void> {
   await rm(spoolDir);
@@ -152,12 +160,9 @@ async function replaceUnderLoad(
   expect((await target.stop('SIGKILL')).signal).toBe('SIGKILL');
   await holder.release();
   await rm(`${spoolDir}.moved`, { recursive: true, force: true });
-  const restarted = await startAsNobody(dataDir);
-  await eventually(async () =>
-    expect((await readTranscript(restarted, SESSION)).contents).toEqual([
-      'stored',
-      ...answers.map((answer) => answer.content),
-    ]),
+  await restartAndExpect(
+    dataDir,
+    answers.map((answer) => answer.content),
   );
 }
 
@@ -281,12 +286,9 @@ describe('SPOOL_DIR replaced under a running instance that is not root', () => {
       expect((await target.stop('SIGKILL')).signal).toBe('SIGKILL');
       await holder.release();
       await chmod(spoolDir, 0o700);
-      const restarted = await startAsNobody(dataDir);
-      await eventually(async () =>
-        expect((await readTranscript(restarted, SESSION)).contents).toEqual([
-          'stored',
-          ...answers.map((answer) => answer.content),
-        ]),
+      await restartAndExpect(
+        dataDir,
+        answers.map((answer) => answer.content),
       );
     },
   );
@@ -352,12 +354,9 @@ describe('SPOOL_DIR replaced under a running instance that is not root', () => {
 
       expect((await target.stop('SIGKILL')).signal).toBe('SIGKILL');
       await holder.release();
-      const restarted = await startAsNobody(dataDir);
-      await eventually(async () =>
-        expect((await readTranscript(restarted, SESSION)).contents).toEqual([
-          'stored',
-          ...answers.map((answer) => answer.content),
-        ]),
+      await restartAndExpect(
+        dataDir,
+        answers.map((answer) => answer.content),
       );
     },
   );
@@ -399,12 +398,9 @@ describe('SPOOL_DIR replaced under a running instance that is not root', () => {
       await holder.release();
       await rm(spoolDir);
       await rename(`${spoolDir}.moved`, spoolDir);
-      const restarted = await startAsNobody(dataDir);
-      await eventually(async () =>
-        expect((await readTranscript(restarted, SESSION)).contents).toEqual([
-          'stored',
-          ...answers.filter((a) => a.status === 'QUEUED').map((answer) => answer.content),
-        ]),
+      await restartAndExpect(
+        dataDir,
+        answers.filter((a) => a.status === 'QUEUED').map((answer) => answer.content),
       );
     },
   );
