@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { faultSuite } from './support/fault-helpers.js';
+import { eventually, faultSuite } from './support/fault-helpers.js';
 
 // Found by the stranger's attack on issue 18: clients that never read made the server hold
 // every large answer (its slot was given back once serialised, not once written), 25 of them
@@ -43,6 +43,9 @@ describe('a client that does not read its answer', () => {
     stalled.write(
       `POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
+    // The stalled reader holds the one slot once its answer starts to arrive (unread, in the
+    // socket's buffer): the honest read is sent only then, or it could take the slot first.
+    await eventually(() => expect(stalled.readableLength).toBeGreaterThan(0), 30_000, 20);
     // The honest large read waits for the one slot, and is answered once the stalled reader
     // is cut: before, the slot came back as soon as the stalled answer was serialised.
     const honest = await sut.gql(query);
