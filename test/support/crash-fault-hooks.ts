@@ -24,7 +24,11 @@ export interface CrashFault {
   /** Just before the clean restart is spawned. */
   beforeCleanRestart?(database: CrashDatabase): Promise<void>;
   /** The clean restart said it is ready: waits the fault out before the database is read. */
-  afterReady?(database: CrashDatabase, sentBeforeRestart: SentMessage[]): Promise<void>;
+  afterReady?(
+    database: CrashDatabase,
+    sentBeforeRestart: SentMessage[],
+    restarted: ServerProcess,
+  ): Promise<void>;
   /** After the read at ready, before the after-restart appends: a phase of the fault's own. */
   restartPhase?(
     restarted: ServerProcess,

@@ -9,6 +9,8 @@ import { type CrashFault, type FaultEffects } from './crash-fault-hooks.js';
 import { type FaultPlan } from './crash-fault-plan.js';
 import { eventually, type Cleanups } from './fault-helpers.js';
 import { fakeClockEnv } from './faketime.js';
+import { health } from './health.js';
+import { type ServerProcess } from './server-process.js';
 
 /** The user the server runs as where root would read a mode 000 file all the same. */
 export const UNPRIVILEGED = { uid: 65534, gid: 65534 };
@@ -177,15 +179,39 @@ function faultHooks(
               cleanups.add(() => Promise.resolve(clearTimeout(timer)));
             });
           },
+          env: (run): Record<string, string> => (run === 'restart' ? { ADMIN_TOKEN } : {}),
           // Ready may come before the database answers: what is owed is written back after.
-          async afterReady(database, sentBeforeRestart) {
+          async afterReady(database, sentBeforeRestart, restarted) {
             await restored;
             await settle(database, sentBeforeRestart, effects, 'restart');
+            // The proxy is open again, but the server retries its start on its own schedule:
+            // appends made before it has reconnected are journaled and answered QUEUED, truly.
+            // The after-restart appends are to be PERSISTED, so they wait until it says so.
+            await untilWritable(restarted);
           },
         },
       };
     }
   }
+}
+
+const WRITABLE = '{ pendingStatus { databaseWritable sessions { sessionId } } }';
+
+/** Waits until `server` commits a heartbeat and holds nothing back from the database. */
+async function untilWritable(server: ServerProcess): Promise<void> {
+  await eventually(
+    async () => {
+      const probe = await health(server);
+      if (probe.database !== 'up') throw new Error(`/health says ${JSON.stringify(probe)}`);
+      const answer = await server.gql(WRITABLE, {}, { authorization: `Bearer ${ADMIN_TOKEN}` });
+      const status = answer.data?.pendingStatus;
+      if (status?.databaseWritable !== true || status.sessions.length > 0) {
+        throw new Error(`pendingStatus says ${JSON.stringify(answer.body)}`);
+      }
+    },
+    SETTLE_TIMEOUT_MS,
+    100,
+  );
 }
 
 /** The journal segments in `spoolDir`, oldest first. */

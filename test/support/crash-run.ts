@@ -215,7 +215,7 @@ export async function runCrash(
   const sentBeforeRestart = snapshot(workload.sent());
   await fault?.beforeCleanRestart?.(database);
   const restarted = await server(cleanups, 'clean restart', restartEnv, fault?.runAs);
-  await fault?.afterReady?.(database, sentBeforeRestart);
+  await fault?.afterReady?.(database, sentBeforeRestart, restarted);
   const storedAtReady = await database.read();
   await fault?.restartPhase?.(restarted, workload, database);
   if (plan.resendUnanswered) await workload.resendUnanswered(restarted, 'after-restart');
