@@ -97,8 +97,9 @@ export function variablesOfOptions(options: object): Record<string, unknown> {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
+  // Object.prototype of any realm (a vm context, Jest's sandbox) counts, not only this one's.
+  const prototype = Object.getPrototypeOf(value) as object | null;
+  return prototype === null || Object.getPrototypeOf(prototype) === null;
 }
 
 function typeName(value: unknown): string {
