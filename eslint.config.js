@@ -7,6 +7,8 @@ import tseslint from 'typescript-eslint';
 // common/ and metrics/ beside it; database/ above them, the only folder that knows TypeORM and
 // the drivers, naming no feature; the features above that, none importing another; health/ and
 // the composition root (src/*.ts) on top.
+const ENV_MESSAGE =
+  'read configuration from ScribeConfig; only src/config/scribe-options-from-environment.ts reads the environment';
 const FEATURES = ['session', 'transcript', 'spool', 'live', 'health'];
 const DRIVERS = ['typeorm', '@nestjs/typeorm', 'sqlite3', 'pg'];
 const otherFeatures = (own) => FEATURES.filter((feature) => feature !== own);
@@ -106,6 +108,36 @@ export default tseslint.config(
             name,
             message: 'only src/database/ talks to the database',
           })),
+        },
+      ],
+    },
+  },
+  {
+    // Environment variables are read in one place, the adapter that turns them into
+    // ScribeOptions, and by main.ts that hands them to it: a module configured by its host must
+    // not quietly read the host's environment behind its options.
+    files: ['src/**/*.ts'],
+    ignores: ['src/config/scribe-options-from-environment.ts', 'src/main.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: ENV_MESSAGE },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[object.name='process'][computed=true]",
+          message: ENV_MESSAGE,
+        },
+        {
+          selector:
+            "VariableDeclarator[init.name='process'] > ObjectPattern > Property[key.name='env']",
+          message: ENV_MESSAGE,
+        },
+        {
+          selector:
+            "ImportDeclaration[source.value=/^(node:)?process$/] ImportSpecifier[imported.name='env']",
+          message: ENV_MESSAGE,
         },
       ],
     },

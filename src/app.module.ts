@@ -1,5 +1,5 @@
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AuthFailureLog } from './common/auth/auth-failure-log.js';
 import { AuthModule } from './common/auth/auth.module.js';
@@ -23,7 +23,11 @@ import { requestIdOf } from './common/http/request-id.js';
 import { MAX_TITLE_CHARACTERS } from './session/dto/update-session.input.js';
 import { createValidationPipe } from './common/validation/validation.pipe.js';
 import { ScribeConfig } from './config/scribe-config.js';
-import { ScribeConfigModule } from './config/scribe-config.module.js';
+import {
+  ScribeConfigModule,
+  type ScribeConfigModuleAsyncOptions,
+} from './config/scribe-config.module.js';
+import { type ScribeOptions } from './config/scribe-options.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { LiveModule } from './live/live.module.js';
@@ -35,7 +39,6 @@ import { TranscriptModule } from './transcript/transcript.module.js';
 
 @Module({
   imports: [
-    ScribeConfigModule,
     MetricsModule,
     EventEmitterModule.forRoot(),
     AuthModule,
@@ -105,4 +108,14 @@ import { TranscriptModule } from './transcript/transcript.module.js';
     { provide: APP_FILTER, useClass: GraphQLExceptionFilter },
   ],
 })
-export class AppModule {}
+export class AppModule {
+  /** Scribe configured by `options` (`{}`: every default; see ScribeOptions). */
+  static forRoot(options: ScribeOptions): DynamicModule {
+    return { module: AppModule, imports: [ScribeConfigModule.forRoot(options)] };
+  }
+
+  /** Scribe configured by a factory, e.g. from the host's own ConfigService. */
+  static forRootAsync(options: ScribeConfigModuleAsyncOptions): DynamicModule {
+    return { module: AppModule, imports: [ScribeConfigModule.forRootAsync(options)] };
+  }
+}

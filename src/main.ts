@@ -4,42 +4,54 @@ import { NestFactory } from '@nestjs/core';
 import { type NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
 import { configureHttp } from './common/http/configure-http.js';
-import { LOG_LEVELS, validateEnvironment, type Environment } from './config/environment.js';
+import { LOG_LEVELS, type LogLevelName } from './config/environment.js';
 import { describeError } from './common/errors/describe-error.js';
-import { ScribeConfig } from './config/scribe-config.js';
+import { resolveScribeConfig } from './config/resolve-scribe-config.js';
+import { type ScribeConfig } from './config/scribe-config.js';
+import { type ScribeOptions } from './config/scribe-options.js';
+import {
+  scribeOptionsFromEnvironment,
+  serveSettingsFromEnvironment,
+  type ServeSettings,
+} from './config/scribe-options-from-environment.js';
 import { SafeConsoleLogger } from './common/logging/safe-console-logger.js';
 
 /** Nest log levels from the most severe down to and including `level`. */
-export function logLevelsUpTo(level: Environment['LOG_LEVEL']): LogLevel[] {
+export function logLevelsUpTo(level: LogLevelName): LogLevel[] {
   return LOG_LEVELS.slice(0, LOG_LEVELS.indexOf(level) + 1);
 }
 
 async function bootstrap(): Promise<void> {
-  let environment: Environment;
+  let options: ScribeOptions;
+  let serve: ServeSettings;
   let config: ScribeConfig;
   try {
-    environment = validateEnvironment(process.env);
-    config = new ScribeConfig(environment);
+    options = scribeOptionsFromEnvironment(process.env);
+    serve = serveSettingsFromEnvironment(process.env);
+    // Resolved here too, so that a bad value is refused in one line before Nest starts.
+    config = resolveScribeConfig(options);
   } catch (error) {
     process.stderr.write(`scribe: invalid configuration: ${describeError(error)}\n`);
     process.exit(1);
   }
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(options), {
     bodyParser: false,
     // Every line escaped as it is written: client bytes never forge a line or a terminal escape.
-    logger: new SafeConsoleLogger({ logLevels: logLevelsUpTo(environment.LOG_LEVEL) }),
+    logger: new SafeConsoleLogger({ logLevels: logLevelsUpTo(serve.logLevel) }),
     return503OnClosing: true,
   });
   configureHttp(app);
   app.enableShutdownHooks();
-  await app.listen(environment.PORT, environment.HOST);
+  await app.listen(serve.port, serve.host);
   const url = await app.getUrl();
-  if (config.access.anonymousForced) {
+  if (serve.anonymousForced) {
     new Logger('Scribe').warn(
-      `ALLOW_ANONYMOUS=true on ${environment.HOST}: anonymous callers may read and append every session; configure API_TOKENS or a JWT key`,
+      `ALLOW_ANONYMOUS=true on ${serve.host}: anonymous callers may read and append every session; configure API_TOKENS or a JWT key`,
     );
   }
-  new Logger('Scribe').log(`GraphQL API ready at ${url.replace('[::1]', 'localhost')}/graphql`);
+  new Logger('Scribe').log(
+    `GraphQL API ready at ${url.replace('[::1]', 'localhost')}${config.graphqlPath}`,
+  );
 }
 
 bootstrap().catch((error: unknown) => {

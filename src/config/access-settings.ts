@@ -1,4 +1,4 @@
-import { InvalidEnvironmentError } from './environment.js';
+import { InvalidEnvironmentError, type Environment } from './environment.js';
 
 export const SCOPES = ['read', 'append', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -33,7 +33,25 @@ export interface AccessVariables {
   jwtIssuer: string | undefined;
   jwtAudience: string | undefined;
   allowAnonymous: boolean;
-  host: string;
+  /** Where the server listens; undefined: a host's own listener, not checked here. */
+  host: string | undefined;
+}
+
+/** The access variables of a validated environment, empty strings as unset. */
+export function accessVariablesOf(
+  environment: Environment,
+  host: string | undefined,
+): AccessVariables {
+  return {
+    apiTokens: environment.API_TOKENS || undefined,
+    adminToken: environment.ADMIN_TOKEN || undefined,
+    jwtSecret: environment.JWT_SECRET || undefined,
+    jwtPublicKey: environment.JWT_PUBLIC_KEY || undefined,
+    jwtIssuer: environment.JWT_ISSUER || undefined,
+    jwtAudience: environment.JWT_AUDIENCE || undefined,
+    allowAnonymous: environment.ALLOW_ANONYMOUS === 'true',
+    host,
+  };
 }
 
 /** `k1=read+append,k2=read,ops=admin`: a token, `=`, its scopes joined by `+`. */
@@ -89,7 +107,7 @@ export function accessSettings(variables: AccessVariables): AccessSettings {
         }
       : undefined;
   const configured = tokens.length > 0 || jwt !== undefined;
-  const loopback = isLoopback(variables.host);
+  const loopback = variables.host === undefined || isLoopback(variables.host);
   if (!configured && !loopback && !variables.allowAnonymous) {
     throw new InvalidEnvironmentError(
       `HOST=${variables.host} is not a loopback address and neither API_TOKENS nor a JWT key is set: anyone reaching the port could read and write every session. Configure tokens, or set ALLOW_ANONYMOUS=true to accept that`,

@@ -14,6 +14,10 @@ export class RunSettings extends AuthSettings {
   @IsIn(['true', 'false'])
   GRAPHQL_INTROSPECTION?: 'true' | 'false';
 
+  /** Where the GraphQL endpoint is served: a path starting with `/`, without spaces. */
+  @Matches(/^\/\S*$/, { message: 'GRAPHQL_PATH must start with / and hold no spaces' })
+  GRAPHQL_PATH = '/graphql';
+
   @IsOptional()
   @IsString()
   NODE_ENV?: string;

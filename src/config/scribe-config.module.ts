@@ -1,15 +1,42 @@
-import { Global, Module } from '@nestjs/common';
-import { ConfigModule, ConfigService } from '@nestjs/config';
-import { Environment, validateEnvironment } from './environment.js';
+import { ConfigurableModuleBuilder, Module } from '@nestjs/common';
 import { ScribeConfig } from './scribe-config.js';
 import { ScribeInstance } from './scribe-instance.js';
+import { resolveScribeConfig } from './resolve-scribe-config.js';
+import { type ScribeOptions } from './scribe-options.js';
+import { SCRIBE_OPTIONS } from './tokens.js';
 import { Failpoints } from '../common/failpoints.js';
 import { OrderKeyGenerator } from '../message/order-key.js';
 
-@Global()
+// forRoot(options) and forRootAsync({ imports, inject, useFactory }) come from Nest's builder;
+// the options are provided under SCRIBE_OPTIONS, and everything else is derived from them.
+const { ConfigurableModuleClass } = new ConfigurableModuleBuilder<ScribeOptions>({
+  optionsInjectionToken: SCRIBE_OPTIONS,
+})
+  .setClassMethodName('forRoot')
+  .setExtras({ isGlobal: true }, (definition, extras) => ({
+    ...definition,
+    global: extras.isGlobal,
+  }))
+  .build();
+
+/** What ScribeConfigModule.forRoot takes: the options, and `isGlobal` (default true). */
+export type ScribeConfigModuleOptions = Parameters<typeof ConfigurableModuleClass.forRoot>[0];
+/** What ScribeConfigModule.forRootAsync takes: imports, inject, useFactory (or useClass…). */
+export type ScribeConfigModuleAsyncOptions = Parameters<
+  typeof ConfigurableModuleClass.forRootAsync
+>[0];
+
+/**
+ * The validated configuration and the process-wide singletons every module injects: global
+ * (unless `isGlobal: false`), so that no feature module imports it.
+ */
 @Module({
-  imports: [ConfigModule.forRoot({ ignoreEnvFile: true, validate: validateEnvironment })],
   providers: [
+    {
+      provide: ScribeConfig,
+      inject: [SCRIBE_OPTIONS],
+      useFactory: (options: ScribeOptions) => resolveScribeConfig(options),
+    },
     { provide: ScribeInstance, useFactory: () => new ScribeInstance() },
     // The one clock of the process (see OrderKeyGenerator): every module that times or orders
     // messages and tombstones injects this one, so each moves it on for the others.
@@ -23,19 +50,7 @@ import { OrderKeyGenerator } from '../message/order-key.js';
       inject: [ScribeConfig],
       useFactory: (config: ScribeConfig) => new Failpoints(config.failpoint),
     },
-    {
-      provide: ScribeConfig,
-      inject: [ConfigService],
-      useFactory: (config: ConfigService<Environment, true>) => {
-        const environment = new Environment();
-        const fields = environment as unknown as Record<string, unknown>;
-        for (const key of Object.keys(environment) as (keyof Environment)[]) {
-          fields[key] = config.get(key, { infer: true });
-        }
-        return new ScribeConfig(environment);
-      },
-    },
   ],
-  exports: [ScribeConfig, ScribeInstance, Failpoints, OrderKeyGenerator],
+  exports: [SCRIBE_OPTIONS, ScribeConfig, ScribeInstance, Failpoints, OrderKeyGenerator],
 })
-export class ScribeConfigModule {}
+export class ScribeConfigModule extends ConfigurableModuleClass {}

@@ -1,13 +1,14 @@
 import { resolve } from 'node:path';
-import { accessSettings, type AccessSettings } from './access-settings.js';
+import { accessSettings, accessVariablesOf, type AccessSettings } from './access-settings.js';
 import {
   Environment,
   maxResponseBytesOf,
-  validateEnvironment,
   type LogLevelName,
   type SqliteSynchronousMode,
 } from './environment.js';
 import { corsOriginsOf } from './http-front.js';
+import { resolveScribeConfig } from './resolve-scribe-config.js';
+import { scribeOptionsFromEnvironment } from './scribe-options-from-environment.js';
 
 export type DatabaseSettings =
   | { readonly kind: 'sqlite'; readonly path: string; readonly synchronous: SqliteSynchronousMode }
@@ -68,10 +69,17 @@ export interface HttpTimeoutSettings {
   readonly requestTimeoutMs: number;
 }
 
-/** Typed, resolved view of the validated environment. */
+/** What only a host sets, having no environment variable (see ScribeHttpOptions). */
+export interface HostSwitches {
+  readonly guardAllPaths: boolean;
+  readonly serverDeadlines: boolean;
+}
+
+/**
+ * Typed, resolved view of the validated options (resolveScribeConfig). PORT and HOST are not
+ * here: the host listens itself (`npm start` reads them with serveSettingsFromEnvironment).
+ */
 export class ScribeConfig {
-  readonly port: number;
-  readonly host: string;
   readonly dataDir: string;
   readonly spoolDir: string;
   readonly database: DatabaseSettings;
@@ -104,16 +112,26 @@ export class ScribeConfig {
   readonly introspection: boolean;
   /** Test-only (crash suite): where this process kills itself. */
   readonly failpoint: string | undefined;
+  /** Where the GraphQL endpoint is served (GRAPHQL_PATH). */
+  readonly graphqlPath: string;
+  /** Whether the refusal gate covers every path, not only Scribe's (a host serving only Scribe). */
+  readonly guardAllPaths: boolean;
+  /** Whether Scribe sets the HTTP server's timeouts (httpTimeouts). */
+  readonly serverDeadlines: boolean;
 
-  /** From raw variables, as tests and tools pass them; throws InvalidEnvironmentError. */
+  /**
+   * From raw variables, as tests and tools pass them, through the environment adapter as
+   * `npm start` reads them; throws InvalidEnvironmentError naming the variable.
+   */
   static fromVariables(variables: Record<string, string | undefined>): ScribeConfig {
-    return new ScribeConfig(validateEnvironment(variables));
+    return resolveScribeConfig(scribeOptionsFromEnvironment(variables));
   }
 
-  constructor(environment: Environment) {
+  constructor(
+    environment: Environment,
+    switches: HostSwitches = { guardAllPaths: false, serverDeadlines: true },
+  ) {
     const get = <K extends keyof Environment>(key: K): Environment[K] => environment[key];
-    this.port = get('PORT');
-    this.host = get('HOST');
     this.dataDir = resolve(get('DATA_DIR'));
     this.spoolDir = resolve(get('SPOOL_DIR') ?? resolve(this.dataDir, 'pending_messages'));
     const url = get('DATABASE_URL');
@@ -183,20 +201,16 @@ export class ScribeConfig {
         ? Number(trustProxy)
         : trustProxy;
     this.corsOrigins = corsOriginsOf(get('CORS_ORIGINS'));
-    this.access = accessSettings({
-      apiTokens: get('API_TOKENS') || undefined,
-      adminToken: get('ADMIN_TOKEN') || undefined,
-      jwtSecret: get('JWT_SECRET') || undefined,
-      jwtPublicKey: get('JWT_PUBLIC_KEY') || undefined,
-      jwtIssuer: get('JWT_ISSUER') || undefined,
-      jwtAudience: get('JWT_AUDIENCE') || undefined,
-      allowAnonymous: get('ALLOW_ANONYMOUS') === 'true',
-      host: this.host,
-    });
+    // No host here: whether anonymous callers may reach a non-loopback address is the
+    // listener's to check (scribeOptionsFromEnvironment does for `npm start`).
+    this.access = accessSettings(accessVariablesOf(environment, undefined));
     this.logLevel = get('LOG_LEVEL');
     this.development = get('NODE_ENV') === 'development';
     const introspection = get('GRAPHQL_INTROSPECTION');
     this.introspection = introspection === undefined ? this.development : introspection === 'true';
     this.failpoint = get('SCRIBE_FAILPOINT') || undefined;
+    this.graphqlPath = get('GRAPHQL_PATH');
+    this.guardAllPaths = switches.guardAllPaths;
+    this.serverDeadlines = switches.serverDeadlines;
   }
 }

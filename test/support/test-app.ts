@@ -8,6 +8,7 @@ import request from 'supertest';
 import { AppModule } from '../../src/app.module.js';
 import { configureHttp } from '../../src/common/http/configure-http.js';
 import { ScribeConfig } from '../../src/config/scribe-config.js';
+import { scribeOptionsFromEnvironment } from '../../src/config/scribe-options-from-environment.js';
 import { createPostgresSchema, type DatabaseKind } from './databases.js';
 
 export interface GqlResponse<T = any> {
@@ -35,8 +36,8 @@ export interface TestApp {
 
 /**
  * The real AppModule in-process, on a temporary data directory (never ./data), with SQLite or
- * a schema of its own on the test PostgreSQL. Only the configuration, which comes from the
- * environment in production, is provided by the test.
+ * a schema of its own on the test PostgreSQL, configured as `npm start` is: from variables,
+ * through the environment adapter, into AppModule.forRoot.
  */
 export async function createTestApp(
   database: DatabaseKind = 'sqlite',
@@ -44,22 +45,22 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const dataDir = await mkdtemp(join(tmpdir(), 'scribe-e2e-'));
   const postgres = database === 'postgres' ? await createPostgresSchema() : undefined;
-  const config = ScribeConfig.fromVariables({
+  const options = scribeOptionsFromEnvironment({
     DATA_DIR: dataDir,
     DB_RETRY_INTERVAL_MS: '0',
     ...(postgres ? { DATABASE_URL: postgres.url } : {}),
     ...variables,
   });
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
-    .overrideProvider(ScribeConfig)
-    .useValue(config)
-    .compile();
+  const moduleRef = await Test.createTestingModule({
+    imports: [AppModule.forRoot(options)],
+  }).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({
     bodyParser: false,
     logger: ['fatal'],
   });
   configureHttp(app);
   await app.init();
+  const config = app.get(ScribeConfig);
   const server = app.getHttpServer();
   return {
     app,

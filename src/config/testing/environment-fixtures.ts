@@ -52,6 +52,7 @@ export const DEFAULTS = {
   ALLOW_ANONYMOUS: 'false',
   LOG_LEVEL: 'log',
   GRAPHQL_INTROSPECTION: undefined,
+  GRAPHQL_PATH: '/graphql',
   NODE_ENV: undefined,
   SCRIBE_FAILPOINT: undefined,
 };

@@ -1,0 +1,74 @@
+import { accessSettings, accessVariablesOf } from './access-settings.js';
+import { validateEnvironment, type Environment, type LogLevelName } from './environment.js';
+import { corsOriginsOf } from './http-front.js';
+import { SCRIBE_OPTION_TABLE, setOptionAt } from './scribe-option-table.js';
+import { type ScribeOptions } from './scribe-options.js';
+
+// The one place Scribe reads environment variables (a lint rule keeps process.env out of the
+// rest of src/): `npm start` and the tests turn them into ScribeOptions here, by the option
+// table, and main.ts takes where to listen from serveSettingsFromEnvironment.
+
+/** Where and how `npm start` listens: not module options, since a host listens itself. */
+export interface ServeSettings {
+  readonly port: number;
+  readonly host: string;
+  readonly logLevel: LogLevelName;
+  /** Anonymous callers on a non-loopback address, because ALLOW_ANONYMOUS=true said so. */
+  readonly anonymousForced: boolean;
+}
+
+/**
+ * The ScribeOptions of an environment, checked by its rules (throws InvalidEnvironmentError, one
+ * line naming the variable, as ever). It serves only Scribe, so its refusal gate guards every
+ * path (`http.guardAllPaths`).
+ */
+export function scribeOptionsFromEnvironment(
+  env: Record<string, string | undefined>,
+): ScribeOptions {
+  const environment = validateEnvironment(env);
+  // Checked here, with HOST, at the point ScribeConfig checked it before: a module's host
+  // listens itself, so resolveScribeConfig never sees the address.
+  accessSettings(accessVariablesOf(environment, environment.HOST));
+  const options: Record<string, unknown> = {};
+  for (const [path, variable, kind] of SCRIBE_OPTION_TABLE) {
+    const value = variable === undefined ? undefined : environment[variable];
+    if (value === undefined) continue;
+    setOptionAt(options, path, optionValue(kind, value));
+  }
+  setOptionAt(options, 'http.guardAllPaths', true);
+  return options;
+}
+
+/** PORT, HOST and LOG_LEVEL of an environment, checked as scribeOptionsFromEnvironment checks. */
+export function serveSettingsFromEnvironment(
+  env: Record<string, string | undefined>,
+): ServeSettings {
+  const environment = validateEnvironment(env);
+  const access = accessSettings(accessVariablesOf(environment, environment.HOST));
+  return {
+    port: environment.PORT,
+    host: environment.HOST,
+    logLevel: environment.LOG_LEVEL,
+    anonymousForced: access.anonymousForced,
+  };
+}
+
+type VariableValue = Environment[keyof Environment];
+
+function optionValue(
+  kind: (typeof SCRIBE_OPTION_TABLE)[number][2],
+  value: NonNullable<VariableValue>,
+): unknown {
+  switch (kind) {
+    case 'boolean':
+      return value === 'true';
+    case 'development':
+      return value === 'development';
+    case 'origins':
+      return corsOriginsOf(String(value));
+    case 'proxy':
+      return /^\d+$/.test(String(value)) ? Number(value) : value;
+    default:
+      return value;
+  }
+}
