@@ -20,6 +20,7 @@ import { type CoalescingWriter } from './coalescing-writer.js';
 import { DatabaseHealth } from './database-health.js';
 import { DurableWriter } from './durable-writer.js';
 import { TranscriptRecovery } from './recovery.js';
+import { RetryLookup } from './retry-lookup.js';
 import { type DatabaseReadiness } from '../database/database-readiness.js';
 import { SessionBacklog } from './session-backlog.js';
 import { FakeMessageStore, writerOver } from './testing/fake-message-store.js';
@@ -110,7 +111,7 @@ describe(TranscriptService.name, () => {
       recovery,
       health,
       spool.asService,
-      queries.asQueries,
+      new RetryLookup(durable, spool.asService, queries.asQueries),
       config,
       metrics,
       databaseReadiness,
@@ -135,7 +136,8 @@ describe(TranscriptService.name, () => {
     expect(spool.misuses).toEqual([]);
   });
 
-  const append = (sessionId: string, ...inputs: NewMessage[]) => sut.append(sessionId, inputs);
+  const append = (sessionId: string, ...inputs: NewMessage[]) =>
+    sut.appendRecords(sessionId, inputs);
 
   /** How many copies of the message with this id the database holds. */
   const copiesOf = (id: string) => store.rows.filter((row) => row.id === id).length;
@@ -243,7 +245,9 @@ describe(TranscriptService.name, () => {
     });
 
     it('names fields as the caller says', async () => {
-      const refusal = await rejectionOf(sut.append('s1', [message('nul \u0000')], () => 'input'));
+      const refusal = await rejectionOf(
+        sut.appendRecords('s1', [message('nul \u0000')], () => 'input'),
+      );
 
       expect(refusal.field).toBe('input.content');
     });
