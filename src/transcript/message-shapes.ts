@@ -11,7 +11,7 @@ const RULES = { whitelist: true, forbidNonWhitelisted: true } as const;
 /**
  * What GraphQL checks of an append's input before the resolver sees it, for a host that calls
  * TranscriptService.append without GraphQL: a session id that is a string, a list of messages,
- * each an object of MessageInput's fields with their types. BAD_USER_INPUT naming the first
+ * each an object of MessageInput's fields with their types. INVALID_INPUT naming the first
  * failing field, as the validation pipe names it. One pass; the free-form JSON is not walked
  * (the input rules bound it next).
  */
