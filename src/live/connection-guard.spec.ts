@@ -4,6 +4,7 @@ import { Authenticator } from '../common/auth/authenticator.js';
 import { RefusalBudget } from '../common/http/refusal-budget.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { ConnectionGuard } from './connection-guard.js';
+import { SlotCounts } from './slot-counts.js';
 
 const SOURCE = '192.0.2.1';
 const OTHER = '192.0.2.2';
@@ -23,6 +24,7 @@ function guard(variables: Record<string, string> = {}) {
     new AuthFailureLog(undefined, { warn: () => undefined }),
     budget,
     {} as HttpAdapterHost,
+    new SlotCounts(config.subscriptions.maxConnectionsPerSource),
   );
   return { sut, budget, later: (ms: number) => (now += ms) };
 }

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { type Express } from 'express';
 import { type IncomingMessage } from 'node:http';
@@ -8,6 +8,7 @@ import { AuthFailureLog } from '../common/auth/auth-failure-log.js';
 import { Authenticator, type Principal } from '../common/auth/authenticator.js';
 import { RefusalBudget, sourceKey } from '../common/http/refusal-budget.js';
 import { ScribeConfig } from '../config/scribe-config.js';
+import { SOURCE_SLOTS } from './live.tokens.js';
 import { SlotCounts } from './slot-counts.js';
 
 /** Why an upgrade is turned away: its HTTP status, and what to say. */
@@ -36,7 +37,6 @@ export type Admission =
 export class ConnectionGuard {
   private unacknowledged = 0;
   private readonly share: number;
-  private readonly sources: SlotCounts;
 
   constructor(
     private readonly config: ScribeConfig,
@@ -44,9 +44,9 @@ export class ConnectionGuard {
     private readonly refusals: AuthFailureLog,
     private readonly budget: RefusalBudget,
     private readonly adapterHost: HttpAdapterHost,
+    @Inject(SOURCE_SLOTS) private readonly sources: SlotCounts,
   ) {
     this.share = Math.max(1, Math.ceil(config.subscriptions.maxSubscriptions / 4));
-    this.sources = new SlotCounts(config.subscriptions.maxConnectionsPerSource);
   }
 
   /** The source a connection counts against: the client's address, as Express sees it. */

@@ -1,4 +1,5 @@
 import {
+  Inject,
   Injectable,
   Logger,
   type BeforeApplicationShutdown,
@@ -28,6 +29,7 @@ import { ConnectionGuard, closeReason, crossOrigin, refuseUpgrade } from './conn
 import { LiveChannels } from './live-channels.js';
 import { LiveConnection } from './live-connection.js';
 import { SlotCounts } from './slot-counts.js';
+import { PRINCIPAL_SLOTS } from './live.tokens.js';
 import { checkSubscription } from './subscription-checks.js';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -67,8 +69,6 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
     WebSocket: ClientSocket,
   });
   private readonly connections = new WeakMap<WebSocket, LiveConnection>();
-  /** Every principal's running subscriptions on this instance. */
-  private readonly principals: SlotCounts;
   private schemaHost!: GraphQLSchemaHost;
   private dispose: (() => void | Promise<void>) | undefined;
   private closing = false;
@@ -80,9 +80,9 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
     private readonly config: ScribeConfig,
     private readonly guard: ConnectionGuard,
     private readonly channels: LiveChannels,
-  ) {
-    this.principals = new SlotCounts(config.subscriptions.maxPerPrincipal);
-  }
+    /** Every principal's running subscriptions on this instance. */
+    @Inject(PRINCIPAL_SLOTS) private readonly principals: SlotCounts,
+  ) {}
 
   onApplicationBootstrap(): void {
     // The GraphQL module's own provider, built with the schema before any module bootstraps.

@@ -4,10 +4,11 @@ import { ConnectionGuard } from './connection-guard.js';
 import { LiveChannels } from './live-channels.js';
 import { LiveResolver } from './live.resolver.js';
 import { LiveSocketServer } from './live-socket-server.js';
+import { liveProviders } from './live.providers.js';
 
 /** Live subscriptions: graphql-ws on /graphql, fed by the commits of every instance. */
 @Module({
   imports: [DatabaseModule],
-  providers: [LiveChannels, LiveResolver, LiveSocketServer, ConnectionGuard],
+  providers: [...liveProviders, LiveChannels, LiveResolver, LiveSocketServer, ConnectionGuard],
 })
 export class LiveModule {}

@@ -4,7 +4,12 @@ import { type SessionRecord } from './session-record.js';
 // The write path tells readers what happened through these events, so that the read side (the
 // session cache) never has to import the write side, nor the write side know who listens.
 
-/** `messages` of a session were committed by this instance, leaving it at `revision`. */
+/**
+ * `messages` of a session were committed by this instance, leaving it at `revision`.
+ * The stable event for stored messages: a host listens with
+ * `@OnEvent(MESSAGES_STORED_EVENT)` (the name `'messages.stored'`) and is handed a
+ * `MessagesStored` (sessionId, messages: MessageRecord[], revision).
+ */
 export class MessagesStored {
   static readonly event = 'messages.stored';
 
@@ -15,6 +20,9 @@ export class MessagesStored {
     readonly revision: number,
   ) {}
 }
+
+/** The name MessagesStored is emitted under: stable, for hosts to listen to. */
+export const MESSAGES_STORED_EVENT = MessagesStored.event;
 
 /** A write of the session failed: anything read while it was under way may not be true. */
 export class WriteFailed {

@@ -8,8 +8,8 @@ import { type SessionUpdates } from '../database/session-updates.js';
 import { AppendStatus } from '../message/append-status.js';
 import { type PendingMessages } from '../message/pending-messages.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
-import { MetricsService } from '../metrics/metrics.service.js';
 import { SessionReader } from './session-reader.js';
+import { newReader } from './testing/new-reader.js';
 
 // What the database driver throws when PostgreSQL cannot be reached.
 const lost = () =>
@@ -39,10 +39,9 @@ function readerOverOutage(cacheSize = '0') {
     of: () => held,
     journalOnly: () => Promise.resolve({ messages: [], beyondCursor: false, total: 0 }),
   } as unknown as PendingMessages;
-  return new SessionReader(
+  return newReader(
     queries,
     ScribeConfig.fromVariables({ SESSION_CACHE_SIZE: cacheSize }),
-    new MetricsService(),
     new EventEmitter2(),
     pending,
     {} as SessionUpdates,
@@ -73,10 +72,9 @@ describe(`${SessionReader.name} during a database outage`, () => {
       loadFull: () => Promise.resolve({ session, messages: [], bytes: 1, complete: true }),
       findMetadata: () => (down ? lost() : Promise.resolve(session)),
     } as unknown as SessionQueries;
-    const sut = new SessionReader(
+    const sut = newReader(
       queries,
       ScribeConfig.fromVariables({ SESSION_CACHE_SIZE: '10' }),
-      new MetricsService(),
       new EventEmitter2(),
       {} as PendingMessages,
       {} as SessionUpdates,
@@ -98,10 +96,9 @@ describe(`${SessionReader.name} during a database outage`, () => {
     const events = new EventEmitter2();
     const changed: unknown[] = [];
     events.onAny((name) => changed.push(name));
-    const sut = new SessionReader(
+    const sut = newReader(
       queries,
       ScribeConfig.fromVariables({ SESSION_CACHE_SIZE: '10' }),
-      new MetricsService(),
       events,
       {} as PendingMessages,
       { updateSession: lost } as unknown as SessionUpdates,
@@ -127,10 +124,9 @@ describe(`${SessionReader.name} during a database outage`, () => {
 
   it('passes a not-ready database on as it is', async () => {
     const notReady = new DatabaseNotReadyError('starting');
-    const sut = new SessionReader(
+    const sut = newReader(
       { findMetadata: () => Promise.reject(notReady) } as unknown as SessionQueries,
       ScribeConfig.fromVariables({}),
-      new MetricsService(),
       new EventEmitter2(),
       {} as PendingMessages,
       {} as SessionUpdates,

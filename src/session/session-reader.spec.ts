@@ -14,9 +14,9 @@ import { type SessionQueries } from '../database/session-queries.js';
 import { type SessionListQueries } from '../database/session-list-queries.js';
 import { deferred, type Deferred } from '../common/testing/deferred.js';
 import { type FullSession } from '../message/session-record.js';
-import { MetricsService } from '../metrics/metrics.service.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { SessionReader } from './session-reader.js';
+import { newReader } from './testing/new-reader.js';
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -35,10 +35,9 @@ function harness() {
     SESSION_RESOLVE_CONCURRENCY: '2',
     SESSION_CACHE_SIZE: '0',
   });
-  const reader = new SessionReader(
+  const reader = newReader(
     queries,
     config,
-    new MetricsService(),
     new EventEmitter2(),
     noPending,
     {} as SessionUpdates,
@@ -85,10 +84,9 @@ describe(SessionReader.name, () => {
   describe('pages', () => {
     const MAX_PAGE_BYTES = 65536;
     const pageReader = (queries: Partial<SessionQueries> = {}) =>
-      new SessionReader(
+      newReader(
         queries as SessionQueries,
         ScribeConfig.fromVariables({ MAX_PAGE_BYTES: String(MAX_PAGE_BYTES) }),
-        new MetricsService(),
         new EventEmitter2(),
         noPending,
         {} as SessionUpdates,
@@ -185,10 +183,9 @@ describe(`${SessionReader.name}.heldWithJournal`, () => {
     const queries = {
       findMetadata: () => Promise.resolve({ messageCount: backlog.stored }),
     } as unknown as SessionQueries;
-    return new SessionReader(
+    return newReader(
       queries,
       ScribeConfig.fromVariables({ MAX_PAGE_BYTES: '70000' }),
-      new MetricsService(),
       new EventEmitter2(),
       backlog,
       {} as SessionUpdates,

@@ -30,7 +30,6 @@ import {
 } from '../message/pending-messages.js';
 import { recordBytes, type FullSession, type SessionRecord } from '../message/session-record.js';
 import { pageOfList, type Page, type PageRequest } from '../common/pagination/page-request.js';
-import { MetricsService } from '../metrics/metrics.service.js';
 import { SessionResolveGate, type SessionResolveGateStatus } from './session-resolve-gate.js';
 
 // Reads of a session's stored count around a snapshot of what it holds (see heldWithJournal).
@@ -43,41 +42,19 @@ const COUNT_ATTEMPTS = 3;
  */
 @Injectable()
 export class SessionReader {
-  private readonly gate: SessionResolveGate;
   private readonly turns = new WeakMap<object, Mutex>();
   private readonly maxPageBytes: number;
 
   constructor(
     private readonly queries: SessionQueries,
     config: ScribeConfig,
-    metrics: MetricsService,
+    private readonly gate: SessionResolveGate,
     private readonly events: EventEmitter2,
     private readonly held: PendingMessages,
     private readonly updates: SessionUpdates,
     private readonly lists: SessionListQueries,
   ) {
     this.maxPageBytes = config.maxPageBytes;
-    this.gate = new SessionResolveGate(
-      {
-        // A transcript too large to cache is not loaded whole: it is read page by page.
-        loadFull: (id) => fromDatabase(queries.loadFull(id, config.sessionCacheMaxBytes)),
-        loadMetadata: (id) => fromDatabase(queries.findMetadata(id)),
-      },
-      {
-        concurrency: config.sessionResolveConcurrency,
-        timeoutMs: config.sessionResolveTimeoutMs,
-        cacheSize: config.sessionCacheSize,
-        cacheMaxBytes: config.sessionCacheMaxBytes,
-      },
-      {
-        fullLoad: () => metrics.sessionFullLoads.inc(),
-        cacheHit: () => metrics.sessionCacheHits.inc(),
-        cacheMiss: () => metrics.sessionCacheMisses.inc(),
-        staleReload: () => metrics.sessionStaleReloads.inc(),
-      },
-    );
-    metrics.observeGauge('scribe_session_resolve_active', () => this.gate.status().activeLoads);
-    metrics.observeGauge('scribe_session_resolve_waiting', () => this.gate.status().waitingLoads);
   }
 
   /** What this instance accepted for the session and holds until the database takes it. */

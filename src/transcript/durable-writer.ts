@@ -1,12 +1,13 @@
-import { Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Failpoints } from '../common/failpoints.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { MessagesStored, WriteFailed } from '../message/message-events.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { SpoolService, type DrainStep, type JournaledRecord } from '../spool/spool.service.js';
-import { type CoalescingWriter, type WriteAttempt } from './coalescing-writer.js';
-import { type Admission, type DatabaseHealth } from './database-health.js';
+import { CoalescingWriter, type WriteAttempt } from './coalescing-writer.js';
+import { DatabaseHealth, type Admission } from './database-health.js';
+import { BACKLOG_PRUNER, MAX_PENDING_PER_SESSION } from './transcript.tokens.js';
 import { type PendingEntry, type PendingQueue } from './session-backlog.js';
 import { type WriteOutcome } from './write-outcome.js';
 import { describeError } from '../common/errors/describe-error.js';
@@ -31,6 +32,7 @@ const KEEP_ALL: BacklogPruner = { prune: () => Promise.resolve(true) };
  * first, then what memory holds, then the fresh ones, so that the stored transcript is always
  * a prefix of the accepted one.
  */
+@Injectable()
 export class DurableWriter {
   private readonly logger = new Logger('DurableWriter');
 
@@ -40,9 +42,9 @@ export class DurableWriter {
     private readonly health: DatabaseHealth,
     private readonly events: EventEmitter2,
     private readonly metrics: MetricsService,
-    private readonly maxPendingPerSession: number,
+    @Inject(MAX_PENDING_PER_SESSION) private readonly maxPendingPerSession: number,
     private readonly failpoints: Failpoints,
-    private readonly pruner: BacklogPruner = KEEP_ALL,
+    @Inject(BACKLOG_PRUNER) private readonly pruner: BacklogPruner = KEEP_ALL,
   ) {}
 
   /** Stores `fresh` (accepted now, in order) behind whatever the session holds, or journals it. */

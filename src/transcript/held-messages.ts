@@ -1,17 +1,19 @@
+import { Injectable } from '@nestjs/common';
 import {
   PendingMessages,
   type JournalOnlyMessages,
   type KeyWindow,
   type PendingMessage,
 } from '../message/pending-messages.js';
-import { type SpoolService } from '../spool/spool.service.js';
-import { type SessionBacklog } from './session-backlog.js';
+import { SpoolService } from '../spool/spool.service.js';
+import { SessionBacklog } from './session-backlog.js';
 
 /**
  * What the read side sees of the write path: a session's messages held in memory (its
  * backlog), and the older ones that left memory past MAX_PENDING_PER_SESSION and that only
  * the journal holds, so that a read can list both in their places.
  */
+@Injectable()
 export class HeldMessages extends PendingMessages {
   constructor(
     private readonly backlog: SessionBacklog,

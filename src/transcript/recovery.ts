@@ -1,10 +1,11 @@
-import { Logger } from '@nestjs/common';
-import { type MetricsService } from '../metrics/metrics.service.js';
-import { type SpoolService } from '../spool/spool.service.js';
-import { type CoalescingWriter } from './coalescing-writer.js';
-import { type DatabaseHealth } from './database-health.js';
-import { type DurableWriter } from './durable-writer.js';
-import { type SessionBacklog } from './session-backlog.js';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { SpoolService } from '../spool/spool.service.js';
+import { CoalescingWriter } from './coalescing-writer.js';
+import { DatabaseHealth } from './database-health.js';
+import { DurableWriter } from './durable-writer.js';
+import { SessionBacklog } from './session-backlog.js';
+import { DB_RETRY_INTERVAL_MS } from './transcript.tokens.js';
 import { describeError } from '../common/errors/describe-error.js';
 
 // Sessions written back at once, so that their writes share transactions.
@@ -17,6 +18,7 @@ const ADOPT_INTERVAL_MS = 30_000;
  * instance answers), the background retry (probe while the database fails, then write back
  * every session with messages pending, journal what the disk refused before), and shutdown.
  */
+@Injectable()
 export class TranscriptRecovery {
   private readonly logger = new Logger('Recovery');
   private timer: NodeJS.Timeout | undefined;
@@ -30,7 +32,7 @@ export class TranscriptRecovery {
     private readonly spool: SpoolService,
     private readonly health: DatabaseHealth,
     private readonly metrics: MetricsService,
-    private readonly retryIntervalMs: number,
+    @Inject(DB_RETRY_INTERVAL_MS) private readonly retryIntervalMs: number,
   ) {}
 
   /** Takes over what earlier runs journaled and writes it back; the newest acceptance time in it. */

@@ -1,11 +1,12 @@
-import { type SessionQueries } from '../database/session-queries.js';
+import { Injectable } from '@nestjs/common';
+import { SessionQueries } from '../database/session-queries.js';
 import { messageIdFor } from '../message/message-id.js';
 import { type MessageRecord, type NewMessage } from '../message/message-record.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
-import { RecordUnreadableError, type SpoolService } from '../spool/spool.service.js';
+import { RecordUnreadableError, SpoolService } from '../spool/spool.service.js';
 import { AppendStatus } from './append-status.js';
-import { type DurableWriter } from './durable-writer.js';
+import { DurableWriter } from './durable-writer.js';
 import { type PendingQueue } from './session-backlog.js';
 
 /** What one message of an append is answered with. */
@@ -19,6 +20,7 @@ export interface Answer {
  * that message is now (memory, the journal, the database), and an acceptance that lost a race
  * to a stored copy is answered with the stored one. Called under the session's lock.
  */
+@Injectable()
 export class RetryLookup {
   constructor(
     private readonly durable: DurableWriter,
@@ -31,7 +33,10 @@ export class RetryLookup {
    * in the journal on disk, or stored. A retry of a message held in memory only is journaled
    * now if the disk takes it.
    */
-  async earlierAnswers(queue: PendingQueue, inputs: NewMessage[]): Promise<Map<string, Answer>> {
+  async earlierAnswers(
+    queue: PendingQueue,
+    inputs: readonly NewMessage[],
+  ): Promise<Map<string, Answer>> {
     const answers = new Map<string, Answer>();
     const clientIds = inputs.flatMap((input) =>
       input.clientMessageId ? [input.clientMessageId] : [],

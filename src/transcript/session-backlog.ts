@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { KeyedMutex } from '../common/concurrency/keyed-mutex.js';
 import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
@@ -32,6 +33,7 @@ export interface PendingQueue {
  * everything done to a session: its queue can be read or changed only inside withSession(),
  * through the handle it passes, which stops working once the lock is let go.
  */
+@Injectable()
 export class SessionBacklog {
   private readonly locks = new KeyedMutex();
   private readonly queues = new Map<string, PendingEntry[]>();

@@ -1,12 +1,12 @@
-import { Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventEmitter2, OnEvent } from '@nestjs/event-emitter';
 import { describeError } from '../common/errors/describe-error.js';
-import { type MetricsService } from '../metrics/metrics.service.js';
-import { type SessionDeletion, type Tombstones } from '../database/session-deletion.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { SessionDeletion, Tombstones } from '../database/session-deletion.js';
 import { SessionDeleted } from '../message/message-events.js';
-import { type OrderKeyGenerator } from '../message/order-key.js';
-import { type SpoolService } from '../spool/spool.service.js';
-import { type PendingQueue, type SessionBacklog } from './session-backlog.js';
+import { OrderKeyGenerator } from '../message/order-key.js';
+import { SpoolService } from '../spool/spool.service.js';
+import { SessionBacklog, type PendingQueue } from './session-backlog.js';
 
 /** What deleteSession removed. */
 export interface Erased {
@@ -26,6 +26,7 @@ export interface Erased {
  * database later anyway (a journal replayed after a crash, an instance that missed the notice)
  * is dropped by `prune`, which every write-back of a backlog runs first.
  */
+@Injectable()
 export class SessionEraser {
   private readonly logger = new Logger('SessionEraser');
 
@@ -38,7 +39,8 @@ export class SessionEraser {
     // The instance's clock (see OrderKeyGenerator): tombstones are stamped from it, and it is
     // moved past every tombstone read, so that a message accepted after a deletion is never
     // taken for one accepted before it, whatever the wall clock did.
-    private readonly clock: Pick<OrderKeyGenerator, 'stamp' | 'floor'>,
+    @Inject(OrderKeyGenerator) private readonly clock: Pick<OrderKeyGenerator, 'stamp' | 'floor'>,
+    @Inject(MetricsService)
     private readonly metrics: Pick<MetricsService, 'messagesDroppedByDeletion'>,
   ) {}
 

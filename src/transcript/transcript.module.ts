@@ -1,139 +1,35 @@
 import { Global, Module } from '@nestjs/common';
-import { EventEmitter2 } from '@nestjs/event-emitter';
-import { describeError } from '../common/errors/describe-error.js';
-import { Failpoints } from '../common/failpoints.js';
-import { ScribeConfig } from '../config/scribe-config.js';
-import { classifyDatabaseError } from '../database/database-errors.js';
 import { DatabaseModule } from '../database/database.module.js';
-import { MessageStore } from '../database/message-store.js';
-import { SessionDeletion, Tombstones } from '../database/session-deletion.js';
-import { OrderKeyGenerator } from '../message/order-key.js';
 import { PendingMessages } from '../message/pending-messages.js';
-import { MetricsService } from '../metrics/metrics.service.js';
 import { SpoolModule } from '../spool/spool.module.js';
-import { SpoolService } from '../spool/spool.service.js';
 import { CoalescingWriter } from './coalescing-writer.js';
-import { DatabaseHealth } from './database-health.js';
 import { DurableWriter } from './durable-writer.js';
 import { HeldMessages } from './held-messages.js';
 import { TranscriptRecovery } from './recovery.js';
+import { RetryLookup } from './retry-lookup.js';
 import { SessionBacklog } from './session-backlog.js';
 import { SessionEraser } from './session-eraser.js';
+import { transcriptProviders } from './transcript.providers.js';
 import { TranscriptResolver } from './transcript.resolver.js';
 import { TranscriptService } from './transcript.service.js';
 
 /**
- * The write path: its pieces are plain classes, wired here. Global for one thing only: the
- * read side finds what is pending (PendingMessages) without importing the write side.
+ * The write path. Global for one thing only: the read side finds what is pending
+ * (PendingMessages) without importing the write side.
  */
 @Global()
 @Module({
   imports: [DatabaseModule, SpoolModule],
   providers: [
+    ...transcriptProviders,
+    SessionBacklog,
+    HeldMessages,
+    SessionEraser,
+    DurableWriter,
+    TranscriptRecovery,
+    RetryLookup,
     TranscriptService,
     TranscriptResolver,
-    { provide: SessionBacklog, useFactory: () => new SessionBacklog() },
-    {
-      provide: PendingMessages,
-      inject: [SessionBacklog, SpoolService],
-      useFactory: (backlog: SessionBacklog, spool: SpoolService) =>
-        new HeldMessages(backlog, spool),
-    },
-    {
-      provide: CoalescingWriter,
-      inject: [MessageStore],
-      useFactory: (store: MessageStore) =>
-        new CoalescingWriter(store, classifyDatabaseError, describeError),
-    },
-    {
-      provide: DatabaseHealth,
-      inject: [ScribeConfig],
-      useFactory: (config: ScribeConfig) => new DatabaseHealth(config.dbRetryIntervalMs > 0),
-    },
-    {
-      provide: SessionEraser,
-      inject: [
-        SessionBacklog,
-        SessionDeletion,
-        Tombstones,
-        SpoolService,
-        EventEmitter2,
-        OrderKeyGenerator,
-        MetricsService,
-      ],
-      useFactory: (
-        backlog: SessionBacklog,
-        deletion: SessionDeletion,
-        tombstones: Tombstones,
-        spool: SpoolService,
-        events: EventEmitter2,
-        clock: OrderKeyGenerator,
-        metrics: MetricsService,
-      ) => new SessionEraser(backlog, deletion, tombstones, spool, events, clock, metrics),
-    },
-    {
-      provide: DurableWriter,
-      inject: [
-        CoalescingWriter,
-        SpoolService,
-        DatabaseHealth,
-        EventEmitter2,
-        MetricsService,
-        ScribeConfig,
-        Failpoints,
-        SessionEraser,
-      ],
-      useFactory: (
-        writer: CoalescingWriter,
-        spool: SpoolService,
-        health: DatabaseHealth,
-        events: EventEmitter2,
-        metrics: MetricsService,
-        config: ScribeConfig,
-        failpoints: Failpoints,
-        eraser: SessionEraser,
-      ) =>
-        new DurableWriter(
-          writer,
-          spool,
-          health,
-          events,
-          metrics,
-          config.maxPendingPerSession,
-          failpoints,
-          eraser,
-        ),
-    },
-    {
-      provide: TranscriptRecovery,
-      inject: [
-        SessionBacklog,
-        DurableWriter,
-        CoalescingWriter,
-        SpoolService,
-        DatabaseHealth,
-        MetricsService,
-        ScribeConfig,
-      ],
-      useFactory: (
-        backlog: SessionBacklog,
-        durable: DurableWriter,
-        writer: CoalescingWriter,
-        spool: SpoolService,
-        health: DatabaseHealth,
-        metrics: MetricsService,
-        config: ScribeConfig,
-      ) =>
-        new TranscriptRecovery(
-          backlog,
-          durable,
-          writer,
-          spool,
-          health,
-          metrics,
-          config.dbRetryIntervalMs,
-        ),
-    },
   ],
   exports: [TranscriptService, CoalescingWriter, PendingMessages, SessionEraser],
 })

@@ -57,7 +57,7 @@ export class TranscriptResolver {
     input: AppendMessageInput,
   ): Promise<AppendMessagePayload> {
     const { sessionId, ...message } = input;
-    const result = await this.transcripts.append(sessionId, [message], () => 'input');
+    const result = await this.transcripts.appendRecords(sessionId, [message], () => 'input');
     return { message: toMessageModel(result.records[0], result.status), status: result.status };
   }
 
@@ -70,7 +70,7 @@ export class TranscriptResolver {
     @Args('input', { description: 'The session and its messages, in the order to store them.' })
     input: AppendMessagesInput,
   ): Promise<AppendMessagesPayload> {
-    const result = await this.transcripts.append(
+    const result = await this.transcripts.appendRecords(
       input.sessionId,
       input.messages,
       (index) => `input.messages.${index}`,

@@ -20,12 +20,15 @@ import { type CoalescingWriter } from './coalescing-writer.js';
 import { DatabaseHealth } from './database-health.js';
 import { DurableWriter } from './durable-writer.js';
 import { TranscriptRecovery } from './recovery.js';
+import { RetryLookup } from './retry-lookup.js';
 import { type DatabaseReadiness } from '../database/database-readiness.js';
 import { SessionBacklog } from './session-backlog.js';
 import { FakeMessageStore, writerOver } from './testing/fake-message-store.js';
 import { FakeSessionQueries } from './testing/fake-session-queries.js';
 import { FakeSpool } from './testing/fake-spool.js';
 import { TranscriptService } from './transcript.service.js';
+import { type MessageInput } from './dto/message.input.js';
+import { toMessageModel } from '../common/graphql/message.mapper.js';
 
 const INSTANCE = 'inst0001';
 // The database is connected and migrated from the start here (see database-startup.spec.ts).
@@ -110,7 +113,7 @@ describe(TranscriptService.name, () => {
       recovery,
       health,
       spool.asService,
-      queries.asQueries,
+      new RetryLookup(durable, spool.asService, queries.asQueries),
       config,
       metrics,
       databaseReadiness,
@@ -135,7 +138,8 @@ describe(TranscriptService.name, () => {
     expect(spool.misuses).toEqual([]);
   });
 
-  const append = (sessionId: string, ...inputs: NewMessage[]) => sut.append(sessionId, inputs);
+  const append = (sessionId: string, ...inputs: NewMessage[]) =>
+    sut.appendRecords(sessionId, inputs);
 
   /** How many copies of the message with this id the database holds. */
   const copiesOf = (id: string) => store.rows.filter((row) => row.id === id).length;
@@ -243,7 +247,9 @@ describe(TranscriptService.name, () => {
     });
 
     it('names fields as the caller says', async () => {
-      const refusal = await rejectionOf(sut.append('s1', [message('nul \u0000')], () => 'input'));
+      const refusal = await rejectionOf(
+        sut.appendRecords('s1', [message('nul \u0000')], () => 'input'),
+      );
 
       expect(refusal.field).toBe('input.content');
     });
@@ -362,7 +368,7 @@ describe(TranscriptService.name, () => {
       store.storedElsewhere(storedBefore);
 
       const refusal: unknown = await sut
-        .append('s1', [message('new one'), message('changed', 'c-1')])
+        .appendRecords('s1', [message('new one'), message('changed', 'c-1')])
         .catch((error: unknown) => error);
 
       expect(refusal).toBeInstanceOf(ScribeException);
@@ -801,6 +807,94 @@ describe(TranscriptService.name, () => {
       await append('s1', message('a'), message('b'));
 
       expect(await metrics.render()).toMatch(/^scribe_pending_messages 2$/m);
+    });
+  });
+
+  describe('append, for a host', () => {
+    const hostAppend = (sessionId: unknown, messages: unknown) =>
+      sut.append(sessionId as string, messages as MessageInput[]);
+
+    it('answers as appendMessages does: the messages as the API shows them, and the status', async () => {
+      const answer = await sut.append('s1', [
+        { ...message('first', 'c-1'), metadata: { a: 1 } },
+        message('second'),
+      ]);
+
+      expect(answer.status).toBe(AppendStatus.PERSISTED);
+      expect(answer.messages).toEqual(
+        store.rows.map((row) => toMessageModel(row, AppendStatus.PERSISTED)),
+      );
+      expect(answer.messages[0]).toMatchObject({
+        id: messageIdFor('s1', 'c-1'),
+        content: 'first',
+        metadata: { a: 1 },
+        createdAt: expect.any(Date),
+      });
+    });
+
+    it('maps the write path status: QUEUED while the database fails, BUFFERED when the disk fails too', async () => {
+      store.goDown();
+      const queued = await sut.append('s1', [message('a')]);
+      expect(queued.status).toBe(AppendStatus.QUEUED);
+      expect(queued.messages.map((one) => one.status)).toEqual([AppendStatus.QUEUED]);
+      spool.failDisk();
+      const buffered = await sut.append('s1', [message('b'), message('c')]);
+      expect(buffered.status).toBe(AppendStatus.BUFFERED);
+      expect(buffered.messages.map((one) => one.status)).toEqual([
+        AppendStatus.BUFFERED,
+        AppendStatus.BUFFERED,
+      ]);
+    });
+
+    it.each([
+      ['a session id that is no string', 7, [message('a')], 'input.sessionId: must be a string'],
+      ['a bad session id', 'no spaces', [message('a')], 'input.sessionId: must be'],
+      ['messages that are no list', 's1', {}, 'input.messages: must be a list'],
+      ['an empty batch', 's1', [], 'input.messages: must hold 1 to 1000 messages; it holds 0'],
+      ['a message that is no object', 's1', ['hello'], 'input.messages.0: must be an object'],
+      [
+        'an unknown role',
+        's1',
+        [message('a'), { role: 'ROBOT', content: 'b' }],
+        'input.messages.1.role: must be one of the following values',
+      ],
+      ['content that is no string', 's1', [{ role: MessageRole.USER }], 'input.messages.0.content'],
+      [
+        'a client id that is no string',
+        's1',
+        [{ ...message('a'), clientMessageId: 5 }],
+        'input.messages.0.clientMessageId',
+      ],
+      [
+        'an unknown field',
+        's1',
+        [{ ...message('a'), sessionId: 's1' }],
+        'input.messages.0.sessionId: property sessionId should not exist',
+      ],
+      ['a NUL in the content', 's1', [message('nul \u0000')], 'input.messages.0.content'],
+      [
+        'a repeated client id',
+        's1',
+        [message('a', 'c'), message('b', 'c')],
+        'input.messages.1.clientMessageId: repeats the clientMessageId of input.messages.0',
+      ],
+    ])('refuses %s with INVALID_INPUT, storing nothing', async (_name, id, messages, said) => {
+      const refusal = await rejectionOf(hostAppend(id, messages));
+
+      expect(refusal).toBeInstanceOf(ScribeException);
+      expect(refusal.code).toBe(ScribeErrorCode.InvalidInput);
+      expect(refusal.message).toContain(said);
+      expect(store.rows).toEqual([]);
+    });
+
+    it('refuses what appendMessages refuses, with the same error', async () => {
+      const messages = [message('x'.repeat(101))];
+      const overApi = await rejectionOf(
+        sut.appendRecords('s1', messages, (index) => `input.messages.${index}`),
+      );
+
+      expect(await rejectionOf(sut.append('s1', messages))).toEqual(overApi);
+      expect(overApi.code).toBe(ScribeErrorCode.InvalidInput);
     });
   });
 });

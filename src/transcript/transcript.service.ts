@@ -9,8 +9,8 @@ import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { DatabaseReadiness } from '../database/database-readiness.js';
-import { SessionQueries } from '../database/session-queries.js';
 import { StoredTimes } from '../database/stored-times.js';
+import { toMessageModel } from '../common/graphql/message.mapper.js';
 import { messageIdFor } from '../message/message-id.js';
 import { type MessageRecord, type NewMessage } from '../message/message-record.js';
 import { OrderKeyGenerator } from '../message/order-key.js';
@@ -21,9 +21,16 @@ import { DatabaseHealth, type DatabaseHealthStatus } from './database-health.js'
 import { DurableWriter } from './durable-writer.js';
 import { conflictingField } from './idempotency.js';
 import { checkAppendTarget, checkNewMessages } from './input-rules.js';
+import { checkMessageShapes } from './message-shapes.js';
+import { type AppendMessagesPayload } from './models/append-payload.model.js';
+import { type MessageInput } from './dto/message.input.js';
 import { TranscriptRecovery } from './recovery.js';
 import { RetryLookup, type Answer } from './retry-lookup.js';
 import { SessionBacklog, type PendingQueue } from './session-backlog.js';
+
+// Where appendMessages' input puts the batch, and each of its messages: errors name them so.
+const BATCH_FIELD = 'input.messages';
+const batchFieldOf = (index: number): string => `${BATCH_FIELD}.${index}`;
 
 export interface AppendResult {
   records: MessageRecord[];
@@ -48,7 +55,6 @@ export interface PendingStatus extends Omit<DatabaseHealthStatus, 'consecutiveFa
 @Injectable()
 export class TranscriptService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(TranscriptService.name);
-  private readonly retries: RetryLookup;
   private readonly inFlight = new Set<Promise<unknown>>();
   private accepting = true;
 
@@ -58,24 +64,40 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     private readonly recovery: TranscriptRecovery,
     private readonly health: DatabaseHealth,
     private readonly spool: SpoolService,
-    queries: SessionQueries,
+    private readonly retries: RetryLookup,
     private readonly config: ScribeConfig,
     private readonly metrics: MetricsService,
     private readonly readiness: DatabaseReadiness,
     private readonly orderKeys: OrderKeyGenerator,
     private readonly storedTimes: StoredTimes,
   ) {
-    this.retries = new RetryLookup(durable, spool, queries);
     metrics.observeGauge('scribe_pending_messages', () => backlog.total);
+  }
+
+  /**
+   * The write API for a host that embeds Scribe: appends `messages` (as the appendMessages
+   * mutation takes them, without their session) to `sessionId`, creating the session if it is
+   * new. The same checks, errors (ScribeException, the same codes and fields) and path as
+   * appendMessages, whose resolver calls appendRecords once GraphQL has checked the input's
+   * types; here class-validator checks them against the same DTO. The status is the weakest
+   * promise among the messages (PERSISTED, QUEUED or BUFFERED, as the mutation answers).
+   */
+  async append(
+    sessionId: string,
+    messages: readonly MessageInput[],
+  ): Promise<AppendMessagesPayload> {
+    checkMessageShapes(sessionId, messages, batchFieldOf, BATCH_FIELD);
+    const { records, status } = await this.appendRecords(sessionId, messages, batchFieldOf);
+    return { messages: records.map((record) => toMessageModel(record, status)), status };
   }
 
   /**
    * Accepts `inputs` for `sessionId`, in order. `fieldOf(i)` names input i in errors.
    * Re-sent messages (same clientMessageId) come back as their first acceptance got them.
    */
-  async append(
+  async appendRecords(
     sessionId: string,
-    inputs: NewMessage[],
+    inputs: readonly NewMessage[],
     fieldOf: (index: number) => string = (index) => `messages.${index}`,
   ): Promise<AppendResult> {
     if (!this.accepting) {
@@ -84,7 +106,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
         'This instance is shutting down and did not accept the append; retry it.',
       );
     }
-    checkAppendTarget(sessionId, inputs.length, 'input.messages');
+    checkAppendTarget(sessionId, inputs.length, BATCH_FIELD);
     checkNewMessages(inputs, this.config.maxMessageBytes, fieldOf);
     const task = this.backlog.withSession(sessionId, (queue) =>
       this.appendLocked(queue, inputs, fieldOf),
@@ -181,7 +203,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
 
   private async appendLocked(
     queue: PendingQueue,
-    inputs: NewMessage[],
+    inputs: readonly NewMessage[],
     fieldOf: (index: number) => string,
   ): Promise<AppendResult> {
     const earlier = await this.retries.earlierAnswers(queue, inputs);

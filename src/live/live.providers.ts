@@ -1,0 +1,19 @@
+import { type Provider } from '@nestjs/common';
+import { ScribeConfig } from '../config/scribe-config.js';
+import { PRINCIPAL_SLOTS, SOURCE_SLOTS } from './live.tokens.js';
+import { SlotCounts } from './slot-counts.js';
+
+/** The slot counts live connections are admitted by, sized from ScribeConfig. */
+export const liveProviders: Provider[] = [
+  {
+    provide: SOURCE_SLOTS,
+    inject: [ScribeConfig],
+    useFactory: (config: ScribeConfig) =>
+      new SlotCounts(config.subscriptions.maxConnectionsPerSource),
+  },
+  {
+    provide: PRINCIPAL_SLOTS,
+    inject: [ScribeConfig],
+    useFactory: (config: ScribeConfig) => new SlotCounts(config.subscriptions.maxPerPrincipal),
+  },
+];

@@ -1,0 +1,22 @@
+import { type EventEmitter2 } from '@nestjs/event-emitter';
+import { type ScribeConfig } from '../../config/scribe-config.js';
+import { type SessionListQueries } from '../../database/session-list-queries.js';
+import { type SessionQueries } from '../../database/session-queries.js';
+import { type SessionUpdates } from '../../database/session-updates.js';
+import { type PendingMessages } from '../../message/pending-messages.js';
+import { MetricsService } from '../../metrics/metrics.service.js';
+import { SessionReader } from '../session-reader.js';
+import { sessionResolveGate } from '../session.providers.js';
+
+/** A SessionReader as SessionModule builds it: its gate over the same queries and config. */
+export function newReader(
+  queries: SessionQueries,
+  config: ScribeConfig,
+  events: EventEmitter2,
+  held: PendingMessages,
+  updates: SessionUpdates,
+  lists: SessionListQueries,
+): SessionReader {
+  const gate = sessionResolveGate(queries, config, new MetricsService());
+  return new SessionReader(queries, config, gate, events, held, updates, lists);
+}

@@ -1,0 +1,48 @@
+import { type Provider } from '@nestjs/common';
+import { describeError } from '../common/errors/describe-error.js';
+import { ScribeConfig } from '../config/scribe-config.js';
+import { classifyDatabaseError } from '../database/database-errors.js';
+import { MessageStore } from '../database/message-store.js';
+import { PendingMessages } from '../message/pending-messages.js';
+import { CoalescingWriter } from './coalescing-writer.js';
+import { DatabaseHealth } from './database-health.js';
+import { HeldMessages } from './held-messages.js';
+import { SessionEraser } from './session-eraser.js';
+import {
+  BACKLOG_PRUNER,
+  DB_RETRY_INTERVAL_MS,
+  MAX_PENDING_PER_SESSION,
+} from './transcript.tokens.js';
+
+/**
+ * What the write path's classes take that Nest cannot build from a class alone: the numbers of
+ * ScribeConfig they use, the model file's writer (its collaborators are functions), and the
+ * names the read side and the durable writer know other classes by.
+ */
+export const transcriptProviders: Provider[] = [
+  {
+    provide: MAX_PENDING_PER_SESSION,
+    inject: [ScribeConfig],
+    useFactory: (config: ScribeConfig) => config.maxPendingPerSession,
+  },
+  {
+    provide: DB_RETRY_INTERVAL_MS,
+    inject: [ScribeConfig],
+    useFactory: (config: ScribeConfig) => config.dbRetryIntervalMs,
+  },
+  {
+    provide: CoalescingWriter,
+    inject: [MessageStore],
+    useFactory: (store: MessageStore) =>
+      new CoalescingWriter(store, classifyDatabaseError, describeError),
+  },
+  {
+    provide: DatabaseHealth,
+    inject: [DB_RETRY_INTERVAL_MS],
+    // The background retry, when on, is the only writer while the database fails.
+    useFactory: (retryIntervalMs: number) => new DatabaseHealth(retryIntervalMs > 0),
+  },
+  // The read side knows the held messages by the abstract class (it never imports the write side).
+  { provide: PendingMessages, useExisting: HeldMessages },
+  { provide: BACKLOG_PRUNER, useExisting: SessionEraser },
+];

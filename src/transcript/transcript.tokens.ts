@@ -1,0 +1,11 @@
+// The numbers the write path's classes take, provided from ScribeConfig (transcript.providers.ts)
+// so that each class names only what it uses and a spec can construct it with plain values.
+
+/** MAX_PENDING_PER_SESSION: messages a session holds in memory before the journal takes them. */
+export const MAX_PENDING_PER_SESSION = Symbol('MAX_PENDING_PER_SESSION');
+
+/** DB_RETRY_INTERVAL_MS: the background retry's period; 0 turns it off. */
+export const DB_RETRY_INTERVAL_MS = Symbol('DB_RETRY_INTERVAL_MS');
+
+/** What every write-back of a backlog runs first (the SessionEraser: see BacklogPruner). */
+export const BACKLOG_PRUNER = Symbol('BACKLOG_PRUNER');
