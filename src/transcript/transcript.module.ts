@@ -11,6 +11,8 @@ import { OrderKeyGenerator } from '../message/order-key.js';
 import { PendingMessages } from '../message/pending-messages.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { SpoolModule } from '../spool/spool.module.js';
+import { JournalIndex } from '../spool/journal-index.js';
+import { Journal } from '../spool/journal.js';
 import { SpoolService } from '../spool/spool.service.js';
 import { CoalescingWriter } from './coalescing-writer.js';
 import { DatabaseHealth } from './database-health.js';
@@ -35,9 +37,9 @@ import { TranscriptService } from './transcript.service.js';
     { provide: SessionBacklog, useFactory: () => new SessionBacklog() },
     {
       provide: PendingMessages,
-      inject: [SessionBacklog, SpoolService],
-      useFactory: (backlog: SessionBacklog, spool: SpoolService) =>
-        new HeldMessages(backlog, spool),
+      inject: [SessionBacklog, JournalIndex, Journal],
+      useFactory: (backlog: SessionBacklog, index: JournalIndex, journal: Journal) =>
+        new HeldMessages(backlog, index, journal),
     },
     {
       provide: CoalescingWriter,
@@ -56,7 +58,7 @@ import { TranscriptService } from './transcript.service.js';
         SessionBacklog,
         SessionDeletion,
         Tombstones,
-        SpoolService,
+        Journal,
         EventEmitter2,
         OrderKeyGenerator,
         MetricsService,
@@ -65,17 +67,19 @@ import { TranscriptService } from './transcript.service.js';
         backlog: SessionBacklog,
         deletion: SessionDeletion,
         tombstones: Tombstones,
-        spool: SpoolService,
+        journal: Journal,
         events: EventEmitter2,
         clock: OrderKeyGenerator,
         metrics: MetricsService,
-      ) => new SessionEraser(backlog, deletion, tombstones, spool, events, clock, metrics),
+      ) => new SessionEraser(backlog, deletion, tombstones, journal, events, clock, metrics),
     },
     {
       provide: DurableWriter,
       inject: [
         CoalescingWriter,
         SpoolService,
+        JournalIndex,
+        Journal,
         DatabaseHealth,
         EventEmitter2,
         MetricsService,
@@ -86,6 +90,8 @@ import { TranscriptService } from './transcript.service.js';
       useFactory: (
         writer: CoalescingWriter,
         spool: SpoolService,
+        index: JournalIndex,
+        journal: Journal,
         health: DatabaseHealth,
         events: EventEmitter2,
         metrics: MetricsService,
@@ -96,6 +102,8 @@ import { TranscriptService } from './transcript.service.js';
         new DurableWriter(
           writer,
           spool,
+          index,
+          journal,
           health,
           events,
           metrics,
@@ -111,6 +119,7 @@ import { TranscriptService } from './transcript.service.js';
         DurableWriter,
         CoalescingWriter,
         SpoolService,
+        JournalIndex,
         DatabaseHealth,
         MetricsService,
         ScribeConfig,
@@ -120,6 +129,7 @@ import { TranscriptService } from './transcript.service.js';
         durable: DurableWriter,
         writer: CoalescingWriter,
         spool: SpoolService,
+        index: JournalIndex,
         health: DatabaseHealth,
         metrics: MetricsService,
         config: ScribeConfig,
@@ -129,6 +139,7 @@ import { TranscriptService } from './transcript.service.js';
           durable,
           writer,
           spool,
+          index,
           health,
           metrics,
           config.dbRetryIntervalMs,
