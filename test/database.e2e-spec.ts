@@ -1,5 +1,7 @@
-import { DataSource } from 'typeorm';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { type DataSource } from 'typeorm';
 import { MIGRATIONS } from '../src/database/data-source-options.js';
+import { SCRIBE_CONNECTION } from '../src/database/database.tokens.js';
 import { databaseKinds } from './support/databases.js';
 import { createTestApp } from './support/test-app.js';
 
@@ -9,7 +11,7 @@ describe.each(databaseKinds())('database setup on %s', (database) => {
   it('migrates at start, and every migration goes down and up again', async () => {
     const sut = await createTestApp(database);
     try {
-      const dataSource = sut.app.get(DataSource);
+      const dataSource = sut.app.get<DataSource>(getDataSourceToken(SCRIBE_CONNECTION));
       expect(await dataSource.showMigrations()).toBe(false);
       const tables = async () =>
         (

@@ -7,6 +7,7 @@ import { MessageEntity } from './entities/message.entity.js';
 import { messageRecordFromEntity } from './record-mappers.js';
 import { estimatedRecordBytes } from './session-queries.js';
 import { DatabaseReadiness } from './database-readiness.js';
+import { SCRIBE_CONNECTION } from './database.tokens.js';
 
 /**
  * A session's messages in the order they were committed (their commit numbers, see the
@@ -15,7 +16,8 @@ import { DatabaseReadiness } from './database-readiness.js';
 @Injectable()
 export class CommitReads {
   constructor(
-    @InjectRepository(MessageEntity) private readonly messages: Repository<MessageEntity>,
+    @InjectRepository(MessageEntity, SCRIBE_CONNECTION)
+    private readonly messages: Repository<MessageEntity>,
     private readonly readiness: DatabaseReadiness,
   ) {}
 

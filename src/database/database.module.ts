@@ -10,6 +10,7 @@ import { MessageEntity } from './entities/message.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { CommitFeed, InProcessCommitFeed } from './commit-feed.js';
 import { DatabaseIdentity, databaseLocation } from './database-identity.js';
+import { SCRIBE_CONNECTION } from './database.tokens.js';
 import { PostgresCommitFeed } from './postgres-commit-feed.js';
 import { MessageStore } from './message-store.js';
 import { PostgresMessageStore } from './postgres-message-store.js';
@@ -30,23 +31,25 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
  * TypeORM builds the DataSource without connecting it: DatabaseStartup connects and migrates
  * it, in the background while the database is down, and every reader and writer refuses
  * (DatabaseNotReadyError, an outage) until then, so that an instance starts and journals
- * during an outage.
+ * during an outage. The connection is named (SCRIBE_CONNECTION): a host app that imports
+ * Scribe keeps its own default TypeORM connection.
  */
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
+      name: SCRIBE_CONNECTION,
       inject: [ScribeConfig],
       useFactory: (config: ScribeConfig) => ({
         ...buildDataSourceOptions(config.database),
         manualInitialization: true,
       }),
     }),
-    TypeOrmModule.forFeature([SessionEntity, MessageEntity]),
+    TypeOrmModule.forFeature([SessionEntity, MessageEntity], SCRIBE_CONNECTION),
   ],
   providers: [
     {
       provide: DatabaseStartup,
-      inject: [getDataSourceToken(), ScribeConfig],
+      inject: [getDataSourceToken(SCRIBE_CONNECTION), ScribeConfig],
       useFactory: (dataSource: DataSource, config: ScribeConfig) =>
         new DatabaseStartup(dataSource, config.dbRetryIntervalMs),
     },
@@ -58,7 +61,7 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
     SessionDeletion,
     {
       provide: DatabaseIdentity,
-      inject: [getDataSourceToken(), ScribeConfig],
+      inject: [getDataSourceToken(SCRIBE_CONNECTION), ScribeConfig],
       useFactory: (dataSource: DataSource, config: ScribeConfig) =>
         new DatabaseIdentity(dataSource, databaseLocation(config.database)),
     },

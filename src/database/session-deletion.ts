@@ -6,6 +6,7 @@ import { DELETIONS_CHANNEL, NOTIFY_SQL } from './commit-notices.js';
 import { DeletedSessionEntity } from './entities/deleted-session.entity.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
+import { SCRIBE_CONNECTION } from './database.tokens.js';
 
 /** What a deletion removed from the database. */
 export interface DeletedRows {
@@ -28,7 +29,7 @@ export abstract class Tombstones {
 @Injectable()
 export class SessionDeletion extends Tombstones {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectDataSource(SCRIBE_CONNECTION) private readonly dataSource: DataSource,
     private readonly readiness: DatabaseReadiness,
   ) {
     super();

@@ -6,6 +6,7 @@ import { itemsWithin } from '../common/pagination/byte-bounded-page.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { sessionRecordFromEntity } from './record-mappers.js';
 import { DatabaseReadiness } from './database-readiness.js';
+import { SCRIBE_CONNECTION } from './database.tokens.js';
 
 /** A place in the session list: most recently updated first, ties broken by id. */
 export interface SessionListPosition {
@@ -41,7 +42,8 @@ function estimatedSessionBytes(postgres: boolean): string {
 @Injectable()
 export class SessionListQueries {
   constructor(
-    @InjectRepository(SessionEntity) private readonly sessions: Repository<SessionEntity>,
+    @InjectRepository(SessionEntity, SCRIBE_CONNECTION)
+    private readonly sessions: Repository<SessionEntity>,
     private readonly readiness: DatabaseReadiness,
   ) {}
 

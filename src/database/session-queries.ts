@@ -15,6 +15,7 @@ import { type PageAdmission } from './session-list-queries.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { messageRecordFromEntity, sessionRecordFromEntity } from './record-mappers.js';
 import { DatabaseReadiness } from './database-readiness.js';
+import { SCRIBE_CONNECTION } from './database.tokens.js';
 
 const FULL_LOAD_PAGE_ROWS = 100;
 
@@ -36,8 +37,10 @@ export function estimatedRecordBytes(postgres: boolean): string {
 @Injectable()
 export class SessionQueries {
   constructor(
-    @InjectRepository(SessionEntity) private readonly sessions: Repository<SessionEntity>,
-    @InjectRepository(MessageEntity) private readonly messages: Repository<MessageEntity>,
+    @InjectRepository(SessionEntity, SCRIBE_CONNECTION)
+    private readonly sessions: Repository<SessionEntity>,
+    @InjectRepository(MessageEntity, SCRIBE_CONNECTION)
+    private readonly messages: Repository<MessageEntity>,
     private readonly readiness: DatabaseReadiness,
   ) {}
 

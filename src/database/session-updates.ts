@@ -6,6 +6,7 @@ import { NOTIFY_SQL, SESSIONS_CHANNEL } from './commit-notices.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { sessionRecordFromEntity } from './record-mappers.js';
 import { DatabaseReadiness } from './database-readiness.js';
+import { SCRIBE_CONNECTION } from './database.tokens.js';
 
 /** What updateSession changes: a field left undefined stays as it is. */
 export interface SessionChanges {
@@ -23,7 +24,8 @@ export type SessionUpdate =
 @Injectable()
 export class SessionUpdates {
   constructor(
-    @InjectRepository(SessionEntity) private readonly sessions: Repository<SessionEntity>,
+    @InjectRepository(SessionEntity, SCRIBE_CONNECTION)
+    private readonly sessions: Repository<SessionEntity>,
     private readonly readiness: DatabaseReadiness,
   ) {}
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { SCRIBE_CONNECTION } from './database.tokens.js';
 
 /**
  * The newest times the database holds: what the instance's clock must move past at start, so
@@ -11,7 +12,7 @@ import { DataSource } from 'typeorm';
  */
 @Injectable()
 export class StoredTimes {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(@InjectDataSource(SCRIBE_CONNECTION) private readonly dataSource: DataSource) {}
 
   /** The newest acceptance or deletion time stored; 0 for an empty database. */
   async latest(): Promise<number> {

@@ -3,6 +3,7 @@ import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/term
 import { type Response } from 'express';
 import { describeError } from '../common/errors/describe-error.js';
 import { ScribeConfig } from '../config/scribe-config.js';
+import { BlockedFiles } from '../spool/blocked-files.js';
 import { SpoolOfAnotherDatabase } from '../spool/database-binding.js';
 import { SpoolDirectoryError } from '../spool/journal-files.js';
 import { SpoolService } from '../spool/spool.service.js';
@@ -27,6 +28,7 @@ export class HealthController {
     private readonly transcripts: TranscriptService,
     private readonly writer: CoalescingWriter,
     private readonly spool: SpoolService,
+    private readonly blocked: BlockedFiles,
     private readonly config: ScribeConfig,
   ) {}
 
@@ -37,7 +39,7 @@ export class HealthController {
       this.probe('spool', () => this.spool.checkWritable()),
     ]);
     // Journal files owing messages that cannot be used now (spoolStatus.blocked): a count only.
-    Object.assign(spool.spool, { blocked: this.spool.blockedCount });
+    Object.assign(spool.spool, { blocked: this.blocked.size });
     const details = { ...database, ...spool };
     const databaseUp = database.database.status === 'up';
     const spoolUp = spool.spool.status === 'up';

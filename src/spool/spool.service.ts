@@ -1,27 +1,32 @@
-import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { describeError } from '../common/errors/describe-error.js';
-import { Failpoints } from '../common/failpoints.js';
-import { ScribeConfig } from '../config/scribe-config.js';
-import { ScribeInstance } from '../config/scribe-instance.js';
-import { type MessageRecord } from '../message/message-record.js';
-import { OrderKeyGenerator } from '../message/order-key.js';
-import { type JournalOnlyMessages, type KeyWindow } from '../message/pending-messages.js';
-import { MetricsService } from '../metrics/metrics.service.js';
-import { DatabaseCheck, SpoolDatabase, type DatabaseBindingView } from './database-binding.js';
 import {
-  type DrainOutcome,
-  type DrainStep,
-  type Forgotten,
-  type JournaledRecord,
-  type RefusedRecord,
-} from './journal.js';
-import { type AdoptionReport } from './journal-adoption.js';
-import { type RecordLocation } from './journal-index.js';
-import { type JournalAppend } from './journal-writer.js';
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
+import { describeError } from '../common/errors/describe-error.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { BlockedFiles } from './blocked-files.js';
+import { DatabaseBinding, DatabaseCheck, type DatabaseBindingView } from './database-binding.js';
+import { JournalAdoption, type AdoptionReport } from './journal-adoption.js';
+import { type JournalFiles } from './journal-files.js';
+import { JournalIndex } from './journal-index.js';
+import { JournalWriter, type JournalAppend } from './journal-writer.js';
+import { Journal } from './journal.js';
 import { addLegacySpool } from './legacy-spool.js';
+import { OwnLock } from './own-lock.js';
 import { SET_ASIDE_LOG, isOwnFile, parseSegmentName } from './segment-names.js';
+import { SetAsideLog } from './set-aside-log.js';
+import { SpoolReporter } from './spool-reporter.js';
 import { removeStaleTempFiles } from './stale-temp-files.js';
-import { spoolParts, type SpoolParts } from './spool-parts.js';
+import {
+  JOURNAL_FILES,
+  SPOOL_DIRECTORY,
+  SPOOL_IRREGULAR,
+  SPOOL_RECORD_BYTES,
+  type IrregularEntries,
+} from './spool.tokens.js';
 import {
   foreignFilesOf,
   journalableNow,
@@ -43,38 +48,38 @@ export type { RecordLocation } from './journal-index.js';
 /**
  * The journal as a Nest service: accepted messages that the database could not take, on local
  * disk, synced, in append-only segments of JSON lines, until they are stored. It knows nothing
- * of the write path: the transcript appends to it, tells it what left memory and what got
- * stored, and drains a session through a callback that answers with an outcome. This class
- * holds the instance's owner lock, and reports to the logs and metrics.
+ * of the write path: the transcript appends through it, and tells Journal (exported by
+ * SpoolModule) what left memory and what got stored, and drains a session through it. This
+ * class holds the instance's owner lock, adopts other runs' journals, answers readiness and
+ * the admin status, and reports to the logs and metrics. Its parts are spoolProviders.
  */
 @Injectable()
 export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(SpoolService.name);
-  // Built and wired by spoolParts; this class drives them.
-  private readonly parts: SpoolParts;
 
   constructor(
-    config: ScribeConfig,
-    instance: ScribeInstance,
-    metrics: MetricsService,
-    failpoints: Failpoints,
-    database: SpoolDatabase,
-    clock: OrderKeyGenerator,
-  ) {
-    this.parts = spoolParts(config, instance, metrics, failpoints, database, clock);
-  }
-
-  get path(): string {
-    return this.parts.files.directory;
-  }
+    @Inject(SPOOL_DIRECTORY) readonly path: string,
+    @Inject(JOURNAL_FILES) private readonly files: JournalFiles,
+    @Inject(SPOOL_RECORD_BYTES) private readonly recordBytes: number,
+    @Inject(SPOOL_IRREGULAR) private readonly irregular: IrregularEntries,
+    private readonly index: JournalIndex,
+    private readonly binding: DatabaseBinding,
+    private readonly reporter: SpoolReporter,
+    private readonly setAsideLog: SetAsideLog,
+    private readonly blocked: BlockedFiles,
+    private readonly ownLock: OwnLock,
+    private readonly writer: JournalWriter,
+    private readonly adoption: JournalAdoption,
+    private readonly journal: Journal,
+  ) {}
 
   // The service starts even when the spool is unusable: appends are then answered BUFFERED,
   // and every later append tries the disk again.
   async onModuleInit(): Promise<void> {
     try {
-      await this.parts.ownLock.ensure();
-      await this.parts.setAsideLog.load();
-      await removeStaleTempFiles(this.parts.files);
+      await this.ownLock.ensure();
+      await this.setAsideLog.load();
+      await removeStaleTempFiles(this.files);
     } catch (error) {
       this.logger.warn(
         `on-disk spool unavailable at ${this.path}: ${describeError(error)}; messages the database cannot take are held in memory only (BUFFERED) until it can be written`,
@@ -83,9 +88,9 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.parts.writer.close();
-    await this.parts.adoption.releaseAll();
-    await this.parts.ownLock.release(this.parts.index.liveRecords === 0);
+    await this.writer.close();
+    await this.adoption.releaseAll();
+    await this.ownLock.release(this.index.liveRecords === 0);
   }
 
   /**
@@ -95,10 +100,10 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
    */
   async adoptOrphans(): Promise<AdoptionReport | null> {
     try {
-      await this.parts.ownLock.ensure();
-      if (!(await this.parts.binding.verify())) return null;
-      const report = await this.parts.adoption.adopt();
-      const legacy = await addLegacySpool(report, this.parts.files, this.parts.journal);
+      await this.ownLock.ensure();
+      if (!(await this.binding.verify())) return null;
+      const report = await this.adoption.adopt();
+      const legacy = await addLegacySpool(report, this.files, this.journal);
       if (legacy > 0) {
         this.logger.log(
           `Journaled ${legacy} message(s) found in Scribe 0.1 spool files, and deleted the files`,
@@ -120,55 +125,14 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   async append(records: MessageRecord[]): Promise<JournalAppend> {
     let outcome: JournalAppend;
     try {
-      await this.parts.ownLock.ensure();
-      this.parts.binding.assertJournalable();
-      outcome = await this.parts.journal.append(records);
+      await this.ownLock.ensure();
+      this.binding.assertJournalable();
+      outcome = await this.journal.append(records);
     } catch (error) {
       outcome = { kind: 'failed', error };
     }
-    this.parts.reporter.written(outcome, records.length);
+    this.reporter.written(outcome, records.length);
     return outcome;
-  }
-
-  /** See {@link Journal.release}. */
-  release(records: readonly JournaledRecord[]): Promise<void> {
-    return this.parts.journal.release(records);
-  }
-
-  /** See {@link Journal.resolve}. */
-  resolve(records: readonly JournaledRecord[]): Promise<void> {
-    return this.parts.journal.resolve(records);
-  }
-
-  /** See {@link Journal.setAside}. */
-  setAside(
-    refused: readonly (RefusedRecord & { location: RecordLocation | null })[],
-  ): Promise<void> {
-    return this.parts.journal.setAside(refused);
-  }
-
-  /** See {@link Journal.drain}. */
-  drain(
-    sessionId: string,
-    store: (records: MessageRecord[]) => Promise<DrainStep>,
-    batchSize: number,
-  ): Promise<DrainOutcome> {
-    return this.parts.journal.drain(sessionId, store, batchSize);
-  }
-
-  /** See {@link Journal.forget}. */
-  forget(sessionId: string, acceptedUpTo?: number): Promise<Forgotten> {
-    return this.parts.journal.forget(sessionId, acceptedUpTo);
-  }
-
-  /** See {@link Journal.find}. */
-  find(sessionId: string, id: string): Promise<MessageRecord | undefined> {
-    return this.parts.journal.find(sessionId, id);
-  }
-
-  /** See {@link Journal.readWindow}. */
-  readWindow(sessionId: string, window: KeyWindow, maxBytes: number): Promise<JournalOnlyMessages> {
-    return this.parts.journal.readWindow(sessionId, window, maxBytes);
   }
 
   /**
@@ -176,36 +140,15 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
    * (the retry loop's turn: no append may come to do it); quiet when it does not.
    */
   async rejournalOrphans(): Promise<void> {
-    if (this.parts.index.orphaned().length === 0) return;
+    if (this.index.orphaned().length === 0) return;
     await this.checkWritable().catch(() => undefined);
-  }
-
-  /** See {@link JournalIndex.isOnDisk}. */
-  isOnDisk(location: RecordLocation): boolean {
-    return this.parts.index.isOnDisk(location);
-  }
-
-  hasDiskOnly(sessionId: string): boolean {
-    return this.parts.index.hasDiskOnly(sessionId);
-  }
-
-  sessionsWithDiskOnly(): string[] {
-    return this.parts.index.sessionsWithDiskOnly();
   }
 
   /** Whether an adoption round should run now for a blocked file that may have been fixed. */
   get adoptionRetryDue(): boolean {
     // Until the spool is known to be this database's, nothing of other instances is adopted:
     // each retry asks again, so that a database that comes up late is written back at once.
-    return (
-      this.parts.adoption.retryDue ||
-      this.parts.binding.status.databaseCheck === DatabaseCheck.PENDING
-    );
-  }
-
-  /** Files owing records that cannot be used now (for /health): how many. */
-  get blockedCount(): number {
-    return this.parts.blocked.size;
+    return this.adoption.retryDue || this.binding.status.databaseCheck === DatabaseCheck.PENDING;
   }
 
   /**
@@ -215,7 +158,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
    * every client id meanwhile would stop the instance (see the README's limits).
    */
   get owesUnread(): boolean {
-    return this.parts.blocked
+    return this.blocked
       .list()
       .some((file) => file.records === null && parseSegmentName(file.source) !== null);
   }
@@ -229,37 +172,37 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
    */
   async checkWritable(): Promise<void> {
     await this.checkJournal();
-    await this.parts.files.checkWritable(this.parts.recordBytes);
+    await this.files.checkWritable(this.recordBytes);
   }
 
   /** The spool is this database's, the lock is ours, and the writer's segments are intact. */
   private async checkJournal(): Promise<void> {
-    this.parts.binding.assertJournalable();
-    await this.parts.ownLock.ensure();
-    await this.parts.writer.verify();
+    this.binding.assertJournalable();
+    await this.ownLock.ensure();
+    await this.writer.verify();
   }
 
   async status(): Promise<SpoolStatusView & DatabaseBindingView> {
     const { writable, error } = await journalableNow(
       () => this.checkJournal(),
-      () => this.parts.files.checkWritable(this.parts.recordBytes),
-      () => this.parts.writer.takesAppends,
+      () => this.files.checkWritable(this.recordBytes),
+      () => this.writer.takesAppends,
     );
     const foreign = foreignFilesOf(
-      (await this.parts.files.list().catch(() => [])).filter((name) => !isOwnFile(name)),
-      await this.parts.irregular(),
+      (await this.files.list().catch(() => [])).filter((name) => !isOwnFile(name)),
+      await this.irregular(),
     );
     return {
       ...spoolStatusOf(
         this.path,
         error,
-        this.parts.index,
-        this.parts.setAsideLog,
+        this.index,
+        this.setAsideLog,
         foreign,
-        this.parts.blocked.list(),
+        this.blocked.list(),
       ),
       writable,
-      ...this.parts.binding.status,
+      ...this.binding.status,
     };
   }
 }

@@ -117,6 +117,8 @@ describe(DurableWriter.name, () => {
     sut = new DurableWriter(
       writer,
       spool.asService,
+      spool.asIndex,
+      spool.asJournal,
       health,
       events,
       metrics,

@@ -4,6 +4,8 @@ import { Failpoints } from '../common/failpoints.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { MessagesStored, WriteFailed } from '../message/message-events.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { JournalIndex } from '../spool/journal-index.js';
+import { Journal } from '../spool/journal.js';
 import { SpoolService, type DrainStep, type JournaledRecord } from '../spool/spool.service.js';
 import { CoalescingWriter, type WriteAttempt } from './coalescing-writer.js';
 import { DatabaseHealth, type Admission } from './database-health.js';
@@ -39,6 +41,8 @@ export class DurableWriter {
   constructor(
     private readonly writer: CoalescingWriter,
     private readonly spool: SpoolService,
+    private readonly index: JournalIndex,
+    private readonly journal: Journal,
     private readonly health: DatabaseHealth,
     private readonly events: EventEmitter2,
     private readonly metrics: MetricsService,
@@ -117,14 +121,14 @@ export class DurableWriter {
   }
 
   hasBacklog(queue: PendingQueue): boolean {
-    return queue.size > 0 || this.spool.hasDiskOnly(queue.sessionId);
+    return queue.size > 0 || this.index.hasDiskOnly(queue.sessionId);
   }
 
   private async flushWith(queue: PendingQueue, admission: Admission): Promise<boolean> {
     if (admission === 'skip') return false;
     if (!(await this.pruner.prune(queue))) return false;
-    if (this.spool.hasDiskOnly(queue.sessionId)) {
-      const drained = await this.spool.drain(
+    if (this.index.hasDiskOnly(queue.sessionId)) {
+      const drained = await this.journal.drain(
         queue.sessionId,
         (records) => this.storeReplayed(queue, records),
         FLUSH_CHUNK,
@@ -148,7 +152,9 @@ export class DurableWriter {
       queue.shift(chunk.length);
       // Setting aside let go of the refused records' journal lines already.
       const refused = new Set(attempt.refused.map(({ record }) => record.id));
-      await this.spool.resolve(journaledOf(chunk.filter((entry) => !refused.has(entry.record.id))));
+      await this.journal.resolve(
+        journaledOf(chunk.filter((entry) => !refused.has(entry.record.id))),
+      );
     }
     this.health.forget(queue.sessionId);
     return true;
@@ -173,7 +179,7 @@ export class DurableWriter {
     if (attempt.refused.length === 0) return true;
     const reasons = new Map(attempt.refused.map(({ record, reason }) => [record.id, reason]));
     try {
-      await this.spool.setAside(
+      await this.journal.setAside(
         chunk
           .filter((entry) => reasons.has(entry.record.id))
           .map((entry) => ({ ...entry, reason: reasons.get(entry.record.id) ?? '' })),
@@ -232,7 +238,7 @@ export class DurableWriter {
         );
       }
     }
-    await this.spool.release(journaledOf(evicted));
+    await this.journal.release(journaledOf(evicted));
   }
 
   private stored(sessionId: string, attempt: Written): void {

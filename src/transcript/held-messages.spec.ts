@@ -1,6 +1,7 @@
 import { type JournalOnlyMessages, type KeyWindow } from '../message/pending-messages.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
-import { type SpoolService } from '../spool/spool.service.js';
+import { type JournalIndex } from '../spool/journal-index.js';
+import { type Journal } from '../spool/journal.js';
 import { HeldMessages } from './held-messages.js';
 import { SessionBacklog } from './session-backlog.js';
 
@@ -35,7 +36,11 @@ describe(HeldMessages.name, () => {
   beforeEach(() => {
     backlog = new SessionBacklog();
     journal = new FakeJournal();
-    sut = new HeldMessages(backlog, journal as unknown as SpoolService);
+    sut = new HeldMessages(
+      backlog,
+      journal as unknown as JournalIndex,
+      journal as unknown as Journal,
+    );
   });
 
   it("lists the backlog's messages held in memory", async () => {

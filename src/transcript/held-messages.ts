@@ -5,7 +5,8 @@ import {
   type KeyWindow,
   type PendingMessage,
 } from '../message/pending-messages.js';
-import { SpoolService } from '../spool/spool.service.js';
+import { JournalIndex } from '../spool/journal-index.js';
+import { Journal } from '../spool/journal.js';
 import { SessionBacklog } from './session-backlog.js';
 
 /**
@@ -17,18 +18,19 @@ import { SessionBacklog } from './session-backlog.js';
 export class HeldMessages extends PendingMessages {
   constructor(
     private readonly backlog: SessionBacklog,
-    private readonly spool: SpoolService,
+    private readonly index: JournalIndex,
+    private readonly journal: Journal,
   ) {
     super();
   }
 
   of(sessionId: string): PendingMessage[] {
     // A journaled message whose segment vanished is memory only until written again.
-    return this.backlog.of(sessionId, (location) => this.spool.isOnDisk(location));
+    return this.backlog.of(sessionId, (location) => this.index.isOnDisk(location));
   }
 
   inJournalOnly(sessionId: string): boolean {
-    return this.spool.hasDiskOnly(sessionId);
+    return this.index.hasDiskOnly(sessionId);
   }
 
   async journalOnly(
@@ -37,7 +39,7 @@ export class HeldMessages extends PendingMessages {
     maxBytes: number,
   ): Promise<JournalOnlyMessages> {
     // Most reads: nothing has left memory, and nothing is read from disk.
-    if (!this.spool.hasDiskOnly(sessionId)) return { messages: [], beyondCursor: false, total: 0 };
-    return this.spool.readWindow(sessionId, window, maxBytes);
+    if (!this.index.hasDiskOnly(sessionId)) return { messages: [], beyondCursor: false, total: 0 };
+    return this.journal.readWindow(sessionId, window, maxBytes);
   }
 }

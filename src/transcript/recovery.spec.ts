@@ -90,6 +90,8 @@ describe(TranscriptRecovery.name, () => {
     durable = new GatedDurableWriter(
       writer,
       spool.asService,
+      spool.asIndex,
+      spool.asJournal,
       health,
       new EventEmitter2(),
       metrics,
@@ -102,6 +104,7 @@ describe(TranscriptRecovery.name, () => {
       durable,
       writer,
       spool.asService,
+      spool.asIndex,
       health,
       metrics,
       retryIntervalMs,

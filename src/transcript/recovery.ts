@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { JournalIndex } from '../spool/journal-index.js';
 import { SpoolService } from '../spool/spool.service.js';
 import { CoalescingWriter } from './coalescing-writer.js';
 import { DatabaseHealth } from './database-health.js';
@@ -30,6 +31,7 @@ export class TranscriptRecovery {
     private readonly durable: DurableWriter,
     private readonly writer: CoalescingWriter,
     private readonly spool: SpoolService,
+    private readonly index: JournalIndex,
     private readonly health: DatabaseHealth,
     private readonly metrics: MetricsService,
     @Inject(DB_RETRY_INTERVAL_MS) private readonly retryIntervalMs: number,
@@ -78,7 +80,7 @@ export class TranscriptRecovery {
     await this.retryRun;
     if (this.backlog.total > 0 && (!this.health.isFailing || (await this.probe()))) {
       // Sessions with older messages on disk wait for the next start: order comes first.
-      const memoryOnly = this.backlog.sessions().filter((id) => !this.spool.hasDiskOnly(id));
+      const memoryOnly = this.backlog.sessions().filter((id) => !this.index.hasDiskOnly(id));
       await this.flushSessions(memoryOnly);
     }
     let lost = 0;
@@ -112,7 +114,7 @@ export class TranscriptRecovery {
       this.lastAdoption = Date.now();
       await this.spool.adoptOrphans();
     }
-    const sessions = new Set([...this.backlog.sessions(), ...this.spool.sessionsWithDiskOnly()]);
+    const sessions = new Set([...this.backlog.sessions(), ...this.index.sessionsWithDiskOnly()]);
     await this.flushSessions([...sessions]);
     // Written back first: on a disk shared with the database, journal copies would take the
     // very space the write-back needs. Only what it could not store is journaled.
@@ -155,7 +157,7 @@ export class TranscriptRecovery {
 
   /** Writes back one session's backlog; true when it is stored, or when there is none. */
   private async writeBackOne(): Promise<boolean> {
-    const sessionId = this.backlog.sessions()[0] ?? this.spool.sessionsWithDiskOnly()[0];
+    const sessionId = this.backlog.sessions()[0] ?? this.index.sessionsWithDiskOnly()[0];
     if (sessionId === undefined) return true;
     return this.backlog.withSession(sessionId, (queue) => this.durable.writeBack(queue));
   }
@@ -168,7 +170,7 @@ export class TranscriptRecovery {
       if (beat.kind === 'unavailable') {
         this.health.probeFailed(
           beat.error,
-          `${this.backlog.total} message(s) pending in memory, ${this.spool.sessionsWithDiskOnly().length} session(s) with messages on disk only`,
+          `${this.backlog.total} message(s) pending in memory, ${this.index.sessionsWithDiskOnly().length} session(s) with messages on disk only`,
         );
         return false;
       }

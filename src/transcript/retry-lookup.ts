@@ -4,6 +4,8 @@ import { messageIdFor } from '../message/message-id.js';
 import { type MessageRecord, type NewMessage } from '../message/message-record.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
+import { JournalIndex } from '../spool/journal-index.js';
+import { Journal } from '../spool/journal.js';
 import { RecordUnreadableError, SpoolService } from '../spool/spool.service.js';
 import { AppendStatus } from './append-status.js';
 import { DurableWriter } from './durable-writer.js';
@@ -25,6 +27,8 @@ export class RetryLookup {
   constructor(
     private readonly durable: DurableWriter,
     private readonly spool: SpoolService,
+    private readonly index: JournalIndex,
+    private readonly journal: Journal,
     private readonly queries: SessionQueries,
   ) {}
 
@@ -48,11 +52,11 @@ export class RetryLookup {
       if (pending?.location === null) await this.durable.journalBuffered(queue);
       // Its segment vanished (SPOOL_DIR replaced, a file deleted): memory only until the
       // journal writes it again, which it tries now.
-      else if (pending && !this.spool.isOnDisk(pending.location)) {
+      else if (pending && !this.index.isOnDisk(pending.location)) {
         await this.spool.rejournalOrphans();
       }
       if (pending) {
-        const onDisk = pending.location !== null && this.spool.isOnDisk(pending.location);
+        const onDisk = pending.location !== null && this.index.isOnDisk(pending.location);
         const status = onDisk ? AppendStatus.QUEUED : AppendStatus.BUFFERED;
         answers.set(clientId, { record: pending.record, status });
         continue;
@@ -94,7 +98,7 @@ export class RetryLookup {
     clientId: string,
   ): Promise<MessageRecord | undefined> {
     try {
-      return await this.spool.find(sessionId, id);
+      return await this.journal.find(sessionId, id);
     } catch (error) {
       if (!(error instanceof RecordUnreadableError)) throw error;
       throw new ScribeException(

@@ -97,7 +97,7 @@ describe(SessionEraser.name, () => {
       backlog,
       deletion.asDeletion,
       deletion,
-      spool.asService,
+      spool.asJournal,
       events,
       clock,
       metrics,

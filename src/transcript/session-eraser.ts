@@ -5,7 +5,7 @@ import { MetricsService } from '../metrics/metrics.service.js';
 import { SessionDeletion, Tombstones } from '../database/session-deletion.js';
 import { SessionDeleted } from '../message/message-events.js';
 import { OrderKeyGenerator } from '../message/order-key.js';
-import { SpoolService } from '../spool/spool.service.js';
+import { Journal } from '../spool/journal.js';
 import { SessionBacklog, type PendingQueue } from './session-backlog.js';
 
 /** What deleteSession removed. */
@@ -34,7 +34,7 @@ export class SessionEraser {
     private readonly backlog: SessionBacklog,
     private readonly deletion: SessionDeletion,
     private readonly tombstones: Tombstones,
-    private readonly spool: SpoolService,
+    private readonly journal: Journal,
     private readonly events: EventEmitter2,
     // The instance's clock (see OrderKeyGenerator): tombstones are stamped from it, and it is
     // moved past every tombstone read, so that a message accepted after a deletion is never
@@ -103,7 +103,7 @@ export class SessionEraser {
     let stale = 0;
     while (stale < held.length && held[stale].record.acceptedAt <= deletedAt) stale += 1;
     await this.release(queue.shift(stale));
-    const forgotten = await this.spool.forget(queue.sessionId, deletedAt);
+    const forgotten = await this.journal.forget(queue.sessionId, deletedAt);
     const dropped = stale + forgotten.count;
     if (dropped > 0) {
       const newest = held
@@ -127,11 +127,11 @@ export class SessionEraser {
   private async dropHeld(queue: PendingQueue): Promise<number> {
     const entries = queue.shift(queue.size);
     await this.release(entries);
-    return entries.length + (await this.spool.forget(queue.sessionId)).count;
+    return entries.length + (await this.journal.forget(queue.sessionId)).count;
   }
 
   private release(entries: ReturnType<PendingQueue['shift']>): Promise<void> {
-    return this.spool.resolve(
+    return this.journal.resolve(
       entries.flatMap((entry) =>
         entry.location ? [{ record: entry.record, location: entry.location }] : [],
       ),

@@ -15,6 +15,8 @@ import { messageIdFor } from '../message/message-id.js';
 import { type MessageRecord, type NewMessage } from '../message/message-record.js';
 import { OrderKeyGenerator } from '../message/order-key.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { JournalIndex } from '../spool/journal-index.js';
+import { Journal } from '../spool/journal.js';
 import { SpoolService } from '../spool/spool.service.js';
 import { AppendStatus, weakestStatus } from './append-status.js';
 import { DatabaseHealth, type DatabaseHealthStatus } from './database-health.js';
@@ -64,6 +66,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     private readonly recovery: TranscriptRecovery,
     private readonly health: DatabaseHealth,
     private readonly spool: SpoolService,
+    private readonly index: JournalIndex,
     private readonly retries: RetryLookup,
     private readonly config: ScribeConfig,
     private readonly metrics: MetricsService,
@@ -141,7 +144,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     const { consecutiveFailures, ...health } = this.health.status();
     const sessionIds = new Set([
       ...this.backlog.sessions(),
-      ...this.spool.sessionsWithDiskOnly(),
+      ...this.index.sessionsWithDiskOnly(),
       ...consecutiveFailures.keys(),
     ]);
     return {
@@ -151,7 +154,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
         sessionId,
         pending: this.backlog.size(sessionId),
         consecutiveFailures: consecutiveFailures.get(sessionId) ?? 0,
-        hasSpooledMessages: this.spool.hasDiskOnly(sessionId),
+        hasSpooledMessages: this.index.hasDiskOnly(sessionId),
       })),
     };
   }

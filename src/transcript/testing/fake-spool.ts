@@ -1,5 +1,7 @@
 import { type MessageRecord } from '../../message/message-record.js';
 import { type AdoptionReport } from '../../spool/journal-adoption.js';
+import { type JournalIndex } from '../../spool/journal-index.js';
+import { type Journal } from '../../spool/journal.js';
 import {
   RecordUnreadableError,
   type DrainOutcome,
@@ -12,23 +14,13 @@ import {
   type SpoolService,
 } from '../../spool/spool.service.js';
 
-/** The part of the journal the write path uses. */
+/** The part of the journal the write path uses: of SpoolService, Journal and JournalIndex. */
 export type WritePathSpool = Pick<
   SpoolService,
-  | 'path'
-  | 'append'
-  | 'release'
-  | 'resolve'
-  | 'setAside'
-  | 'drain'
-  | 'forget'
-  | 'find'
-  | 'hasDiskOnly'
-  | 'sessionsWithDiskOnly'
-  | 'adoptOrphans'
-  | 'rejournalOrphans'
-  | 'isOnDisk'
->;
+  'path' | 'append' | 'adoptOrphans' | 'rejournalOrphans'
+> &
+  Pick<Journal, 'release' | 'resolve' | 'setAside' | 'drain' | 'forget' | 'find'> &
+  Pick<JournalIndex, 'hasDiskOnly' | 'sessionsWithDiskOnly' | 'isOnDisk'>;
 
 /** Entry of the fake's set-aside log. */
 export interface SetAsideRecord {
@@ -83,6 +75,16 @@ export class FakeSpool implements WritePathSpool {
   /** This fake where the write path expects the real service (it uses only the part above). */
   get asService(): SpoolService {
     return this as unknown as SpoolService;
+  }
+
+  /** This fake where the write path expects the Journal. */
+  get asJournal(): Journal {
+    return this as unknown as Journal;
+  }
+
+  /** This fake where the write path expects the JournalIndex. */
+  get asIndex(): JournalIndex {
+    return this as unknown as JournalIndex;
   }
 
   failDisk(message = 'ENOSPC: no space left on device'): Error {
