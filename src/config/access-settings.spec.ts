@@ -73,6 +73,7 @@ describe(accessSettings.name, () => {
       jwt: undefined,
       anonymous: true,
       anonymousForced: false,
+      anonymousEverywhere: false,
     });
   });
 
@@ -84,7 +85,11 @@ describe(accessSettings.name, () => {
 
   it('starts anonymous on a non-loopback address when ALLOW_ANONYMOUS says so, and says it was forced', () => {
     const settings = accessSettings({ ...NOTHING, host: '0.0.0.0', allowAnonymous: true });
-    expect(settings).toMatchObject({ anonymous: true, anonymousForced: true });
+    expect(settings).toMatchObject({
+      anonymous: true,
+      anonymousForced: true,
+      anonymousEverywhere: true,
+    });
   });
 
   it('is not anonymous once tokens or a JWT key are configured, whatever the address', () => {
@@ -92,7 +97,7 @@ describe(accessSettings.name, () => {
     expect(accessSettings({ ...NOTHING, jwtSecret: 's', host: '0.0.0.0' }).anonymous).toBe(false);
     expect(
       accessSettings({ ...NOTHING, apiTokens: 'k=read', allowAnonymous: true, host: '0.0.0.0' }),
-    ).toMatchObject({ anonymous: false, anonymousForced: false });
+    ).toMatchObject({ anonymous: false, anonymousForced: false, anonymousEverywhere: false });
   });
 
   it('keeps ADMIN_TOKEN as an admin token, which alone leaves anonymous read and append on', () => {

@@ -19,10 +19,15 @@ export interface JwtSettings {
 export interface AccessSettings {
   readonly tokens: readonly StaticToken[];
   readonly jwt: JwtSettings | undefined;
-  /** Anonymous callers get `read` and `append`: only with no token or key configured. */
+  /**
+   * Anonymous callers get `read` and `append`: only with no token or key configured, and only
+   * over a request that arrived on a loopback address (Authenticator decides per request).
+   */
   readonly anonymous: boolean;
-  /** Anonymous on a non-loopback address, because ALLOW_ANONYMOUS=true said so. */
+  /** Anonymous on a non-loopback HOST, because ALLOW_ANONYMOUS=true said so (warned at start). */
   readonly anonymousForced: boolean;
+  /** ALLOW_ANONYMOUS=true with nothing configured: anonymous whatever address a request is on. */
+  readonly anonymousEverywhere: boolean;
 }
 
 export interface AccessVariables {
@@ -121,5 +126,6 @@ export function accessSettings(variables: AccessVariables): AccessSettings {
     jwt,
     anonymous: !configured,
     anonymousForced: !configured && !loopback,
+    anonymousEverywhere: !configured && variables.allowAnonymous,
   };
 }

@@ -97,13 +97,17 @@ export class ConnectionGuard {
     return { source: this.sources.heldBy(source), unacknowledged: this.unacknowledged };
   }
 
-  /** The connection's credentials (`authorization`), and whether a page on `origin` may use them. */
+  /**
+   * The connection's credentials (`authorization`), and whether a page on `origin` may use them.
+   * `localAddress` is the one the socket arrived on: anonymous callers are let in on loopback.
+   */
   async admit(
     source: string,
     authorization: string | undefined,
     crossOrigin: boolean,
+    localAddress?: string,
   ): Promise<Admission> {
-    const outcome = await this.authenticator.authenticate(authorization);
+    const outcome = await this.authenticator.authenticate(authorization, localAddress);
     if (outcome.kind === 'refused') {
       this.refusals.refused(source, outcome.reason);
       this.budget.charge(source);

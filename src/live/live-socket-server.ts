@@ -237,6 +237,7 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
       connection.source,
       authorization,
       crossOrigin(request),
+      request.socket.localAddress,
     );
     if (admission.kind === 'refused') {
       socket.close(admission.code, closeReason(admission.reason));

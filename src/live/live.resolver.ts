@@ -1,4 +1,5 @@
-import { Args, Resolver, Subscription } from '@nestjs/graphql';
+import { Args, Subscription } from '@nestjs/graphql';
+import { ScribeResolver } from '../common/graphql/scribe-resolver.js';
 import { RequireScope } from '../common/auth/scope.guard.js';
 import { MessageEdge } from '../common/graphql/models/message-connection.model.js';
 import { Session } from '../common/graphql/models/session.model.js';
@@ -20,7 +21,7 @@ import { MessageAppendedArgs, SessionUpdatedArgs } from './dto/live.args.js';
 import { LiveChannels } from './live-channels.js';
 import { MessageStream } from './message-stream.js';
 
-@Resolver()
+@ScribeResolver()
 export class LiveResolver {
   constructor(
     private readonly channels: LiveChannels,

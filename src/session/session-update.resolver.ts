@@ -1,4 +1,5 @@
-import { Args, Mutation, Resolver } from '@nestjs/graphql';
+import { Args, Mutation } from '@nestjs/graphql';
+import { ScribeResolver } from '../common/graphql/scribe-resolver.js';
 import { RequireScope } from '../common/auth/scope.guard.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
@@ -12,7 +13,7 @@ import { SessionReader } from './session-reader.js';
  * `updateSession`: the one change of a session the API makes straight in the database (not
  * through the journal), apart from the reads of SessionResolver.
  */
-@Resolver()
+@ScribeResolver()
 export class SessionUpdateResolver {
   constructor(
     private readonly reader: SessionReader,

@@ -1,4 +1,5 @@
-import { Args, Context, Info, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import { Args, Context, Info, Parent, Query, ResolveField } from '@nestjs/graphql';
+import { ScribeResolver } from '../common/graphql/scribe-resolver.js';
 import { RequireScope } from '../common/auth/scope.guard.js';
 import { type GraphQLContext } from '../common/graphql/graphql-context.js';
 import { requestAbortSignal } from '../common/http/request-abort-signal.js';
@@ -37,9 +38,9 @@ type ResolvedSession = Session & {
   journaled?: boolean;
 };
 
-@Resolver(() => Session)
+@ScribeResolver(() => Session)
 export class SessionResolver {
-  // The global pipe's twin, for the arguments of `messages` checked before their field runs.
+  // Scribe's pipe's twin, for the arguments of `messages` checked before their field runs.
   private readonly pipe = createValidationPipe();
 
   constructor(

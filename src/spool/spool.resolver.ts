@@ -1,9 +1,10 @@
-import { Query, Resolver } from '@nestjs/graphql';
+import { Query } from '@nestjs/graphql';
+import { ScribeResolver } from '../common/graphql/scribe-resolver.js';
 import { RequireScope } from '../common/auth/scope.guard.js';
 import { SpoolStatus } from './models/spool-status.model.js';
 import { SpoolService } from './spool.service.js';
 
-@Resolver()
+@ScribeResolver()
 export class SpoolResolver {
   constructor(private readonly spool: SpoolService) {}
 

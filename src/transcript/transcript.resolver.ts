@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { Args, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { Args, Mutation, Query } from '@nestjs/graphql';
+import { ScribeResolver } from '../common/graphql/scribe-resolver.js';
 import { RequireScope } from '../common/auth/scope.guard.js';
 import { AppendMessageInput } from './dto/append-message.input.js';
 import { AppendMessagesInput } from './dto/append-messages.input.js';
@@ -13,7 +14,7 @@ import { describeError } from '../common/errors/describe-error.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 
-@Resolver()
+@ScribeResolver()
 export class TranscriptResolver {
   private readonly logger = new Logger('TranscriptResolver');
 

@@ -29,7 +29,7 @@ describe(Authenticator.name, () => {
   });
 
   it('lets anonymous callers read and append only where nothing is configured', async () => {
-    const open = await authenticator({}).authenticate(undefined);
+    const open = await authenticator({}).authenticate(undefined, '127.0.0.1');
     expect(open).toMatchObject({
       kind: 'principal',
       principal: { anonymous: true, key: 'anonymous' },
@@ -40,6 +40,33 @@ describe(Authenticator.name, () => {
       reason: 'This server needs Authorization: Bearer <token>',
     });
     expect((await withJwt.authenticate('')).kind).toBe('refused');
+  });
+
+  it('admits anonymous callers only on a loopback local address, unless ALLOW_ANONYMOUS', async () => {
+    const open = authenticator({});
+    for (const local of ['127.0.0.1', '::1', '::ffff:127.0.0.1']) {
+      expect((await open.authenticate(undefined, local)).kind).toBe('principal');
+    }
+    for (const local of ['10.0.0.5', '::ffff:192.168.1.2', 'fe80::1', undefined]) {
+      expect(await open.authenticate(undefined, local)).toEqual({
+        kind: 'refused',
+        reason: 'This server needs Authorization: Bearer <token>',
+      });
+    }
+    const forced = authenticator({ ALLOW_ANONYMOUS: 'true', HOST: '0.0.0.0' });
+    expect((await forced.authenticate(undefined, '10.0.0.5')).kind).toBe('principal');
+    const forcedOnLoopback = authenticator({ ALLOW_ANONYMOUS: 'true' });
+    expect((await forcedOnLoopback.authenticate('', '10.0.0.5')).kind).toBe('principal');
+  });
+
+  it("decides a request's anonymous caller by the address its socket arrived on", async () => {
+    const open = authenticator({});
+    const on = (localAddress: string) =>
+      ({ headers: {}, socket: { localAddress } }) as unknown as Parameters<
+        Authenticator['forRequest']
+      >[0];
+    expect((await open.forRequest(on('127.0.0.1'))).kind).toBe('principal');
+    expect((await open.forRequest(on('192.0.2.7'))).kind).toBe('refused');
   });
 
   it('gives a static token its scopes; admin includes the others', async () => {

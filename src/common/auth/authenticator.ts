@@ -4,6 +4,7 @@ import { type Request } from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { SCOPES, type AccessSettings, type Scope } from '../../config/access-settings.js';
 import { ScribeConfig } from '../../config/scribe-config.js';
+import { isLoopbackAddress } from './local-address.js';
 
 /** Who is calling: what they may do, and the sessions they may touch. */
 export interface Principal {
@@ -59,7 +60,8 @@ function withImplied(scopes: Iterable<Scope>): ReadonlySet<Scope> {
  * Turns an `Authorization` header into a principal: a static token (API_TOKENS, ADMIN_TOKEN),
  * compared in constant time against every configured one; or a JWT verified against the
  * configured key, issuer and audience, with the algorithms of that kind of key only. No header
- * is anonymous where the configuration allows it; a header that is not valid never is.
+ * is anonymous where the configuration allows it and the request came in on a loopback address;
+ * a header that is not valid never is.
  */
 @Injectable()
 export class Authenticator {
@@ -83,15 +85,19 @@ export class Authenticator {
   forRequest(request: Request): Promise<Authentication> {
     let outcome = this.byRequest.get(request);
     if (!outcome) {
-      outcome = this.authenticate(request.headers.authorization);
+      outcome = this.authenticate(request.headers.authorization, request.socket?.localAddress);
       this.byRequest.set(request, outcome);
     }
     return outcome;
   }
 
-  async authenticate(header: string | undefined): Promise<Authentication> {
+  /**
+   * `localAddress` is the address the request arrived on (its socket's local address): an
+   * anonymous caller is admitted on a loopback one only, unless ALLOW_ANONYMOUS=true.
+   */
+  async authenticate(header: string | undefined, localAddress?: string): Promise<Authentication> {
     if (header === undefined || header === '') {
-      return this.access.anonymous
+      return this.anonymousAllowed(localAddress)
         ? { kind: 'principal', principal: ANONYMOUS }
         : { kind: 'refused', reason: 'This server needs Authorization: Bearer <token>' };
     }
@@ -114,6 +120,12 @@ export class Authenticator {
     }
     if (this.access.jwt && bearer.split('.').length === 3) return this.verifyJwt(bearer);
     return { kind: 'refused', reason: 'The bearer token is not one this server accepts' };
+  }
+
+  /** Whether an anonymous caller on `localAddress` is let in. */
+  private anonymousAllowed(localAddress: string | undefined): boolean {
+    if (!this.access.anonymous) return false;
+    return this.access.anonymousEverywhere || isLoopbackAddress(localAddress);
   }
 
   /** The index of the configured token equal to `bearer`; every one is compared, always. */

@@ -1,12 +1,16 @@
 import { buildSchema, parse, type GraphQLError, type OperationDefinitionNode } from 'graphql';
 import { type Request } from 'express';
+import { asScribeRoots } from '../testing/scribe-roots.js';
 import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 import { ScribeException } from '../errors/scribe.exception.js';
 import { type Authentication, type Principal } from './authenticator.js';
 import { FIELD_SCOPE } from './field-scope.js';
 import { fieldScopeRefusal, fieldScopesPlugin } from './field-scopes.plugin.js';
 
-const schema = buildSchema('type Query { s: S } type S { id: ID, title: String }');
+const schema = asScribeRoots(
+  buildSchema('type Query { s: S } type S { id: ID, title: String }'),
+  'append',
+);
 const fields = (
   schema.getType('S') as unknown as { getFields(): Record<string, { extensions: object }> }
 ).getFields();

@@ -8,6 +8,7 @@ import {
 import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 import { ScribeException } from '../errors/scribe.exception.js';
 import { type GraphQLContext } from '../graphql/graphql-context.js';
+import { scribePart } from '../graphql/scribe-fields.js';
 import { type Authenticator, type Principal } from './authenticator.js';
 import { hiddenField } from './field-scope-check.js';
 import { missingScope } from './scope-refusal.js';
@@ -39,7 +40,8 @@ export function fieldScopeRefusal(
 /**
  * Refuses, before it runs, an operation over HTTP that selects a field its caller may not see
  * (see hiddenField). The caller is the one the HTTP layer authenticated: its outcome is cached
- * per request, so this costs no second verification.
+ * per request, so this costs no second verification. Only Scribe's part of the operation is
+ * judged (scribePart): a host's field beside Scribe's is the host's to guard.
  */
 export function fieldScopesPlugin(
   authenticator: Pick<Authenticator, 'forRequest'>,
@@ -48,11 +50,17 @@ export function fieldScopesPlugin(
     requestDidStart: () =>
       Promise.resolve({
         didResolveOperation: async ({ schema, document, operation, contextValue }) => {
-          if (!operation) return;
+          const part = operation && scribePart(schema, document, operation);
+          if (!part) return;
           const outcome = await authenticator.forRequest(contextValue.req);
           // Refused credentials are answered 401 before GraphQL, or by the root field's guard.
           if (outcome.kind === 'refused') return;
-          const refusal = fieldScopeRefusal(schema, document, operation, outcome.principal);
+          const refusal = fieldScopeRefusal(
+            schema,
+            part.document,
+            part.operation,
+            outcome.principal,
+          );
           if (refusal) throw refusal;
         },
       }),

@@ -1,6 +1,7 @@
 import { type ApolloServerPlugin } from '@apollo/server';
 import { Logger } from '@nestjs/common';
 import { type GraphQLContext } from '../graphql/graphql-context.js';
+import { hostResponseKeys } from '../graphql/scribe-fields.js';
 import { describeError } from './describe-error.js';
 import { errorKind, originalOf, refusesClient } from './graphql-error.util.js';
 import { type AuthFailureLog } from '../auth/auth-failure-log.js';
@@ -16,7 +17,8 @@ type ErrorLogger = Pick<Logger, 'error' | 'debug'>;
  * ERROR with its stack, once.
  */
 /** Also marks a request whose errors refuse what its client sent (refusesClient), so that its
- * source's refusal budget pays for it however it is answered. */
+ * source's refusal budget pays for it however it is answered. The errors of a host's root
+ * fields (beside Scribe's in one schema) are the host's: neither logged nor charged here. */
 export function errorLogPlugin(
   refusals: Pick<AuthFailureLog, 'refused'>,
   logger: ErrorLogger = new Logger('GraphQLErrors'),
@@ -24,7 +26,12 @@ export function errorLogPlugin(
   return {
     requestDidStart: () =>
       Promise.resolve({
-        didEncounterErrors: ({ errors, contextValue }) => {
+        didEncounterErrors: ({ errors: all, contextValue, schema, document, operation }) => {
+          const host =
+            document && operation ? hostResponseKeys(schema, document, operation) : undefined;
+          const errors =
+            host && host.size > 0 ? all.filter((error) => !host.has(String(error.path?.[0]))) : all;
+          if (errors.length === 0) return Promise.resolve();
           let unauthenticated: string | undefined;
           let refused: string | undefined;
           if (errors.some(refusesClient)) markRefused(contextValue.req);

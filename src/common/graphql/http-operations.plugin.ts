@@ -1,19 +1,22 @@
 import { type ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, OperationTypeNode } from 'graphql';
 import { type GraphQLContext } from './graphql-context.js';
+import { scribePart } from './scribe-fields.js';
 
 /**
  * Subscriptions run over the WebSocket only (graphql-ws, with its own checks and slots). Sent
  * over HTTP, Apollo would run the field's resolver with no event: past the checks that guard
  * a subscription's start, and failing as a fault of the server's. It is the client's mistake,
  * refused as a query sent over the socket is (BAD_REQUEST), and so charged to its source.
+ * A host's subscription (none of Scribe's fields) is the host's to answer.
  */
 export function httpOperationsPlugin(): ApolloServerPlugin<GraphQLContext> {
   return {
     requestDidStart: () =>
       Promise.resolve({
-        didResolveOperation: ({ operation }) => {
+        didResolveOperation: ({ operation, schema, document }) => {
           if (operation?.operation !== OperationTypeNode.SUBSCRIPTION) return Promise.resolve();
+          if (!scribePart(schema, document, operation)) return Promise.resolve();
           throw new GraphQLError(
             'Subscriptions run over the WebSocket at this URL (graphql-ws); over HTTP, send queries and mutations',
             { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } },

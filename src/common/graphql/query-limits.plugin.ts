@@ -17,6 +17,7 @@ import {
   queryDepth,
   queryTooComplexError,
 } from './query-limits.js';
+import { scribePart } from './scribe-fields.js';
 
 /** The operation a request runs: the named one, or the only one. */
 function selectedOperation(
@@ -102,13 +103,19 @@ function costVaries(document: DocumentNode): boolean {
  * document whose cost no variable can change is worked out once, from variables that fit.
  * One whose cost they can change (a `first`, an `@include(if: $x)`) is costed for each
  * request's own: a verdict reached with one caller's variables must never answer another's.
+ * Only Scribe's part of the operation is judged (scribePart): in a request that mixes a host's
+ * fields with Scribe's, Scribe's limits bound Scribe's fields; a host-only one is not charged.
  */
 export function queryLimitsPlugin(maxFullReads: number): ApolloServerPlugin {
   const verdicts = new WeakMap<DocumentNode, Map<string | undefined, string | undefined>>();
   return {
     requestDidStart: () =>
       Promise.resolve({
-        didResolveOperation: ({ request, document, schema, operation }) => {
+        didResolveOperation: ({ request, document: whole, schema, operation: selected }) => {
+          const part = selected && scribePart(schema, whole, selected);
+          if (selected && !part) return Promise.resolve();
+          const document = part?.document ?? whole;
+          const operation = part?.operation;
           // Before anything coerces the variables: that is where an oversized list costs.
           const oversized = operation && oversizedInputList(schema, operation, request.variables);
           if (oversized) return Promise.reject(inputListTooLongError(oversized));

@@ -1,4 +1,5 @@
 import { buildSchema, Kind, parse, type DocumentNode } from 'graphql';
+import { asScribeRoots } from '../testing/scribe-roots.js';
 import { getComplexity } from 'graphql-query-complexity';
 import { fullReadsEstimator, messagesReadEstimator, queryDepth } from './query-limits.js';
 import { queryLimitsPlugin, refusal } from './query-limits.plugin.js';
@@ -114,7 +115,8 @@ function countingFragmentReads(document: DocumentNode): {
 }
 
 // Mirrors the parts of schema.gql that matter: lists paged with `first`, and `messages`.
-const schema = buildSchema(`
+const schema = asScribeRoots(
+  buildSchema(`
   type Query {
     session(id: ID!): Session
     sessions(first: Int, after: String): SessionConnection!
@@ -145,7 +147,8 @@ const schema = buildSchema(`
     id: ID!
     content: String!
   }
-  `);
+  `),
+);
 
 describe(messagesReadEstimator.name, () => {
   const cost = (text: string, variables?: Record<string, unknown>): number =>

@@ -7,13 +7,15 @@ import { untilWritten, writeDeadlineMs } from '../http/until-written.js';
 import { awaitSerialisation } from './answer-serialiser.js';
 import { type GraphQLContext } from './graphql-context.js';
 import { queryTooComplexError } from './query-limits.js';
+import { scribePart } from './scribe-fields.js';
 
 /**
  * Bounds every answer by MAX_RESPONSE_BYTES, in two ways. A mutation changes things as it
  * runs, so it is refused before it runs when its worst case (answerBytesEstimator) passes the
  * bound. A query is bounded while it runs, by the ResponseBudget its resolvers reserve from
  * (a static worst case would refuse honest reads: any page of messages could be MAX_PAGE_BYTES);
- * once refused, its answer is the one error, HTTP 400, and nothing of what was read.
+ * once refused, its answer is the one error, HTTP 400, and nothing of what was read. Only
+ * Scribe's part of a mutation is costed: a host's fields are the host's to bound.
  */
 export function responseBudgetPlugin(
   maxBytes: number,
@@ -26,7 +28,9 @@ export function responseBudgetPlugin(
       Promise.resolve({
         didResolveOperation: ({ schema, document, request, operation }) => {
           if (operation?.operation !== OperationTypeNode.MUTATION) return Promise.resolve();
-          const worst = worstCase(schema, document, request, estimator);
+          const part = scribePart(schema, document, operation);
+          if (!part) return Promise.resolve();
+          const worst = worstCase(schema, part.document, request, estimator);
           if (worst === undefined || worst <= maxBytes) return Promise.resolve();
           return Promise.reject(
             queryTooComplexError(

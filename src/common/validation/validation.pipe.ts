@@ -1,4 +1,9 @@
-import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
+import {
+  Injectable,
+  ValidationPipe,
+  type ArgumentMetadata,
+  type ValidationError,
+} from '@nestjs/common';
 import { ScribeException } from '../errors/scribe.exception.js';
 
 /** Flattens class-validator's tree into `path: reason` for the first failing field. */
@@ -23,7 +28,7 @@ export function firstValidationFailure(
 const PLAIN_CHECKED = Symbol('scribe:plain-checked');
 
 /**
- * Marks an input class that the global pipe leaves alone: its handler checks it in plain code,
+ * Marks an input class that Scribe's pipe leaves alone: its handler checks it in plain code,
  * in one pass. For inputs that carry free-form JSON, which class-transformer would walk in time
  * quadratic in its keys before any size check could run.
  */
@@ -33,8 +38,25 @@ export function PlainChecked(): ClassDecorator {
   };
 }
 
-/** Nest's ValidationPipe, but for the classes marked {@link PlainChecked}. */
-class ScribeValidationPipe extends ValidationPipe {
+/**
+ * Scribe's pipe: Nest's ValidationPipe, but for the classes marked {@link PlainChecked}. It
+ * transforms, and refuses unknown properties instead of dropping them. Nest builds it for each
+ * Scribe resolver (ScribeResolver); a host's resolvers keep their own pipes.
+ */
+@Injectable()
+export class ScribeValidationPipe extends ValidationPipe {
+  constructor() {
+    super({
+      transform: true,
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      exceptionFactory: (errors) => {
+        const failure = firstValidationFailure(errors) ?? { field: 'input', reason: 'is invalid' };
+        return ScribeException.invalidInput(failure.field, failure.reason);
+      },
+    });
+  }
+
   protected override toValidate(metadata: ArgumentMetadata): boolean {
     if (metadata.metatype && Reflect.getMetadata(PLAIN_CHECKED, metadata.metatype) === true) {
       return false;
@@ -43,15 +65,7 @@ class ScribeValidationPipe extends ValidationPipe {
   }
 }
 
-/** The global pipe: transforms, and refuses unknown properties instead of dropping them. */
+/** A pipe of Scribe's, for code that validates by hand (a resolver's own arguments). */
 export function createValidationPipe(): ValidationPipe {
-  return new ScribeValidationPipe({
-    transform: true,
-    whitelist: true,
-    forbidNonWhitelisted: true,
-    exceptionFactory: (errors) => {
-      const failure = firstValidationFailure(errors) ?? { field: 'input', reason: 'is invalid' };
-      return ScribeException.invalidInput(failure.field, failure.reason);
-    },
-  });
+  return new ScribeValidationPipe();
 }

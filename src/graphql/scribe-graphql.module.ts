@@ -1,0 +1,9 @@
+import { Module } from '@nestjs/common';
+import { ScribeGraphQL } from './scribe-graphql.js';
+
+/**
+ * Provides ScribeGraphQL, for GraphQLModule.forRootAsync to inject (Scribe's own endpoint, or
+ * a host's). Its dependencies (ScribeConfig, Authenticator, AuthFailureLog) are global.
+ */
+@Module({ providers: [ScribeGraphQL], exports: [ScribeGraphQL] })
+export class ScribeGraphQLModule {}
