@@ -20,6 +20,7 @@ import { responseBudgetPlugin } from './common/graphql/response-budget.plugin.js
 import { BoundedSlots } from './common/concurrency/bounded-slots.js';
 import { requestAbortSignal } from './common/http/request-abort-signal.js';
 import { requestIdOf } from './common/http/request-id.js';
+import { ScribeHttpModule } from './common/http/scribe-http.module.js';
 import { MAX_TITLE_CHARACTERS } from './session/dto/update-session.input.js';
 import { createValidationPipe } from './common/validation/validation.pipe.js';
 import { ScribeConfig } from './config/scribe-config.js';
@@ -99,6 +100,7 @@ import { TranscriptModule } from './transcript/transcript.module.js';
     TranscriptModule,
     LiveModule,
     HealthModule,
+    ScribeHttpModule,
   ],
   providers: [
     { provide: APP_PIPE, useFactory: createValidationPipe },

@@ -3,7 +3,6 @@ import { Logger, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
-import { configureHttp } from './common/http/configure-http.js';
 import { LOG_LEVELS, validateEnvironment, type Environment } from './config/environment.js';
 import { describeError } from './common/errors/describe-error.js';
 import { ScribeConfig } from './config/scribe-config.js';
@@ -30,7 +29,6 @@ async function bootstrap(): Promise<void> {
     logger: new SafeConsoleLogger({ logLevels: logLevelsUpTo(environment.LOG_LEVEL) }),
     return503OnClosing: true,
   });
-  configureHttp(app);
   app.enableShutdownHooks();
   await app.listen(environment.PORT, environment.HOST);
   const url = await app.getUrl();

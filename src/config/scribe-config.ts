@@ -102,6 +102,12 @@ export class ScribeConfig {
   readonly development: boolean;
   /** Whether the schema can be introspected (GRAPHQL_INTROSPECTION, else development only). */
   readonly introspection: boolean;
+  /** Where GraphQL is served; Scribe's HTTP steps are mounted on it (ScribeHttpModule). */
+  readonly graphqlPath = '/graphql';
+  /** The refusal gate (and the close of unread bodies) on every path, not Scribe's alone. */
+  readonly guardAllPaths: boolean = true;
+  /** Whether Scribe sets the HTTP server's deadlines and answers its client errors. */
+  readonly serverDeadlines: boolean = true;
   /** Test-only (crash suite): where this process kills itself. */
   readonly failpoint: string | undefined;
 
