@@ -10,6 +10,7 @@ import {
   type ScribeConfigModuleAsyncOptions,
 } from './config/scribe-config.module.js';
 import { type ScribeOptions } from './config/scribe-options.js';
+import { ScribeHttpModule } from './common/http/scribe-http.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { LiveModule } from './live/live.module.js';
@@ -37,6 +38,7 @@ import { TranscriptModule } from './transcript/transcript.module.js';
     TranscriptModule,
     LiveModule,
     HealthModule,
+    ScribeHttpModule,
   ],
 })
 export class AppModule {

@@ -3,7 +3,6 @@ import { Logger, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
-import { configureHttp } from './common/http/configure-http.js';
 import { LOG_LEVELS, type LogLevelName } from './config/environment.js';
 import { describeError } from './common/errors/describe-error.js';
 import { resolveScribeConfig } from './config/resolve-scribe-config.js';
@@ -40,7 +39,6 @@ async function bootstrap(): Promise<void> {
     logger: new SafeConsoleLogger({ logLevels: logLevelsUpTo(serve.logLevel) }),
     return503OnClosing: true,
   });
-  configureHttp(app);
   app.enableShutdownHooks();
   await app.listen(serve.port, serve.host);
   const url = await app.getUrl();

@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module.js';
-import { configureHttp } from '../../src/common/http/configure-http.js';
 import { ScribeConfig } from '../../src/config/scribe-config.js';
 import { scribeOptionsFromEnvironment } from '../../src/config/scribe-options-from-environment.js';
 import { createPostgresSchema, type DatabaseKind } from './databases.js';
@@ -58,7 +57,6 @@ export async function createTestApp(
     bodyParser: false,
     logger: ['fatal'],
   });
-  configureHttp(app);
   await app.init();
   const config = app.get(ScribeConfig);
   const server = app.getHttpServer();

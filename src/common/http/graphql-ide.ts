@@ -1,4 +1,3 @@
-import { type NestExpressApplication } from '@nestjs/platform-express';
 import { type Express, type NextFunction, type Request, type Response } from 'express';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -52,14 +51,13 @@ function packageDirectory(name: string): string {
  * packages: these machines, and many a corporate network, reach no CDN. Apollo's own landing
  * page, which loads from one, is off.
  */
-export function serveGraphqlIde(app: NestExpressApplication): void {
+export function serveGraphqlIde(express: Express): void {
   const files = new Map(
     Object.entries(ASSETS).map(([name, asset]) => [
       name,
       join(packageDirectory(asset.packageName), asset.file),
     ]),
   );
-  const express: Express = app.getHttpAdapter().getInstance();
   express.get(`${ASSET_PATH}:asset`, (request: Request, response: Response) => {
     const file = files.get(String(request.params.asset));
     if (!file) {

@@ -1,0 +1,69 @@
+import { Injectable } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { type Express } from 'express';
+import { ScribeConfig } from '../../config/scribe-config.js';
+import { AuthFailureLog } from '../auth/auth-failure-log.js';
+import { Authenticator } from '../auth/authenticator.js';
+import { declaredSizeCheck, scribeBodyDeadline, scribeJsonBody } from './body-checks.js';
+import { credentialsFirst } from './credentials-first.js';
+import { serveGraphqlIde } from './graphql-ide.js';
+import { httpErrorHandler } from './http-error-handler.js';
+import { scribeCors } from './scribe-cors.js';
+import { RefusalBudget } from './refusal-budget.js';
+import { refusalGate } from './refusal-gate.js';
+import { scribePaths } from './scribe-paths.js';
+
+/**
+ * Everything a request to Scribe meets before its body is read, cheapest first: CORS, the
+ * refusal budget of its source, the caller's credentials (from the head: no byte of the body
+ * is read for refused ones), the body's declared size, its deadline, its size and shape
+ * (checked on the bytes, before parsing); and plain JSON answers for what is refused on the way.
+ *
+ * Why on the Express instance, at construction, and not in ScribeHttpModule.configure: unless
+ * a host creates its app with `bodyParser: false`, app.init() registers Nest's JSON and
+ * urlencoded parsers before any module middleware, and they would read Scribe's bodies first
+ * (up to 100 kB, with their own errors, no deadline, credentials unchecked). The HTTP adapter
+ * is known before init() (HttpAdapterHost.init$ replays it: at once under NestFactory.create,
+ * at createNestApplication under @nestjs/testing), so these steps are mounted ahead of the
+ * parsers; once Scribe's parser has read a body, Nest's skips it (body-parser sees it read).
+ * Only Scribe's paths are touched; a host's routes keep its own parsers and settings.
+ */
+@Injectable()
+export class ScribeHttpFront {
+  constructor(
+    adapterHost: HttpAdapterHost,
+    private readonly config: ScribeConfig,
+    private readonly budget: RefusalBudget,
+    private readonly authenticator: Authenticator,
+    private readonly refusals: AuthFailureLog,
+  ) {
+    adapterHost.init$.subscribe(() => {
+      const adapter = adapterHost.httpAdapter;
+      if (adapter.getType() !== 'express') {
+        throw new Error(`Scribe serves HTTP on Express only, not ${adapter.getType()}`);
+      }
+      this.install(adapter.getInstance<Express>());
+    });
+  }
+
+  private install(express: Express): void {
+    const config = this.config;
+    const paths = scribePaths(config);
+    const graphql = config.graphqlPath;
+    // A host owns its app's settings: `trust proxy` is set only when Scribe is told one.
+    if (config.trustProxy !== false) express.set('trust proxy', config.trustProxy);
+    if (config.corsOrigins.length > 0) express.use(paths.scribe, scribeCors(config.corsOrigins));
+    if (config.development) serveGraphqlIde(express);
+    // A probe of paths that do not exist is refused (404) as much as a bad query: on every
+    // path when Scribe serves alone (guardAllPaths).
+    express.use(paths.guarded, refusalGate(config.maxRefusalsPerMinute, this.budget));
+    // Credentials first, from the head alone: refused ones never cost a byte of the body.
+    const origins = new Set(config.corsOrigins);
+    express.use(graphql, credentialsFirst(this.authenticator, this.refusals, origins));
+    express.use(graphql, declaredSizeCheck(config.maxBodyBytes));
+    express.use(graphql, scribeBodyDeadline(config.httpTimeouts));
+    // Bodies are read for GraphQL only: no other route of Scribe takes one.
+    express.use(graphql, scribeJsonBody(config.maxBodyBytes, config.queryLimits.maxBytes));
+    express.use(paths.scribe, httpErrorHandler(config.maxBodyBytes));
+  }
+}
