@@ -16,7 +16,6 @@ import { type MessageRecord, type NewMessage } from '../message/message-record.j
 import { OrderKeyGenerator } from '../message/order-key.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { JournalIndex } from '../spool/journal-index.js';
-import { Journal } from '../spool/journal.js';
 import { SpoolService } from '../spool/spool.service.js';
 import { AppendStatus, weakestStatus } from './append-status.js';
 import { DatabaseHealth, type DatabaseHealthStatus } from './database-health.js';
