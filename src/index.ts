@@ -1,0 +1,39 @@
+// The package's public API (`@scribe/server`): what a host app may import. Anything not named
+// here is internal and may change without notice.
+
+// The module a host imports.
+export { AppModule } from './app.module.js';
+
+// Services a host's own providers may inject.
+export { TranscriptService } from './transcript/transcript.service.js';
+export { SpoolService } from './spool/spool.service.js';
+export { SessionResolveGate } from './session/session-resolve-gate.js';
+
+// Configuration.
+export { ScribeConfig } from './config/scribe-config.js';
+
+// The GraphQL models and enums Scribe's schema is built from, for a host's own resolvers.
+export { AppendStatus } from './common/graphql/models/append-status.enum.js';
+export { MessageRole } from './common/graphql/models/message-role.enum.js';
+export { Message } from './common/graphql/models/message.model.js';
+export {
+  MessageConnection,
+  MessageEdge,
+} from './common/graphql/models/message-connection.model.js';
+export { Session, SessionConnection } from './common/graphql/models/session.model.js';
+export { GateStatus } from './session/models/gate-status.model.js';
+export {
+  AppendMessagePayload,
+  AppendMessagesPayload,
+} from './transcript/models/append-payload.model.js';
+export { DeleteSessionPayload } from './transcript/models/delete-session-payload.model.js';
+export { PendingSessionStatus, PendingStatus } from './transcript/models/pending-status.model.js';
+export {
+  SpoolBlocked,
+  SpoolSessionMessages,
+  SpoolSetAside,
+  SpoolStatus,
+} from './spool/models/spool-status.model.js';
+
+// Events Scribe emits on its event bus after a write, for a host that reacts to stored messages.
+export { MessagesStored, SessionChanged, SessionDeleted } from './message/message-events.js';
