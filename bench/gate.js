@@ -19,16 +19,14 @@ async function metric(url, name) {
  * session through the gate, and the same 64 straight to the database (the naive path).
  */
 export async function coldFanOutInProcess() {
-  // Before the app's modules load: the configuration is read when they are imported.
   const dataDir = await mkdtemp(join(tmpdir(), 'scribe-bench-gate-'));
-  process.env.DATA_DIR = dataDir;
   const { NestFactory } = await import('@nestjs/core');
-  const { AppModule } = await import('../dist/app.module.js');
+  const { ScribeModule } = await import('../dist/scribe.module.js');
   const { ScribeConfig } = await import('../dist/config/scribe-config.js');
   const { TranscriptService } = await import('../dist/transcript/transcript.service.js');
   const { SessionQueries } = await import('../dist/database/session-queries.js');
   const { SessionResolveGate } = await import('../dist/session/session-resolve-gate.js');
-  const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error'] });
+  const app = await NestFactory.createApplicationContext(ScribeModule.forRoot({ dataDir }), { logger: ['error'] });
   try {
     const transcripts = app.get(TranscriptService);
     const sessions = app.get(SessionQueries);

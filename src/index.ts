@@ -2,14 +2,21 @@
 // here is internal and may change without notice.
 
 // The module a host imports.
-export { AppModule } from './app.module.js';
+export { ScribeModule, type ScribeModuleAsyncOptions } from './scribe.module.js';
+export { ScribeGraphQL } from './graphql/scribe-graphql.js';
 
 // Services a host's own providers may inject.
 export { TranscriptService } from './transcript/transcript.service.js';
 export { SpoolService } from './spool/spool.service.js';
 export { SessionResolveGate } from './session/session-resolve-gate.js';
 
-// Configuration.
+// Configuration: the options, the environment adapter `npm start` uses, and their errors.
+export { type ScribeOptions, type ScribeGraphQLMode } from './config/scribe-options.js';
+export {
+  scribeOptionsFromEnvironment,
+  serveSettingsFromEnvironment,
+} from './config/scribe-options-from-environment.js';
+export { InvalidScribeOptionsError } from './config/invalid-scribe-options.error.js';
 export { ScribeConfig } from './config/scribe-config.js';
 
 // The GraphQL models and enums Scribe's schema is built from, for a host's own resolvers.

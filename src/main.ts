@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Logger, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type NestExpressApplication } from '@nestjs/platform-express';
-import { AppModule } from './app.module.js';
+import { ScribeModule } from './scribe.module.js';
 import { LOG_LEVELS, type LogLevelName } from './config/environment.js';
 import { describeError } from './common/errors/describe-error.js';
 import { resolveScribeConfig } from './config/resolve-scribe-config.js';
@@ -33,7 +33,7 @@ async function bootstrap(): Promise<void> {
     process.stderr.write(`scribe: invalid configuration: ${describeError(error)}\n`);
     process.exit(1);
   }
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(options), {
+  const app = await NestFactory.create<NestExpressApplication>(ScribeModule.forRoot(options), {
     bodyParser: false,
     // Every line escaped as it is written: client bytes never forge a line or a terminal escape.
     logger: new SafeConsoleLogger({ logLevels: logLevelsUpTo(serve.logLevel) }),

@@ -4,8 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { AppModule } from '../src/app.module.js';
-import { ScribeConfig } from '../src/config/scribe-config.js';
+import { scribeOptionsFromEnvironment } from '../src/config/scribe-options-from-environment.js';
+import { ScribeModule } from '../src/scribe.module.js';
 
 @Controller()
 class HostController {
@@ -20,7 +20,7 @@ class HostController {
   }
 }
 
-@Module({ imports: [AppModule], controllers: [HostController] })
+@Module({ controllers: [HostController] })
 class HostModule {}
 
 const ORIGIN = 'https://app.example';
@@ -37,20 +37,21 @@ describe.each([
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'scribe-host-'));
-    const base = ScribeConfig.fromVariables({
+    // A host serves its own routes too: the gate stands on Scribe's paths only (3 refusals a
+    // minute: the host's 404s below would trip it, Scribe's three refusals do not).
+    const options = scribeOptionsFromEnvironment({
       DATA_DIR: dataDir,
       DB_RETRY_INTERVAL_MS: '0',
       MAX_REFUSALS_PER_MINUTE: '3',
       CORS_ORIGINS: ORIGIN,
       API_TOKENS: 'good=read+append',
     });
-    // A host serves its own routes too: the gate stands on Scribe's paths only (3 refusals a
-    // minute: the host's 404s below would trip it, Scribe's three refusals do not).
-    const config = Object.assign(base, { guardAllPaths: false });
-    const moduleRef = await Test.createTestingModule({ imports: [HostModule] })
-      .overrideProvider(ScribeConfig)
-      .useValue(config)
-      .compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ScribeModule.forRoot({ ...options, http: { ...options.http, guardAllPaths: false } }),
+        HostModule,
+      ],
+    }).compile();
     app = moduleRef.createNestApplication({ logger: ['fatal'], ...options });
     await app.init();
   });

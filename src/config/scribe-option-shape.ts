@@ -50,6 +50,7 @@ const KIND_TYPES: Record<OptionKind, string> = {
   development: 'a boolean',
   origins: 'an array of strings',
   proxy: 'false, a number or a string',
+  mode: "'own' or 'host'",
 };
 
 function hasKindType(kind: OptionKind, value: unknown): boolean {
@@ -66,6 +67,8 @@ function hasKindType(kind: OptionKind, value: unknown): boolean {
       return Array.isArray(value) && value.every((entry) => typeof entry === 'string');
     case 'proxy':
       return value === false || typeof value === 'number' || typeof value === 'string';
+    case 'mode':
+      return value === 'own' || value === 'host';
   }
 }
 

@@ -7,10 +7,11 @@ import { type Environment } from './environment.js';
  * - boolean: true or false ('true' / 'false');
  * - origins: a string[] (comma-separated);
  * - proxy: false, a number of proxies, or a string (TRUST_PROXY's forms);
- * - development: true when NODE_ENV is 'development'.
+ * - development: true when NODE_ENV is 'development';
+ * - mode: 'own' or 'host' (no variable).
  */
 export type OptionKind =
-  'integer' | 'string' | 'secret' | 'boolean' | 'origins' | 'proxy' | 'development';
+  'integer' | 'string' | 'secret' | 'boolean' | 'origins' | 'proxy' | 'development' | 'mode';
 
 /** A variable of Environment that a Scribe option stands for (PORT and HOST are not options). */
 export type OptionVariable = Exclude<keyof Environment, 'PORT' | 'HOST'>;
@@ -76,6 +77,7 @@ export const SCRIBE_OPTION_TABLE: readonly OptionRow[] = [
   ['logLevel', 'LOG_LEVEL', 'string'],
   ['graphql.introspection', 'GRAPHQL_INTROSPECTION', 'boolean'],
   ['graphql.path', 'GRAPHQL_PATH', 'string'],
+  ['graphql.mode', undefined, 'mode'],
   ['development', 'NODE_ENV', 'development'],
   ['failpoint', 'SCRIBE_FAILPOINT', 'string'],
 ];

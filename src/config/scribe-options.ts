@@ -110,7 +110,15 @@ export interface ScribeGraphqlOptions {
   path?: string;
   /** Whether the schema can be introspected; default `development` (GRAPHQL_INTROSPECTION). */
   introspection?: boolean;
+  /**
+   * Who serves it: 'own' (default), an endpoint of Scribe's own at `path`; 'host', the host's
+   * GraphQLModule, which takes Scribe's pieces from ScribeGraphQL.forHost (no variable).
+   */
+  mode?: ScribeGraphQLMode;
 }
+
+/** Who serves Scribe's GraphQL API (see ScribeGraphqlOptions.mode). */
+export type ScribeGraphQLMode = 'own' | 'host';
 
 /** Who may call. */
 export interface ScribeAuthOptions {

@@ -19,6 +19,8 @@ import { httpOperationsPlugin } from '../common/graphql/http-operations.plugin.j
 import { queryProtection } from '../common/graphql/query-protection.js';
 import { ResponseBudget } from '../common/graphql/response-budget.js';
 import { responseBudgetPlugin } from '../common/graphql/response-budget.plugin.js';
+import { ServedSchema } from '../common/graphql/served-schema.js';
+import { ScribeException } from '../common/errors/scribe.exception.js';
 
 /**
  * Scribe's part of a GraphQL server, in pieces: its Apollo plugins, what each request's
@@ -36,6 +38,7 @@ export class ScribeGraphQL {
     private readonly config: ScribeConfig,
     private readonly refusals: AuthFailureLog,
     private readonly authenticator: Authenticator,
+    private readonly served: ServedSchema,
   ) {
     this.protection = queryProtection(config.queryLimits);
     const limits = config.responseLimits;
@@ -56,6 +59,7 @@ export class ScribeGraphQL {
       config.httpTimeouts,
     );
     return [
+      this.served.plugin(),
       errorLogPlugin(this.refusals),
       httpOperationsPlugin(),
       fieldScopesPlugin(this.authenticator),
@@ -118,4 +122,51 @@ export class ScribeGraphQL {
       context: ({ req }: { req: Request }): GraphQLContext => this.context(req),
     };
   }
+
+  /**
+   * For 'host' mode: the host's GraphQLModule options with Scribe's pieces joined in, so that
+   * Scribe's fields keep Scribe's checks on the host's endpoint. Scribe's plugins run first, a
+   * request's context carries Scribe's part beside the host's, Scribe's validation rules are
+   * added to the host's, and an error a Scribe resolver raised is formatted as Scribe formats
+   * it (the host's formatError, or none, formats the rest). The path must be Scribe's
+   * `graphql.path`: Scribe's HTTP steps and its WebSocket server stand on that path.
+   */
+  forHost(host: ApolloDriverConfig = {}): ApolloDriverConfig {
+    const path = host.path ?? this.config.graphqlPath;
+    if (path !== this.config.graphqlPath) {
+      throw new Error(
+        `Scribe's graphql.path is ${this.config.graphqlPath} but the host's GraphQLModule serves ${path}: give Scribe the host's path`,
+      );
+    }
+    const protection = this.queryProtection();
+    const hostContext = host.context as ((...args: unknown[]) => unknown) | object | undefined;
+    const hostFormat = host.formatError;
+    return {
+      autoSchemaFile: true,
+      sortSchema: true,
+      ...host,
+      path,
+      parseOptions: { ...protection.parseOptions, ...host.parseOptions },
+      validationRules: [...(host.validationRules ?? []), ...(protection.validationRules ?? [])],
+      stringifyResult: host.stringifyResult ?? this.stringifyResult(),
+      plugins: [...this.plugins(), ...(host.plugins ?? [])],
+      formatError: (formatted, error) =>
+        raisedByScribe(error)
+          ? this.formatError(formatted, error)
+          : hostFormat
+            ? hostFormat(formatted, error)
+            : formatted,
+      context: async (ctx: { req: Request }) => {
+        const own: unknown =
+          typeof hostContext === 'function' ? await hostContext(ctx) : (hostContext ?? {});
+        return { ...(own as object), ...this.context(ctx.req) };
+      },
+    };
+  }
+}
+
+/** Whether a GraphQL error carries a ScribeException (Scribe's resolvers raise nothing else). */
+function raisedByScribe(error: unknown): boolean {
+  const original = (error as { originalError?: unknown } | undefined)?.originalError;
+  return original instanceof ScribeException;
 }

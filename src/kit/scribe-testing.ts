@@ -4,8 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScribeConfig } from '../config/scribe-config.js';
-import { type ScribeOptions } from '../config/scribe-options.js';
-import { ScribeModule, type ScribeGraphQLMode } from '../scribe.module.js';
+import { type ScribeGraphQLMode, type ScribeOptions } from '../config/scribe-options.js';
+import { ScribeModule } from '../scribe.module.js';
 import { TranscriptService } from '../transcript/transcript.service.js';
 import { noFaults, proxyFaults, sqliteFaults, type DatabaseFaults } from './database-faults.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
@@ -27,11 +27,24 @@ export interface ScribeTestingOptions {
   override?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
 }
 
-export interface GqlAnswer<T = any> {
+/** A GraphQL error as the wire carries it. */
+export interface GqlError {
+  message: string;
+  path?: (string | number)[];
+  extensions?: { code?: string; [key: string]: unknown };
+}
+
+// A test reads an answer field by field, as its query selected them: `data` is untyped unless
+// the test names its shape (gql<{ hello: string }>(...)).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Untyped = any;
+
+export interface GqlAnswer<T = Untyped> {
   status: number;
   data?: T;
-  errors?: { message: string; extensions?: { code?: string; [key: string]: unknown } }[];
-  body: any;
+  errors?: GqlError[];
+  /** The whole JSON body (or `{ text }` when it was not JSON). */
+  body: { data?: T; errors?: GqlError[]; [key: string]: unknown };
 }
 
 /** A host app with Scribe in it, listening on a loopback port, for the host's e2e tests. */
@@ -43,7 +56,7 @@ export interface ScribeTesting {
   /** Scribe's data directory (temporary unless the options gave one). */
   dataDir: string;
   /** A GraphQL request to `path` (Scribe's GraphQL path by default). */
-  gql<T = any>(
+  gql<T = Untyped>(
     query: string,
     variables?: Record<string, unknown>,
     headers?: Record<string, string>,
@@ -122,16 +135,21 @@ export async function createScribeTestingModule(
       url: base,
       dataDir,
       faults,
-      async gql(query, variables, headers = {}, path = config.graphqlPath) {
+      async gql<T>(
+        query: string,
+        variables?: Record<string, unknown>,
+        headers: Record<string, string> = {},
+        path = config.graphqlPath,
+      ): Promise<GqlAnswer<T>> {
         const response = await fetch(`${base}${path}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', ...headers },
           body: JSON.stringify({ query, variables }),
         });
         const text = await response.text();
-        let body: any = {};
+        let body: GqlAnswer<T>['body'];
         try {
-          body = JSON.parse(text);
+          body = JSON.parse(text) as GqlAnswer<T>['body'];
         } catch {
           body = { text };
         }

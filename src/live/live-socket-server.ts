@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { GraphQLSchemaHost } from '@nestjs/graphql';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { type ServerOptions } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { type IncomingMessage, type Server } from 'node:http';
@@ -29,10 +29,10 @@ import { ConnectionGuard, closeReason, crossOrigin, refuseUpgrade } from './conn
 import { LiveChannels } from './live-channels.js';
 import { LiveConnection } from './live-connection.js';
 import { SlotCounts } from './slot-counts.js';
+import { ServedSchema } from '../common/graphql/served-schema.js';
 import { PRINCIPAL_SLOTS } from './live.tokens.js';
 import { checkSubscription } from './subscription-checks.js';
 
-export const GRAPHQL_PATH = '/graphql';
 /** Room in a WebSocket message for the variables and framing around the query text. */
 const MESSAGE_ROOM_BYTES = 16 * 1024;
 /** How long a shutdown waits for subscribers to be told before it closes their sockets. */
@@ -69,14 +69,16 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
     WebSocket: ClientSocket,
   });
   private readonly connections = new WeakMap<WebSocket, LiveConnection>();
-  private schemaHost!: GraphQLSchemaHost;
+  private schemaHost: GraphQLSchemaHost | undefined;
   private dispose: (() => void | Promise<void>) | undefined;
+  private server: Server | undefined;
   private closing = false;
   private settled: (() => void) | undefined;
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly moduleRef: ModuleRef,
+    private readonly served: ServedSchema,
     private readonly config: ScribeConfig,
     private readonly guard: ConnectionGuard,
     private readonly channels: LiveChannels,
@@ -85,8 +87,10 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
   ) {}
 
   onApplicationBootstrap(): void {
-    // The GraphQL module's own provider, built with the schema before any module bootstraps.
-    this.schemaHost = this.moduleRef.get(GraphQLSchemaHost, { strict: false });
+    // The schema Scribe's fields are served from (ServedSchema); failing that, the one GraphQL
+    // module's (a host that serves Scribe's resolvers without Scribe's plugins).
+    if (!this.served.schema)
+      this.schemaHost = this.moduleRef.get(GraphQLSchemaHost, { strict: false });
     this.sockets.options.maxPayload = this.config.queryLimits.maxBytes + MESSAGE_ROOM_BYTES;
     this.dispose = useServer(
       this.serverOptions(),
@@ -94,6 +98,7 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
       this.config.subscriptions.keepAliveMs,
     ).dispose;
     const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
+    this.server = server;
     server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) =>
       this.upgrade(request, socket, head),
     );
@@ -123,7 +128,14 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
 
   private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     const path = new URL(request.url ?? '/', 'http://scribe').pathname;
-    if (path !== GRAPHQL_PATH) return refuseUpgrade(socket, { status: 404, text: 'Not Found' });
+    if (path !== this.config.graphqlPath) {
+      // Another path's upgrade is the host's (its own WebSockets): left to its listeners, and
+      // refused only when Scribe is the one listener there is.
+      if (this.config.guardAllPaths || this.server?.listenerCount('upgrade') === 1) {
+        refuseUpgrade(socket, { status: 404, text: 'Not Found' });
+      }
+      return;
+    }
     if (this.closing) return refuseUpgrade(socket, { status: 503, text: 'Service Unavailable' });
     const source = this.guard.sourceOf(request);
     const refusal = this.guard.refusal(source, this.sockets.clients.size);
@@ -153,6 +165,12 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
     });
   }
 
+  private schema(): GraphQLSchema {
+    const schema = this.served.schema ?? this.schemaHost?.schema;
+    if (!schema) throw new Error("no GraphQL schema serves Scribe's fields");
+    return schema;
+  }
+
   private serverOptions(): ServerOptions<Record<string, unknown>, Extra> {
     const protection = queryProtection(this.config.queryLimits);
     const development = this.config.development;
@@ -166,7 +184,7 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
       return formatGraphQLError(error.toJSON(), inner, development);
     };
     return {
-      schema: () => this.schemaHost.schema,
+      schema: () => this.schema(),
       // A stand-in request for each operation, so that each is authenticated afresh (an
       // expired token is refused) while the scope guard reads it as it reads HTTP's.
       context: (ctx): GraphQLContext => {
@@ -201,7 +219,7 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
           ]);
         }
         const checked = checkSubscription(
-          this.schemaHost.schema,
+          this.schema(),
           payload,
           this.config.queryLimits,
           protection.validationRules,

@@ -1,11 +1,6 @@
 import { type INestApplication } from '@nestjs/common';
-import { type NestExpressApplication } from '@nestjs/platform-express';
-import { Test } from '@nestjs/testing';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import request from 'supertest';
-import { AppModule } from '../../src/app.module.js';
+import { createScribeTestingModule, type ScribeTesting } from '../../src/kit/index.js';
 import { ScribeConfig } from '../../src/config/scribe-config.js';
 import { scribeOptionsFromEnvironment } from '../../src/config/scribe-options-from-environment.js';
 import { createPostgresSchema, type DatabaseKind } from './databases.js';
@@ -34,49 +29,53 @@ export interface TestApp {
 }
 
 /**
- * The real AppModule in-process, on a temporary data directory (never ./data), with SQLite or
- * a schema of its own on the test PostgreSQL, configured as `npm start` is: from variables,
- * through the environment adapter, into AppModule.forRoot.
+ * Scribe through the public testing kit (createScribeTestingModule), so that every e2e suite
+ * that uses this tests the kit too: ScribeModule.forRoot on a temporary data directory (never
+ * ./data), with SQLite or a schema of its own on the test PostgreSQL, configured as `npm start`
+ * is, from variables through the environment adapter.
  */
 export async function createTestApp(
   database: DatabaseKind = 'sqlite',
   variables: Record<string, string> = {},
 ): Promise<TestApp> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'scribe-e2e-'));
   const postgres = database === 'postgres' ? await createPostgresSchema() : undefined;
   const options = scribeOptionsFromEnvironment({
-    DATA_DIR: dataDir,
+    // Replaced by the kit's own temporary directory (scribeOptionsFromEnvironment needs one).
+    DATA_DIR: '.',
     DB_RETRY_INTERVAL_MS: '0',
     ...(postgres ? { DATABASE_URL: postgres.url } : {}),
     ...variables,
   });
-  const moduleRef = await Test.createTestingModule({
-    imports: [AppModule.forRoot(options)],
-  }).compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>({
-    bodyParser: false,
-    logger: ['fatal'],
-  });
-  await app.init();
+  let testing: ScribeTesting;
+  try {
+    testing = await createScribeTestingModule({
+      options: { ...options, dataDir: variables.DATA_DIR },
+      // The suites that cut PostgreSQL put a proxy of their own in front of it.
+      faults: false,
+    });
+  } catch (error) {
+    await postgres?.drop();
+    throw error;
+  }
+  const { app } = testing;
   const config = app.get(ScribeConfig);
   const server = app.getHttpServer();
   return {
     app,
-    dataDir,
+    dataDir: testing.dataDir,
     config,
     http: () => request(server),
     async gql(query, variablesIn, headers = {}) {
       const response = await request(server)
-        .post('/graphql')
+        .post(config.graphqlPath)
         .set({ 'content-type': 'application/json', ...headers })
         .send({ query, variables: variablesIn });
       const body = response.body ?? {};
       return { status: response.status, data: body.data, errors: body.errors, body };
     },
     async close() {
-      await app.close();
+      await testing.close();
       await postgres?.drop();
-      await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
