@@ -23,6 +23,11 @@ export interface ScribeTestingOptions {
    * server, so that `faults` can cut it (default true). SQLite needs none.
    */
   faults?: boolean;
+  /**
+   * Whether the app listens on a loopback port (default true). Without, `url` is empty and
+   * `gql` refuses: the test listens itself, or drives `app.getHttpServer()` (supertest).
+   */
+  listen?: boolean;
   /** Anything else the test overrides before the module compiles (overrideProvider …). */
   override?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
 }
@@ -51,7 +56,7 @@ export interface GqlAnswer<T = Untyped> {
 export interface ScribeTesting {
   app: INestApplication;
   moduleRef: TestingModule;
-  /** The base URL the app listens on (http://127.0.0.1:<port>). */
+  /** The base URL the app listens on (http://127.0.0.1:<port>); empty with `listen: false`. */
   url: string;
   /** Scribe's data directory (temporary unless the options gave one). */
   dataDir: string;
@@ -118,8 +123,12 @@ export async function createScribeTestingModule(
     if (testing.override) builder = testing.override(builder);
     const moduleRef = await builder.compile();
     app = moduleRef.createNestApplication({ logger: ['fatal'] });
-    await app.listen(0, '127.0.0.1');
-    const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    let base = '';
+    if (testing.listen === false) await app.init();
+    else {
+      await app.listen(0, '127.0.0.1');
+      base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    }
     const config = app.get(ScribeConfig);
     const database = config.database;
     const faults = proxy
@@ -141,6 +150,7 @@ export async function createScribeTestingModule(
         headers: Record<string, string> = {},
         path = config.graphqlPath,
       ): Promise<GqlAnswer<T>> {
+        if (!base) throw new Error('the kit app was created with listen: false');
         const response = await fetch(`${base}${path}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', ...headers },

@@ -52,6 +52,8 @@ export async function createTestApp(
       options: { ...options, dataDir: variables.DATA_DIR },
       // The suites that cut PostgreSQL put a proxy of their own in front of it.
       faults: false,
+      // Suites listen themselves when they need a port (WebSockets); supertest otherwise.
+      listen: false,
     });
   } catch (error) {
     await postgres?.drop();
