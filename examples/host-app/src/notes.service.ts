@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { TranscriptService } from '@scribe/server';
+import { MessageRole, TranscriptService } from '@scribe/server';
 
 /** The host's own use of Scribe: a note is one USER message appended to a session. */
 @Injectable()
@@ -9,7 +9,9 @@ export class NotesService {
 
   /** Appends `text` and says how far it got: PERSISTED, or QUEUED while the database is down. */
   async note(sessionId: string, text: string): Promise<string> {
-    const { status } = await this.transcripts.append(sessionId, [{ role: 'USER', content: text }]);
+    const { status } = await this.transcripts.append(sessionId, [
+      { role: MessageRole.USER, content: text },
+    ]);
     return status;
   }
 }
