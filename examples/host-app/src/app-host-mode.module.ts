@@ -11,7 +11,7 @@ import { HostModule } from './host.module.js';
 @Module({
   imports: [
     ScribeModule.forRootAsync({
-      useFactory: () => ({ dataDir: './data' }),
+      useFactory: () => ({ dataDir: process.env.DATA_DIR ?? './data' }),
       graphql: { mode: 'host' },
     }),
     HostModule,

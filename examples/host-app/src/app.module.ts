@@ -6,9 +6,13 @@ import { HostModule } from './host.module.js';
 /**
  * 'own' mode: Scribe serves its GraphQL API on its own endpoint (/graphql); the host's fields
  * are on /host/graphql. `forRoot({ dataDir })` alone is a working Scribe: SQLite and the
- * journal under dataDir.
+ * journal under dataDir (DATA_DIR here, as the example's tests set it; ./data otherwise).
  */
 @Module({
-  imports: [ScribeModule.forRoot({ dataDir: './data' }), HostModule, hostGraphql('own')],
+  imports: [
+    ScribeModule.forRoot({ dataDir: process.env.DATA_DIR ?? './data' }),
+    HostModule,
+    hostGraphql('own'),
+  ],
 })
 export class AppModule {}
