@@ -21,6 +21,8 @@ import { LiveModule } from './live/live.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { SessionModule } from './session/session.module.js';
 import { SpoolModule } from './spool/spool.module.js';
+import { ScribeCoreModule } from './scribe-core.module.js';
+import { ScribeResolversModule } from './scribe-resolvers.module.js';
 import { SpoolDatabaseModule } from './spool-database.module.js';
 import { TranscriptModule } from './transcript/transcript.module.js';
 
@@ -37,15 +39,13 @@ export interface ScribeModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'
   graphql?: { mode?: ScribeGraphQLMode };
 }
 
-// The modules whose resolvers make Scribe's schema: its own endpoint includes these only, so
-// a host's resolvers never land in it (and its checks never judge them).
-const RESOLVER_MODULES = [SessionModule, TranscriptModule, SpoolModule, LiveModule];
-
 /**
  * Scribe in a Nest app: its configuration, database, journal, write and read paths, live
  * subscriptions, /health and /metrics, and its HTTP protections, installed by the module on
- * its own routes. Global, so that a host's providers inject TranscriptService, SpoolService,
- * SessionResolveGate and ScribeGraphQL without importing anything more.
+ * its own routes. Its services are global (ScribeCoreModule), so that a host's providers inject
+ * TranscriptService, SpoolService, SessionResolveGate and ScribeGraphQL without importing
+ * anything more; its resolvers are not (ScribeResolversModule), so that a host's own endpoint
+ * with `include` serves none of Scribe's fields.
  *
  * GraphQL is served in one of two ways: 'own' (default), an endpoint of Scribe's own at
  * `graphql.path`; or 'host', Scribe's resolvers joining the host's GraphQLModule, which takes
@@ -83,13 +83,14 @@ export class ScribeModule {
               inject: [ScribeGraphQL, ScribeConfig],
               useFactory: (graphql: ScribeGraphQL, scribe: ScribeConfig) => ({
                 ...graphql.driverConfig(scribe.graphqlPath),
-                include: RESOLVER_MODULES,
+                // Scribe's resolvers only: a host's never land in it (nor do its checks judge them).
+                include: [ScribeResolversModule],
               }),
             }),
           ]
         : [];
-    return {
-      module: ScribeModule,
+    const core: DynamicModule = {
+      module: ScribeCoreModule,
       global: true,
       imports: [
         config,
@@ -98,7 +99,6 @@ export class ScribeModule {
         AuthModule,
         DatabaseModule,
         ScribeGraphQLModule,
-        ...ownEndpoint,
         SessionModule,
         SpoolDatabaseModule,
         SpoolModule,
@@ -109,5 +109,6 @@ export class ScribeModule {
       ],
       exports: [ScribeGraphQLModule, SessionModule, SpoolModule, TranscriptModule],
     };
+    return { module: ScribeModule, imports: [core, ScribeResolversModule, ...ownEndpoint] };
   }
 }

@@ -66,3 +66,23 @@ export abstract class PendingMessages {
     maxBytes: number,
   ): Promise<JournalOnlyMessages>;
 }
+
+/**
+ * Nothing held: what the read side sees when no write path is in the app (SessionModule
+ * imported alone, as in a host's test), where no message can be pending.
+ */
+class NothingPending extends PendingMessages {
+  of(): PendingMessage[] {
+    return [];
+  }
+
+  inJournalOnly(): boolean {
+    return false;
+  }
+
+  journalOnly(): Promise<JournalOnlyMessages> {
+    return Promise.resolve({ messages: [], beyondCursor: false, total: 0 });
+  }
+}
+
+export const NOTHING_PENDING: PendingMessages = new NothingPending();

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Mutex } from 'async-mutex';
 import { EventEmitter2, OnEvent } from '@nestjs/event-emitter';
 import { ScribeConfig } from '../config/scribe-config.js';
@@ -24,6 +24,7 @@ import {
   WriteFailed,
 } from '../message/message-events.js';
 import {
+  NOTHING_PENDING,
   PendingMessages,
   type JournalOnlyMessages,
   type PendingMessage,
@@ -44,17 +45,20 @@ const COUNT_ATTEMPTS = 3;
 export class SessionReader {
   private readonly turns = new WeakMap<object, Mutex>();
   private readonly maxPageBytes: number;
+  private readonly held: PendingMessages;
 
   constructor(
     private readonly queries: SessionQueries,
     config: ScribeConfig,
     private readonly gate: SessionResolveGate,
     private readonly events: EventEmitter2,
-    private readonly held: PendingMessages,
+    // Optional: SessionModule imports alone (issue 20), without the write path that holds them.
+    @Optional() @Inject(PendingMessages) held: PendingMessages | null,
     private readonly updates: SessionUpdates,
     private readonly lists: SessionListQueries,
   ) {
     this.maxPageBytes = config.maxPageBytes;
+    this.held = held ?? NOTHING_PENDING;
   }
 
   /** What this instance accepted for the session and holds until the database takes it. */

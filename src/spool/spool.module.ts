@@ -3,12 +3,12 @@ import { BlockedFiles } from './blocked-files.js';
 import { JournalIndex } from './journal-index.js';
 import { Journal } from './journal.js';
 import { spoolProviders } from './spool.providers.js';
-import { SpoolResolver } from './spool.resolver.js';
 import { SpoolService } from './spool.service.js';
 import { SPOOL_DIRECTORY } from './spool.tokens.js';
 
 @Module({
-  providers: [...spoolProviders, SpoolService, SpoolResolver],
+  // Its resolver is ScribeResolversModule's (see there why).
+  providers: [...spoolProviders, SpoolService],
   // Journal and JournalIndex: the write path's own calls (release, drain, what is on disk);
   // BlockedFiles: /health's count.
   exports: [SpoolService, Journal, JournalIndex, BlockedFiles, SPOOL_DIRECTORY],

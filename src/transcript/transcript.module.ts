@@ -10,7 +10,6 @@ import { RetryLookup } from './retry-lookup.js';
 import { SessionBacklog } from './session-backlog.js';
 import { SessionEraser } from './session-eraser.js';
 import { transcriptProviders } from './transcript.providers.js';
-import { TranscriptResolver } from './transcript.resolver.js';
 import { TranscriptService } from './transcript.service.js';
 
 /**
@@ -29,8 +28,8 @@ import { TranscriptService } from './transcript.service.js';
     TranscriptRecovery,
     RetryLookup,
     TranscriptService,
-    TranscriptResolver,
   ],
+  // Its resolver is ScribeResolversModule's (see there why).
   exports: [TranscriptService, CoalescingWriter, PendingMessages, SessionEraser],
 })
 export class TranscriptModule {}

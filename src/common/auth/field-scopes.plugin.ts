@@ -53,8 +53,14 @@ export function fieldScopesPlugin(
           const part = operation && scribePart(schema, document, operation);
           if (!part) return;
           const outcome = await authenticator.forRequest(contextValue.req);
-          // Refused credentials are answered 401 before GraphQL, or by the root field's guard.
-          if (outcome.kind === 'refused') return;
+          // Refused credentials are answered 401 before GraphQL on Scribe's own endpoint; on a
+          // host's ('host' mode) they reach here, and Scribe's part is refused as it would be.
+          if (outcome.kind === 'refused') {
+            throw new GraphQLError(outcome.reason, {
+              originalError: new ScribeException(ScribeErrorCode.Unauthenticated, outcome.reason),
+              extensions: { http: { status: 401 } },
+            });
+          }
           const refusal = fieldScopeRefusal(
             schema,
             part.document,

@@ -1,7 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { type Express } from 'express';
 import { ScribeConfig } from '../../config/scribe-config.js';
+import { type ScribeOptions } from '../../config/scribe-options.js';
+import { SCRIBE_OPTIONS } from '../../config/tokens.js';
 import { AuthFailureLog } from '../auth/auth-failure-log.js';
 import { Authenticator } from '../auth/authenticator.js';
 import { declaredSizeCheck, scribeBodyDeadline, scribeJsonBody } from './body-checks.js';
@@ -36,6 +38,7 @@ export class ScribeHttpFront {
     private readonly budget: RefusalBudget,
     private readonly authenticator: Authenticator,
     private readonly refusals: AuthFailureLog,
+    @Optional() @Inject(SCRIBE_OPTIONS) private readonly options?: ScribeOptions,
   ) {
     adapterHost.init$.subscribe(() => {
       const adapter = adapterHost.httpAdapter;
@@ -58,8 +61,13 @@ export class ScribeHttpFront {
     // path when Scribe serves alone (guardAllPaths).
     express.use(paths.guarded, refusalGate(config.maxRefusalsPerMinute, this.budget));
     // Credentials first, from the head alone: refused ones never cost a byte of the body.
-    const origins = new Set(config.corsOrigins);
-    express.use(graphql, credentialsFirst(this.authenticator, this.refusals, origins));
+    // Not in 'host' mode: the path is the host's endpoint too, and only the operation says
+    // whether Scribe is called (a host's field needs no Scribe token, and a host's own token
+    // is none of Scribe's); Scribe's part is refused then by fieldScopesPlugin and ScopeGuard.
+    if (this.options?.graphql?.mode !== 'host') {
+      const origins = new Set(config.corsOrigins);
+      express.use(graphql, credentialsFirst(this.authenticator, this.refusals, origins));
+    }
     express.use(graphql, declaredSizeCheck(config.maxBodyBytes));
     express.use(graphql, scribeBodyDeadline(config.httpTimeouts));
     // Bodies are read for GraphQL only: no other route of Scribe takes one.

@@ -1,0 +1,29 @@
+import { Module } from '@nestjs/common';
+import { DatabaseModule } from './database/database.module.js';
+import { LiveModule } from './live/live.module.js';
+import { LiveResolver } from './live/live.resolver.js';
+import { SessionUpdateResolver } from './session/session-update.resolver.js';
+import { SessionModule } from './session/session.module.js';
+import { SessionResolver } from './session/session.resolver.js';
+import { SpoolModule } from './spool/spool.module.js';
+import { SpoolResolver } from './spool/spool.resolver.js';
+import { TranscriptModule } from './transcript/transcript.module.js';
+import { TranscriptResolver } from './transcript/transcript.resolver.js';
+
+/**
+ * Scribe's resolvers, in a module of their own that no global module imports. Why: Nest's
+ * GraphQLModule `include` takes a module's imports transitively, and every module imports the
+ * global ones; with the resolvers in Scribe's global modules, a host's own endpoint with
+ * `include: [HostModule]` served Scribe's fields too (unguarded by Scribe's plugins).
+ */
+@Module({
+  imports: [DatabaseModule, SessionModule, TranscriptModule, SpoolModule, LiveModule],
+  providers: [
+    SessionResolver,
+    SessionUpdateResolver,
+    TranscriptResolver,
+    SpoolResolver,
+    LiveResolver,
+  ],
+})
+export class ScribeResolversModule {}
