@@ -26,7 +26,9 @@ export async function coldFanOutInProcess() {
   const { TranscriptService } = await import('../dist/transcript/transcript.service.js');
   const { SessionQueries } = await import('../dist/database/session-queries.js');
   const { SessionResolveGate } = await import('../dist/session/session-resolve-gate.js');
-  const app = await NestFactory.createApplicationContext(ScribeModule.forRoot({ dataDir }), { logger: ['error'] });
+  const app = await NestFactory.createApplicationContext(ScribeModule.forRoot({ dataDir }), {
+    logger: ['error'],
+  });
   try {
     const transcripts = app.get(TranscriptService);
     const sessions = app.get(SessionQueries);
