@@ -99,10 +99,17 @@ export class SqliteWriter {
     });
   }
 
-  async close(): Promise<void> {
-    const connection = this.connection;
-    this.connection = null;
-    await connection?.close();
+  /**
+   * In turn with the transactions: a close that came while a connection was still opening
+   * (a start and a shutdown close together) would leave the driver's open to finish after the
+   * worker thread is terminated, and the driver aborts the whole process when it does.
+   */
+  close(): Promise<void> {
+    return this.turns.runExclusive(async () => {
+      const connection = this.connection;
+      this.connection = null;
+      await connection?.close();
+    });
   }
 
   private transaction<T>(
