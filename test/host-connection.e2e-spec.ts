@@ -5,11 +5,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DataSource } from 'typeorm';
-import { ScribeConfig } from '../src/config/scribe-config.js';
 import { ScribeConfigModule } from '../src/config/scribe-config.module.js';
 import { DatabaseReadiness } from '../src/database/database-readiness.js';
 import { DatabaseModule } from '../src/database/database.module.js';
-import { MessageStore } from '../src/database/message-store.js';
 import { SCRIBE_CONNECTION } from '../src/database/database.tokens.js';
 import { SessionEntity } from '../src/database/entities/session.entity.js';
 
@@ -20,23 +18,18 @@ describe('Scribe beside a host app default TypeORM connection', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'scribe-host-'));
     const moduleRef = await Test.createTestingModule({
       imports: [
-        ScribeConfigModule,
+        ScribeConfigModule.forRoot({ dataDir, database: { retryIntervalMs: 0 } }),
         EventEmitterModule.forRoot(),
         TypeOrmModule.forRoot({ type: 'sqlite', database: ':memory:' }),
         DatabaseModule,
       ],
-    })
-      .overrideProvider(ScribeConfig)
-      .useValue(ScribeConfig.fromVariables({ DATA_DIR: dataDir, DB_RETRY_INTERVAL_MS: '0' }))
-      .compile();
+    }).compile();
     const app = moduleRef.createNestApplication({ logger: ['fatal'] });
     try {
       await app.init();
       const host = app.get<DataSource>(getDataSourceToken());
       const scribe = app.get<DataSource>(getDataSourceToken(SCRIBE_CONNECTION));
       await app.get(DatabaseReadiness).ready;
-      // The write connection (a worker) opened too: closing mid-open would abort the worker.
-      await app.get(MessageStore).heartbeat();
       expect(scribe).not.toBe(host);
       expect(host.hasMetadata(SessionEntity)).toBe(false);
       expect(scribe.hasMetadata(SessionEntity)).toBe(true);
