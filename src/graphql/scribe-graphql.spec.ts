@@ -89,8 +89,7 @@ describe(ScribeGraphQL.name, () => {
 
       // The first records the schema the host's server starts with (ServedSchema).
       const schema = buildSchema('type Query { a: Int }');
-      const start = (plugins[0] as ApolloServerPlugin).serverWillStart;
-      await start?.({ schema } as never);
+      await (plugins[0] as ApolloServerPlugin).serverWillStart?.({ schema } as never);
       expect(served.schema).toBe(schema);
       expect(graphql.forHost().plugins).toHaveLength(own.length);
     });

@@ -1,5 +1,6 @@
 import {
   buildSchema,
+  Kind,
   parse,
   print,
   type DocumentNode,
@@ -33,7 +34,7 @@ const schema = schemaOf(SDL, ['Query.session', 'Query.sessions', 'Mutation.appen
 
 const operations = (document: DocumentNode) =>
   document.definitions.filter(
-    (node): node is OperationDefinitionNode => node.kind === 'OperationDefinition',
+    (node): node is OperationDefinitionNode => node.kind === Kind.OPERATION_DEFINITION,
   );
 
 /** Scribe's part of the first (or named) operation of `query`, printed, or undefined. */
