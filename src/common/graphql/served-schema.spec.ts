@@ -1,7 +1,7 @@
 import { buildSchema, type GraphQLSchema } from 'graphql';
 import { ServedSchema } from './served-schema.js';
 
-type Start = (service: { schema: GraphQLSchema }) => Promise<void>;
+type Start = (service: { schema: GraphQLSchema }) => Promise<unknown>;
 
 describe(ServedSchema.name, () => {
   it('has no schema before a server started', () => {
