@@ -69,6 +69,7 @@ const BAD_VALUES: Record<string, [value: unknown, reason: string]> = {
     'must be one of the following values: fatal, error, warn, log, debug, verbose (got "info")',
   ],
   'graphql.introspection': ['false', 'must be a boolean (got string)'],
+  'graphql.mode': ['both', "must be 'own' or 'host' (got string)"],
   'graphql.path': ['graphql', 'must start with / and hold no spaces (got "graphql")'],
   development: ['development', 'must be a boolean (got string)'],
   failpoint: ['Bad', 'must be a failpoint name, optionally followed by @n (got "Bad")'],

@@ -1,0 +1,226 @@
+import {
+  buildSchema,
+  Kind,
+  parse,
+  print,
+  type DocumentNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
+import { FIELD_SCOPE } from '../auth/field-scope.js';
+import { scribePart } from './scribe-fields.js';
+
+/**
+ * A schema where the root fields named in `scribe` declare a scope, as RequireScope makes
+ * Scribe's, and every other root field declares none, as a host's beside them.
+ */
+function schemaOf(sdl: string, scribe: readonly string[]): GraphQLSchema {
+  const schema = buildSchema(sdl);
+  for (const root of [schema.getQueryType(), schema.getMutationType()]) {
+    for (const field of Object.values(root?.getFields() ?? {})) {
+      if (scribe.includes(`${root?.name}.${field.name}`)) {
+        (field as { extensions: object }).extensions = { [FIELD_SCOPE]: 'read' };
+      }
+    }
+  }
+  return schema;
+}
+
+const SDL = `
+  type Query { session: Int, sessions: Int, hostUser: Int, hostClock: Int }
+  type Mutation { append: Int, hostSave: Int }
+`;
+const schema = schemaOf(SDL, ['Query.session', 'Query.sessions', 'Mutation.append']);
+
+const operations = (document: DocumentNode) =>
+  document.definitions.filter(
+    (node): node is OperationDefinitionNode => node.kind === Kind.OPERATION_DEFINITION,
+  );
+
+/** Scribe's part of the first (or named) operation of `query`, printed, or undefined. */
+function partOf(query: string, name?: string, on: GraphQLSchema = schema): string | undefined {
+  const document = parse(query);
+  const operation = operations(document).find(
+    (node) => name === undefined || node.name?.value === name,
+  );
+  const part = scribePart(on, document, operation as OperationDefinitionNode);
+  return part && print(part.document);
+}
+
+const printed = (query: string) => print(parse(query));
+
+describe(scribePart.name, () => {
+  it('returns a document of Scribe fields only as it came, the same objects', () => {
+    const document = parse('query Q { session sessions __typename }');
+    const [operation] = operations(document);
+    const part = scribePart(schema, document, operation);
+    expect(part?.document).toBe(document);
+    expect(part?.operation).toBe(operation);
+  });
+
+  it("is undefined for an operation that names none of Scribe's fields", () => {
+    expect(partOf('{ hostUser hostClock }')).toBeUndefined();
+    expect(partOf('mutation { hostSave }')).toBeUndefined();
+    expect(partOf('{ ... on Query { hostUser } }')).toBeUndefined();
+  });
+
+  it("leaves the host's root fields out, wherever they stand", () => {
+    expect(partOf('{ hostUser session hostClock }')).toBe(printed('{ session }'));
+    // Scribe's first: kept is a prefix of the selections, still not the same.
+    expect(partOf('{ session sessions hostUser }')).toBe(printed('{ session sessions }'));
+    expect(partOf('{ session: hostUser s: session }')).toBe(printed('{ s: session }'));
+  });
+
+  it('keeps __typename, and the field arguments, directives and aliases as written', () => {
+    expect(partOf('{ t: __typename hostUser session @include(if: true) }')).toBe(
+      printed('{ t: __typename session @include(if: true) }'),
+    );
+  });
+
+  it('does not change the document it was given', () => {
+    const query = 'query Q { hostUser session }';
+    const document = parse(query);
+    const [operation] = operations(document);
+    const part = scribePart(schema, document, operation);
+    expect(part?.document).not.toBe(document);
+    expect(print(document)).toBe(printed(query));
+    expect(part?.operation.name?.value).toBe('Q');
+    expect(part?.document.definitions).toContain(part?.operation);
+  });
+
+  it('turns the spread of a mixed fragment into an inline fragment, keeping the fragment', () => {
+    const query = `
+      query Q { ...Both @skip(if: false) }
+      fragment Both on Query { hostUser session }
+    `;
+    expect(partOf(query)).toBe(
+      printed(`
+        query Q { ... on Query @skip(if: false) { session } }
+        fragment Both on Query { hostUser session }
+      `),
+    );
+  });
+
+  it("keeps the spread of a fragment of Scribe's fields as written, drops a host's", () => {
+    expect(
+      partOf(`
+        { ...Mine ...Theirs hostClock }
+        fragment Mine on Query { session }
+        fragment Theirs on Query { hostUser }
+      `),
+    ).toBe(
+      printed(`
+        { ...Mine }
+        fragment Mine on Query { session }
+        fragment Theirs on Query { hostUser }
+      `),
+    );
+  });
+
+  it('rewrites an inline fragment, keeping its type condition and directives', () => {
+    expect(partOf('{ ... on Query @include(if: true) { hostUser session } }')).toBe(
+      printed('{ ... on Query @include(if: true) { session } }'),
+    );
+    expect(partOf('{ ... { hostUser sessions } }')).toBe(printed('{ ... { sessions } }'));
+    expect(partOf('{ hostUser ... on Query { session } }')).toBe(
+      printed('{ ... on Query { session } }'),
+    );
+  });
+
+  it('rewrites fragments nested in fragments', () => {
+    expect(
+      partOf(`
+        { ...Outer }
+        fragment Outer on Query { hostUser ...Inner }
+        fragment Inner on Query { hostClock session }
+      `),
+    ).toBe(
+      printed(`
+        { ... on Query { ... on Query { session } } }
+        fragment Outer on Query { hostUser ...Inner }
+        fragment Inner on Query { hostClock session }
+      `),
+    );
+  });
+
+  it('drops the spread of an unknown fragment and stops at a fragment that spreads itself', () => {
+    expect(partOf('{ hostUser session ...Missing }')).toBe(printed('{ session }'));
+    expect(
+      partOf(`
+        { hostUser ...Loop }
+        fragment Loop on Query { session ...Loop }
+      `),
+    ).toBe(
+      printed(`
+        { ... on Query { session } }
+        fragment Loop on Query { session ...Loop }
+      `),
+    );
+  });
+
+  it('judges the operation asked for, of a document of several', () => {
+    const query = `
+      query Host { hostUser }
+      query Mixed { hostClock sessions }
+      query Mine { session }
+      mutation Save { hostSave append }
+    `;
+    expect(partOf(query, 'Host')).toBeUndefined();
+    const document = parse(query);
+    const [, mixedOperation, mine, save] = operations(document);
+    const mixed = scribePart(schema, document, mixedOperation);
+    expect(print(mixed?.operation as OperationDefinitionNode)).toBe(
+      printed('query Mixed { sessions }'),
+    );
+    // Every operation is rewritten, the one asked for picked: one document for them all.
+    expect(scribePart(schema, document, mine)?.document).toBe(mixed?.document);
+    expect(scribePart(schema, document, mine)?.operation).toBe(mine);
+    expect(print(scribePart(schema, document, save)?.operation as OperationDefinitionNode)).toBe(
+      printed('mutation Save { append }'),
+    );
+  });
+
+  it('prints the operation asked for without the host fields', () => {
+    const query = 'query Host { hostUser } query Mixed { hostClock sessions }';
+    const mixed = partOf(query, 'Mixed');
+    expect(mixed).toContain('query Mixed {\n  sessions\n}');
+    expect(mixed).not.toContain('hostClock');
+  });
+
+  it('picks the operation of the rewritten document at the same place', () => {
+    const document = parse('query A { hostUser session } query B { hostClock sessions }');
+    const [, b] = operations(document);
+    const part = scribePart(schema, document, b);
+    expect(part?.operation.name?.value).toBe('B');
+    expect(print(part?.operation as OperationDefinitionNode)).toBe(printed('query B { sessions }'));
+  });
+
+  it('is undefined for an operation that is not of the document', () => {
+    const document = parse('{ session }');
+    const [other] = operations(parse('{ session }'));
+    expect(scribePart(schema, document, other)).toBeUndefined();
+  });
+
+  it('rewrites a document once per schema, and again for another schema', () => {
+    const document = parse('query A { hostUser session } query B { sessions }');
+    const [a, b] = operations(document);
+    const first = scribePart(schema, document, a);
+    expect(scribePart(schema, document, a)?.document).toBe(first?.document);
+    expect(scribePart(schema, document, b)?.document).toBe(first?.document);
+
+    // In this schema `hostUser` is Scribe's: nothing to leave out.
+    const other = schemaOf(SDL, ['Query.session', 'Query.sessions', 'Query.hostUser']);
+    expect(scribePart(other, document, a)?.document).toBe(document);
+    expect(scribePart(schema, document, a)?.document).toBe(first?.document);
+  });
+
+  it('keeps the fragment definitions and every other definition as they were', () => {
+    const document = parse(`
+      query A { hostUser ...F }
+      fragment F on Query { session }
+    `);
+    const [a] = operations(document);
+    const part = scribePart(schema, document, a);
+    expect(part?.document.definitions[1]).toBe(document.definitions[1]);
+  });
+});

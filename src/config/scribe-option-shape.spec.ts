@@ -1,0 +1,171 @@
+import { runInNewContext } from 'node:vm';
+import { validateEnvironment } from './environment.js';
+import { InvalidScribeOptionsError, resolveScribeConfig } from './resolve-scribe-config.js';
+import { ScribeConfig } from './scribe-config.js';
+import { type ScribeOptions } from './scribe-options.js';
+import {
+  scribeOptionsFromEnvironment,
+  serveSettingsFromEnvironment,
+} from './scribe-options-from-environment.js';
+
+// Beside scribe-options.spec.ts: the shape check, how each kind of option crosses to and from
+// its variable, and how a variable's refusal is reworded for the option.
+
+function refusal(options: unknown): InvalidScribeOptionsError {
+  try {
+    resolveScribeConfig(options as ScribeOptions);
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidScribeOptionsError);
+    return error as InvalidScribeOptionsError;
+  }
+  throw new Error(`resolveScribeConfig accepted ${JSON.stringify(options)}`);
+}
+
+describe('the shape of ScribeOptions', () => {
+  it.each([
+    [null, 'null'],
+    [[], 'an array'],
+    ['dataDir=x', 'string'],
+    [undefined, 'undefined'],
+    [new Date(0), 'object'],
+  ])('refuses %p for the options, naming the root', (options, got) => {
+    expect(refusal(options).message).toBe(
+      `Invalid Scribe option (root): must be an object (got ${got})`,
+    );
+  });
+
+  it('takes an object of no prototype, or of another realm, as plain', () => {
+    const bare = Object.assign(Object.create(null) as object, { logLevel: 'debug' });
+    expect(resolveScribeConfig(bare as ScribeOptions).logLevel).toBe('debug');
+    const foreign = runInNewContext('({ limits: { maxPageBytes: 70000 } })') as ScribeOptions;
+    expect(resolveScribeConfig(foreign).maxPageBytes).toBe(70_000);
+  });
+
+  it('skips a group or an option given as undefined', () => {
+    expect(resolveScribeConfig({ limits: undefined, dataDir: undefined })).toEqual(
+      resolveScribeConfig({}),
+    );
+  });
+
+  it.each([
+    [null, 'null'],
+    [['a'], 'an array'],
+    [new Date(0), 'object'],
+  ])('refuses %p for a group', (group, got) => {
+    expect(refusal({ http: group }).message).toBe(
+      `Invalid Scribe option http: must be an object (got ${got})`,
+    );
+  });
+
+  it('refuses a group name given deeper, or an option given at the root', () => {
+    expect(refusal({ http: { http: {} } }).message).toBe(
+      'Invalid Scribe option http.http: is not a Scribe option',
+    );
+    expect(refusal({ maxPageBytes: 70_000 }).message).toBe(
+      'Invalid Scribe option maxPageBytes: is not a Scribe option',
+    );
+  });
+
+  it('refuses origins that are not all strings', () => {
+    expect(refusal({ http: { corsOrigins: ['https://a.example.com', 5] } }).message).toBe(
+      'Invalid Scribe option http.corsOrigins: must be an array of strings (got an array)',
+    );
+    expect(refusal({ http: { corsOrigins: 'https://a.example.com' } }).message).toBe(
+      'Invalid Scribe option http.corsOrigins: must be an array of strings (got string)',
+    );
+  });
+
+  it.each(['own', 'host'])('takes graphql.mode %p', (mode) => {
+    expect(() => resolveScribeConfig({ graphql: { mode } } as ScribeOptions)).not.toThrow();
+  });
+});
+
+describe('options as the variables they stand for', () => {
+  const configOf = (env: Record<string, string>) => new ScribeConfig(validateEnvironment(env));
+
+  it('writes booleans as true or false', () => {
+    expect(resolveScribeConfig({ graphql: { introspection: false } })).toEqual(
+      configOf({ GRAPHQL_INTROSPECTION: 'false' }),
+    );
+    expect(resolveScribeConfig({ graphql: { introspection: true } })).toEqual(
+      configOf({ GRAPHQL_INTROSPECTION: 'true' }),
+    );
+    expect(resolveScribeConfig({ auth: { allowAnonymous: false } })).toEqual(
+      configOf({ ALLOW_ANONYMOUS: 'false' }),
+    );
+  });
+
+  it('writes development as NODE_ENV=development, and false as NODE_ENV unset', () => {
+    expect(resolveScribeConfig({ development: true }).development).toBe(true);
+    expect(resolveScribeConfig({ development: false })).toEqual(configOf({}));
+  });
+
+  it('writes a proxy count or list as TRUST_PROXY, and false as no proxy', () => {
+    expect(resolveScribeConfig({ http: { trustProxy: 2 } })).toEqual(
+      configOf({ TRUST_PROXY: '2' }),
+    );
+    expect(resolveScribeConfig({ http: { trustProxy: 'loopback, 10.0.0.0/8' } })).toEqual(
+      configOf({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }),
+    );
+    expect(resolveScribeConfig({ http: { trustProxy: false } })).toEqual(configOf({}));
+  });
+
+  it('joins origins with commas', () => {
+    expect(
+      resolveScribeConfig({ http: { corsOrigins: ['https://a.example.com', 'http://b:8080'] } }),
+    ).toEqual(configOf({ CORS_ORIGINS: 'https://a.example.com,http://b:8080' }));
+  });
+
+  it("rewords a variable's rule in the option's names, starting in lower case", () => {
+    expect(refusal({ http: { trustProxy: 'not an address' } }).message).toBe(
+      'Invalid Scribe option http.trustProxy: must be a number of proxies or a comma-separated list of addresses, subnets or loopback, linklocal, uniquelocal (got "not an address")',
+    );
+  });
+
+  it('does not echo a secret even where the rule would, nor a second got', () => {
+    const error = refusal({ database: { url: 'mysql://user:hunter2@db' } });
+    expect(error.message).toBe(
+      'Invalid Scribe option database.url: must be a postgres:// or postgresql:// URL',
+    );
+  });
+});
+
+describe('options of the environment, by kind', () => {
+  it('reads booleans, development and a proxy list as their options', () => {
+    expect(
+      scribeOptionsFromEnvironment({
+        ALLOW_ANONYMOUS: 'false',
+        GRAPHQL_INTROSPECTION: 'true',
+        NODE_ENV: 'production',
+        TRUST_PROXY: 'loopback',
+      }),
+    ).toMatchObject({
+      auth: { allowAnonymous: false },
+      graphql: { introspection: true },
+      development: false,
+      http: { trustProxy: 'loopback', guardAllPaths: true },
+    });
+  });
+
+  it('sets no option for a variable unset that has no default', () => {
+    const options = scribeOptionsFromEnvironment({});
+    expect(Object.keys(options.http ?? {})).not.toContain('trustProxy');
+    expect(Object.keys(options.http ?? {})).not.toContain('corsOrigins');
+    expect(Object.keys(options.auth ?? {})).toEqual(['allowAnonymous']);
+    expect(Object.keys(options)).not.toContain('development');
+    expect(Object.keys(options)).not.toContain('failpoint');
+  });
+
+  it('keeps a number of proxies a number', () => {
+    expect(scribeOptionsFromEnvironment({ TRUST_PROXY: '0' }).http?.trustProxy).toBe(0);
+  });
+
+  it('serves on loopback by default, anonymous callers not forced', () => {
+    expect(serveSettingsFromEnvironment({})).toEqual({
+      port: 3000,
+      host: '127.0.0.1',
+      logLevel: 'log',
+      anonymousForced: false,
+    });
+  });
+});

@@ -1,0 +1,201 @@
+import { jest } from '@jest/globals';
+import { type ApolloServerPlugin } from '@apollo/server';
+import { type ApolloDriverConfig } from '@nestjs/apollo';
+import { type Request } from 'express';
+import { buildSchema, GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { AuthFailureLog } from '../common/auth/auth-failure-log.js';
+import { Authenticator } from '../common/auth/authenticator.js';
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
+import { ScribeException } from '../common/errors/scribe.exception.js';
+import { ServedSchema } from '../common/graphql/served-schema.js';
+import { resolveScribeConfig } from '../config/resolve-scribe-config.js';
+import { type ScribeOptions } from '../config/scribe-options.js';
+import { ScribeGraphQL } from './scribe-graphql.js';
+
+function scribeGraphQL(options: ScribeOptions = {}) {
+  const config = resolveScribeConfig(options);
+  const served = new ServedSchema();
+  const graphql = new ScribeGraphQL(
+    config,
+    new AuthFailureLog(),
+    new Authenticator(config),
+    served,
+  );
+  return { graphql, served };
+}
+
+/** A request as Express hands one to Apollo's context function. */
+function request(id = 'req-1') {
+  const setHeader = jest.fn();
+  const req = {
+    headers: { 'x-request-id': id },
+    res: { setHeader, once: jest.fn(), writableFinished: false },
+  } as unknown as Request;
+  return { req, setHeader };
+}
+
+type Context = (ctx: { req: Request }) => Promise<Record<string, unknown>>;
+type Format = (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
+
+const scribeError = () =>
+  new GraphQLError('no', {
+    originalError: new ScribeException(ScribeErrorCode.Forbidden, 'no'),
+  });
+
+describe(ScribeGraphQL.name, () => {
+  describe('forHost', () => {
+    it("serves Scribe's graphql.path, with a schema built from the resolvers by default", () => {
+      const { graphql } = scribeGraphQL();
+      expect(graphql.forHost()).toMatchObject({
+        path: '/graphql',
+        autoSchemaFile: true,
+        sortSchema: true,
+      });
+      expect(scribeGraphQL({ graphql: { path: '/api' } }).graphql.forHost().path).toBe('/api');
+    });
+
+    it("refuses a host path that is not Scribe's, naming both", () => {
+      const { graphql } = scribeGraphQL({ graphql: { path: '/api' } });
+      expect(() => graphql.forHost({ path: '/graphql' })).toThrow(
+        "Scribe's graphql.path is /api but the host's GraphQLModule serves /graphql: give Scribe the host's path",
+      );
+      expect(graphql.forHost({ path: '/api' }).path).toBe('/api');
+    });
+
+    it("keeps the host's other options, its schema settings included", () => {
+      const { graphql } = scribeGraphQL();
+      const config = graphql.forHost({
+        autoSchemaFile: 'host.gql',
+        sortSchema: false,
+        introspection: true,
+      });
+      expect(config).toMatchObject({
+        autoSchemaFile: 'host.gql',
+        sortSchema: false,
+        introspection: true,
+      });
+    });
+
+    it("runs Scribe's plugins first, the host's after, in their order", async () => {
+      const { graphql, served } = scribeGraphQL();
+      const first: ApolloServerPlugin = {};
+      const second: ApolloServerPlugin = {};
+      const plugins = graphql.forHost({ plugins: [first, second] }).plugins ?? [];
+      const own = graphql.plugins();
+      expect(plugins).toHaveLength(own.length + 2);
+      expect(plugins.slice(-2)).toEqual([first, second]);
+      expect(plugins[plugins.length - 2]).toBe(first);
+      expect(plugins[plugins.length - 1]).toBe(second);
+
+      // The first records the schema the host's server starts with (ServedSchema).
+      const schema = buildSchema('type Query { a: Int }');
+      await (plugins[0] as ApolloServerPlugin).serverWillStart?.({ schema } as never);
+      expect(served.schema).toBe(schema);
+      expect(graphql.forHost().plugins).toHaveLength(own.length);
+    });
+
+    it("adds Scribe's validation rules after the host's", () => {
+      const { graphql } = scribeGraphQL();
+      const own = graphql.queryProtection().validationRules ?? [];
+      const hostRule = () => ({});
+      const rules = graphql.forHost({ validationRules: [hostRule] }).validationRules ?? [];
+      expect(own.length).toBeGreaterThan(0);
+      expect(rules).toEqual([hostRule, ...own]);
+      expect(graphql.forHost().validationRules).toEqual(own);
+    });
+
+    it("bounds the parse as Scribe does, the host's parse options winning", () => {
+      const { graphql } = scribeGraphQL({ limits: { maxQueryTokens: 1234 } });
+      expect(graphql.forHost().parseOptions).toEqual({ maxTokens: 1234 });
+      expect(graphql.forHost({ parseOptions: { noLocation: true } }).parseOptions).toEqual({
+        maxTokens: 1234,
+        noLocation: true,
+      });
+      expect(graphql.forHost({ parseOptions: { maxTokens: 9 } }).parseOptions).toEqual({
+        maxTokens: 9,
+      });
+    });
+
+    it("keeps the host's stringifyResult, else writes answers as Scribe does", async () => {
+      const { graphql } = scribeGraphQL();
+      const hostStringify = () => 'host';
+      expect(graphql.forHost({ stringifyResult: hostStringify }).stringifyResult).toBe(
+        hostStringify,
+      );
+      const own = graphql.forHost().stringifyResult;
+      expect(typeof own).toBe('function');
+      expect(await own?.({ data: { a: 1 } })).toBe(`${JSON.stringify({ data: { a: 1 } })}\n`);
+    });
+
+    describe('formatError', () => {
+      const formatted: GraphQLFormattedError = { message: 'no' };
+
+      it("formats an error a Scribe resolver raised as Scribe does, not the host's way", () => {
+        const { graphql } = scribeGraphQL();
+        const hostFormat = jest.fn<Format>(() => ({ message: 'host' }));
+        const format = graphql.forHost({ formatError: hostFormat }).formatError as Format;
+        const error = scribeError();
+        const own = graphql.formatError(formatted, error);
+        expect(own.extensions?.code).toBe('FORBIDDEN');
+        expect(format(formatted, error)).toEqual(own);
+        expect(hostFormat).not.toHaveBeenCalled();
+      });
+
+      it("leaves every other error to the host's formatError", () => {
+        const { graphql } = scribeGraphQL();
+        const hostFormat = jest.fn<Format>(() => ({ message: 'host' }));
+        const format = graphql.forHost({ formatError: hostFormat }).formatError as Format;
+        const error = new GraphQLError('boom', { originalError: new Error('boom') });
+        expect(format(formatted, error)).toEqual({ message: 'host' });
+        expect(hostFormat).toHaveBeenCalledWith(formatted, error);
+      });
+
+      it('leaves every other error as Apollo formatted it when the host has no formatError', () => {
+        const { graphql } = scribeGraphQL();
+        const format = graphql.forHost().formatError as Format;
+        const error = new GraphQLError('boom', { originalError: new Error('boom') });
+        expect(format(formatted, error)).toBe(formatted);
+        expect(format(formatted, undefined)).toBe(formatted);
+        expect(format(formatted, new Error('plain'))).toBe(formatted);
+        // Scribe's own formatter would have hidden the message of a fault.
+        expect(graphql.formatError(formatted, error)).not.toBe(formatted);
+      });
+    });
+
+    describe('context', () => {
+      const contextOf = (host?: ApolloDriverConfig['context']) =>
+        scribeGraphQL().graphql.forHost(host === undefined ? {} : { context: host })
+          .context as Context;
+
+      it("holds Scribe's part alone when the host has no context", async () => {
+        const { req, setHeader } = request('req-1');
+        const context = await contextOf()({ req });
+        expect(Object.keys(context).sort()).toEqual(['budget', 'req', 'requestId']);
+        expect(context.req).toBe(req);
+        expect(context.requestId).toBe('req-1');
+        expect(setHeader).toHaveBeenCalledWith('x-request-id', 'req-1');
+      });
+
+      it("merges a host's context object beside Scribe's part", async () => {
+        const { req } = request();
+        const context = await contextOf({ tenant: 't1', requestId: 'host' })({ req });
+        expect(context.tenant).toBe('t1');
+        // Scribe's resolvers read their own keys: Scribe's part wins a clash.
+        expect(context.requestId).toBe('req-1');
+        expect(context.budget).toBeDefined();
+      });
+
+      it("merges what a host's context function returns, awaited, given Apollo's argument", async () => {
+        const { req } = request();
+        const host = jest.fn((ctx: { req: Request }) =>
+          Promise.resolve({ user: 'u1', sawRequest: ctx.req === req, req: 'host' }),
+        );
+        const ctx = { req };
+        const context = await contextOf(host)(ctx);
+        expect(host).toHaveBeenCalledWith(ctx);
+        expect(context).toMatchObject({ user: 'u1', sawRequest: true, requestId: 'req-1' });
+        expect(context.req).toBe(req);
+      });
+    });
+  });
+});
