@@ -43,4 +43,10 @@ export {
 } from './spool/models/spool-status.model.js';
 
 // Events Scribe emits on its event bus after a write, for a host that reacts to stored messages.
-export { MessagesStored, SessionChanged, SessionDeleted } from './message/message-events.js';
+export {
+  MessagesStored,
+  SessionChanged,
+  SessionDeleted,
+  SpoolRetryRequested,
+  SPOOL_RETRY_REQUESTED_EVENT,
+} from './message/message-events.js';

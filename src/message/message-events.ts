@@ -47,3 +47,16 @@ export class SessionDeleted {
 
   constructor(readonly sessionId: string) {}
 }
+
+/**
+ * Someone asked for the database to be tried now (SpoolService.retryNow): the write path runs
+ * its background retry at once (probe while the database fails, then write back what is
+ * pending and journal what memory alone holds) instead of waiting for the next interval. The
+ * journal emits it, the write path handles it: neither imports the other.
+ */
+export class SpoolRetryRequested {
+  static readonly event = 'spool.retry-requested';
+}
+
+/** The name SpoolRetryRequested is emitted under: stable, for hosts to listen to. */
+export const SPOOL_RETRY_REQUESTED_EVENT = SpoolRetryRequested.event;

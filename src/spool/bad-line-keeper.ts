@@ -54,3 +54,18 @@ export class BadLineKeeper {
     return this.waiting.length;
   }
 }
+
+/**
+ * For BadLineKeeper's `onSetAside`: a refused record is kept whole, a bad line as its bytes, and
+ * each kind is reported under its own reason.
+ */
+export function reportByReason(
+  onSetAside: (entries: readonly SetAsideEntry[], reason: 'refused' | 'corrupt') => void,
+): (entries: readonly SetAsideEntry[]) => void {
+  return (entries) => {
+    const refused = entries.filter((entry) => entry.record !== undefined);
+    const bad = entries.filter((entry) => entry.record === undefined);
+    if (bad.length > 0) onSetAside(bad, 'corrupt');
+    if (refused.length > 0) onSetAside(refused, 'refused');
+  };
+}

@@ -11,6 +11,8 @@ import { rawField, type SetAsideEntry, type SetAsideLog } from './set-aside-log.
 export interface DrainBatch {
   batch: JournaledRecord[];
   waiting: Error | null;
+  /** Bad lines now in the set-aside log: the journal owes them no more (the caller resolves). */
+  setAside: DiskEntry[];
 }
 
 /**
@@ -22,12 +24,11 @@ export class DrainReader {
   constructor(
     private readonly files: JournalFiles,
     private readonly index: JournalIndex,
+    // Whole segments kept in memory, shared with the Journal (which drops removed ones).
     private readonly cache: SegmentCache,
-    private readonly cacheable: (segment: string) => boolean,
     private readonly setAsideLog: SetAsideLog,
     private readonly blocked: BlockedFiles,
     private readonly events: Pick<JournalEvents, 'setAside'>,
-    private readonly resolveEntries: (entries: readonly DiskEntry[]) => Promise<void>,
   ) {}
 
   /**
@@ -64,10 +65,11 @@ export class DrainReader {
       }
       bad.push({ entry, at, set: badEntryOf(entry, result.reason, result.bytes) });
     }
+    let setAside: DiskEntry[] = [];
     if (bad.length > 0) {
       const kept = await this.keepBad(bad.map(({ set }) => set));
       if (kept) {
-        await this.resolveEntries(bad.map(({ entry }) => entry));
+        setAside = bad.map(({ entry }) => entry);
       } else {
         // Order within the session: nothing after a bad line that is not kept yet is stored.
         end = bad[0].at;
@@ -79,12 +81,13 @@ export class DrainReader {
     return {
       batch: batch.filter(({ at }) => at < end).map(({ journaled }) => journaled),
       waiting,
+      setAside,
     };
   }
 
   /** Reads back `entries`, telling the blocked list which segments answered and which did not. */
   private async readBackOwed(entries: DiskEntry[]) {
-    const results = await readBack(this.files, entries, this.cache, this.cacheable);
+    const results = await readBack(this.files, entries, this.cache, cacheableIn(this.index));
     const answered = new Set<string>();
     const failed = new Map<string, string>();
     results.forEach((result, index) => {
@@ -124,6 +127,14 @@ export class DrainReader {
     this.events.setAside(entries, 'corrupt');
     return true;
   }
+}
+
+/**
+ * Only a sealed segment stays as it is: the writer cuts a torn write back off the active one
+ * and writes the next batch at the same offsets, which a copy read meanwhile would not show.
+ */
+export function cacheableIn(index: JournalIndex): (segment: string) => boolean {
+  return (segment) => index.isSealed(segment);
 }
 
 function badEntryOf(entry: DiskEntry, reason: string, bytes: Buffer): SetAsideEntry {

@@ -9,6 +9,7 @@ import { OwnerLock } from './owner-lock.js';
 import { formatSegmentName, ownerLockName, SET_ASIDE_LOG } from './segment-names.js';
 import { type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
 import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { journalAdoption } from './testing/journal-parts.js';
 import { ACCEPTED_AT, messageRecord, segmentData } from './testing/records.js';
 
 const OWN = 'aaaaaaaa';
@@ -99,7 +100,7 @@ describe(JournalAdoption.name, () => {
       0,
     );
     blockedEvents = [];
-    sut = new JournalAdoption(
+    sut = journalAdoption(
       files,
       index,
       setAsideLog,
@@ -178,7 +179,7 @@ describe(JournalAdoption.name, () => {
     const records = [1, 2, 3].map((sequence) => messageRecord('s', sequence));
     const inFirst = put(segment(DEAD, 1000), records);
     const budget = inFirst(records[0]).length + inFirst(records[1]).length;
-    sut = new JournalAdoption(files, index, setAsideLog, OWN, () => undefined, blocked, budget);
+    sut = journalAdoption(files, index, setAsideLog, OWN, () => undefined, blocked, budget);
 
     await sut.adopt();
 
@@ -653,7 +654,7 @@ describe(JournalAdoption.name, () => {
         8000,
         () => now,
       );
-      sut = new JournalAdoption(files, index, setAsideLog, OWN, () => undefined, blocked);
+      sut = journalAdoption(files, index, setAsideLog, OWN, () => undefined, blocked);
       const unreadable = segment(DEAD, 1000);
       put(unreadable, [messageRecord('s', 1)]);
       put(segment(OTHER_DEAD, 2000), [messageRecord('t', 1)]);
@@ -777,7 +778,7 @@ describe(JournalAdoption.name, () => {
       const kept = messageRecord('s1', 1);
       const future = messageRecord('s1', 2, { acceptedAt: ACCEPTED_AT + 5_000 });
       const refusals: (string | undefined)[] = [];
-      sut = new JournalAdoption(
+      sut = journalAdoption(
         files,
         index,
         setAsideLog,
@@ -813,7 +814,7 @@ describe(JournalAdoption.name, () => {
     });
 
     it('removes a segment with nothing but refused records, once they are set aside', async () => {
-      sut = new JournalAdoption(
+      sut = journalAdoption(
         files,
         index,
         setAsideLog,

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { describeError } from '../common/errors/describe-error.js';
-import { AdoptionOutages } from './adoption-outages.js';
-import { BadLineKeeper } from './bad-line-keeper.js';
+import { type AdoptionOutages } from './adoption-outages.js';
+import { type BadLineKeeper } from './bad-line-keeper.js';
 import { type BlockedFiles } from './blocked-files.js';
 import { type JournalFiles } from './journal-files.js';
 import { type AdoptionCheck } from './future-records.js';
@@ -9,7 +9,7 @@ import { type DiskEntry, type JournalIndex } from './journal-index.js';
 import { type OwnerLock } from './owner-lock.js';
 import { SET_ASIDE_LOG, ownerLockName, parseSegmentName } from './segment-names.js';
 import { scanSegment } from './segment-scan.js';
-import { rawField, type SetAsideEntry, type SetAsideLog } from './set-aside-log.js';
+import { rawField, type SetAsideEntry } from './set-aside-log.js';
 
 // Lines of adopted records kept decoded in memory for the write-back (the budget of one round).
 const KEPT_RECORD_BYTES = 64 * 1024 * 1024;
@@ -47,29 +47,21 @@ export class JournalAdoption {
   private readonly adopted = new Map<string, AdoptedOwner>();
   // Journal bytes of the records adopted in this round that are kept in memory.
   private keptBytes = 0;
-  private readonly badLines: BadLineKeeper;
-  private readonly outages: AdoptionOutages;
 
   constructor(
     private readonly files: JournalFiles,
     private readonly index: JournalIndex,
-    setAsideLog: SetAsideLog,
     private readonly ownInstanceId: string,
-    onSetAside: (entries: readonly SetAsideEntry[], reason?: 'refused' | 'corrupt') => void,
     private readonly blocked: BlockedFiles,
+    // Bad lines and refused records go to the set-aside log through it (over the same index
+    // and blocked list as this adoption).
+    private readonly badLines: BadLineKeeper,
+    // Lock files and segments of dead owners that cannot be used now (the same blocked list).
+    private readonly outages: AdoptionOutages,
     private readonly keptRecordBytes: number = KEPT_RECORD_BYTES,
     // A good record that is refused all the same (from the future): set aside, record and all.
     private readonly refuse: AdoptionCheck = () => undefined,
-  ) {
-    // A refused record is kept whole; a bad line as its bytes.
-    this.badLines = new BadLineKeeper(setAsideLog, index, blocked, (entries) => {
-      const refused = entries.filter((entry) => entry.record !== undefined);
-      const bad = entries.filter((entry) => entry.record === undefined);
-      if (bad.length > 0) onSetAside(bad, 'corrupt');
-      if (refused.length > 0) onSetAside(refused, 'refused');
-    });
-    this.outages = new AdoptionOutages(files, blocked);
-  }
+  ) {}
 
   /**
    * Whether a round should run before the usual interval: a lock file, segment or the

@@ -3,13 +3,14 @@ import { encodeJournalLine } from './journal-codec.js';
 import { JournalIndex, type RecordLocation } from './journal-index.js';
 import {
   type JournalAppend,
-  JournalWriter,
+  type JournalWriter,
   type LostSegment,
   SegmentLostError,
 } from './journal-writer.js';
 import { SpoolDirectoryError } from './journal-files.js';
 import { formatSegmentName, SegmentNamer } from './segment-names.js';
 import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { journalWriter } from './testing/journal-parts.js';
 import { messageRecord } from './testing/records.js';
 
 // The writer when its segment vanishes under it (deleted, or another file put in its place).
@@ -50,7 +51,7 @@ describe('JournalWriter with a segment that vanished', () => {
     rejournaled = [];
     found = [];
     newSegments = 0;
-    sut = new JournalWriter(
+    sut = journalWriter(
       files,
       index,
       new SegmentNamer(INSTANCE, () => NOW),
@@ -152,12 +153,7 @@ describe('JournalWriter with a segment that vanished', () => {
   });
 
   it('takes no more appends in an open segment that is full', async () => {
-    const small = new JournalWriter(
-      files,
-      index,
-      new SegmentNamer(INSTANCE, () => NOW),
-      sizes[0] + 1,
-    );
+    const small = journalWriter(files, index, new SegmentNamer(INSTANCE, () => NOW), sizes[0] + 1);
     await small.append([records[0]]);
     expect(small.takesAppends).toBe(true);
     await small.append([records[1]]);
@@ -192,7 +188,7 @@ describe('JournalWriter with a segment that vanished', () => {
   });
 
   it('notices sealed segments of its own gone with the active one, and leaves intact ones', async () => {
-    const small = new JournalWriter(files, index, new SegmentNamer(INSTANCE, () => NOW), 1);
+    const small = journalWriter(files, index, new SegmentNamer(INSTANCE, () => NOW), 1);
     await small.append([records[0]]);
     await small.append([records[1]]);
     await small.append([records[2]]);

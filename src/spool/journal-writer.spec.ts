@@ -6,6 +6,7 @@ import { JournalIndex, type RecordLocation } from './journal-index.js';
 import { type JournalAppend, JournalWriter } from './journal-writer.js';
 import { formatSegmentName, SegmentNamer } from './segment-names.js';
 import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { journalWriter } from './testing/journal-parts.js';
 import { messageRecord } from './testing/records.js';
 
 const INSTANCE = 'aaaaaaaa';
@@ -47,7 +48,7 @@ describe(JournalWriter.name, () => {
   let sut: JournalWriter;
 
   function writer(segmentBytes: number, failpoints?: Failpoints): JournalWriter {
-    return new JournalWriter(
+    return journalWriter(
       files,
       index,
       new SegmentNamer(INSTANCE, () => NOW),

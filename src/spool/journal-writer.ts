@@ -1,5 +1,5 @@
 import { Mutex } from 'async-mutex';
-import { Failpoints } from '../common/failpoints.js';
+import { type Failpoints } from '../common/failpoints.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { encodeJournalLine } from './journal-codec.js';
 import {
@@ -13,7 +13,7 @@ import { type SegmentNamer } from './segment-names.js';
 import {
   NO_EVENTS,
   SegmentLostError,
-  SegmentWatch,
+  type SegmentWatch,
   sameFile,
   type WriterEvents,
 } from './segment-loss.js';
@@ -56,8 +56,6 @@ export class JournalWriter {
   private scheduled = false;
   // Every operation on this instance's segment files takes a turn: writes, deletions, close.
   private readonly turns = new Mutex();
-  // The files of this writer's segments that still owe records, to tell when one vanished.
-  private readonly watch: SegmentWatch;
   // Set when a segment vanished, until a new one is begun: the journal is not writable.
   private lostError: SegmentLostError | null = null;
 
@@ -65,12 +63,13 @@ export class JournalWriter {
     private readonly files: JournalFiles,
     private readonly index: JournalIndex,
     private readonly namer: SegmentNamer,
+    // The files of this writer's segments that still owe records, to tell when one vanished
+    // (over the same files and index as this writer).
+    private readonly watch: SegmentWatch,
     private readonly segmentBytes: number,
-    private readonly failpoints: Failpoints = new Failpoints(),
+    private readonly failpoints: Failpoints,
     private readonly events: WriterEvents = NO_EVENTS,
-  ) {
-    this.watch = new SegmentWatch(files, index);
-  }
+  ) {}
 
   /**
    * Rejects while the journal cannot take a record: the active segment vanished (it is given up

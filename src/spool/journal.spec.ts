@@ -5,8 +5,8 @@ import { type MessageRecord } from '../message/message-record.js';
 import { BlockedFiles } from './blocked-files.js';
 import { Journal, type DrainStep, type JournalEvents, type JournaledRecord } from './journal.js';
 import { JournalIndex } from './journal-index.js';
-import { JournalWriter } from './journal-writer.js';
 import { formatSegmentName, SegmentNamer, SET_ASIDE_LOG } from './segment-names.js';
+import { journalOver, journalWriter } from './testing/journal-parts.js';
 import { rawField, type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
 import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
 import { messageRecord } from './testing/records.js';
@@ -98,7 +98,7 @@ describe(Journal.name, () => {
 
   function build(segmentBytes = 1024 * 1024, backoffMs = 0): void {
     const namer = new SegmentNamer(INSTANCE, () => 5000);
-    const writer = new JournalWriter(files, index, namer, segmentBytes);
+    const writer = journalWriter(files, index, namer, segmentBytes);
     blocked = new BlockedFiles(
       {
         blocked: (file) =>
@@ -109,7 +109,7 @@ describe(Journal.name, () => {
       4 * backoffMs,
       () => now,
     );
-    sut = new Journal(files, index, writer, setAsideLog, events, new Failpoints(), blocked);
+    sut = journalOver(files, index, writer, setAsideLog, events, new Failpoints(), blocked);
   }
 
   /** Journals `records` and lets them leave memory: only the disk holds them now. */
@@ -383,8 +383,8 @@ describe(Journal.name, () => {
         reached.push({ name, owed: index.liveRecords }),
       );
       const namer = new SegmentNamer(INSTANCE, () => 5000);
-      const writer = new JournalWriter(files, index, namer, 1024 * 1024);
-      sut = new Journal(files, index, writer, setAsideLog, events, failpoints);
+      const writer = journalWriter(files, index, namer, 1024 * 1024);
+      sut = journalOver(files, index, writer, setAsideLog, events, failpoints);
       await onDiskOnly(records.slice(0, 2));
 
       await sut.drain('s', database.store, 10);

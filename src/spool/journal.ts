@@ -4,9 +4,8 @@ import { type MessageRecord } from '../message/message-record.js';
 import { type JournalOnlyMessages, type KeyWindow } from '../message/pending-messages.js';
 import { type JournalFiles } from './journal-files.js';
 import { type DiskEntry, type JournalIndex, type RecordLocation } from './journal-index.js';
-import { BlockedFiles } from './blocked-files.js';
-import { DrainReader } from './drain-reader.js';
-import { SegmentCache, readBack } from './journal-reader.js';
+import { cacheableIn, type DrainReader } from './drain-reader.js';
+import { type SegmentCache, readBack } from './journal-reader.js';
 import { selectWindow } from './journal-window.js';
 import { type JournalAppend, type JournalWriter } from './journal-writer.js';
 import { type SetAsideEntry, type SetAsideLog } from './set-aside-log.js';
@@ -53,15 +52,8 @@ export interface JournalEvents {
  * The journal's operations over its parts: the writer appends, the index knows what is owed,
  * the set-aside log keeps what cannot be replayed. Knows nothing of Nest, locks or logs.
  */
-// Whole segments kept in memory for reading back (see SegmentCache).
-const READ_CACHE_BYTES = 64 * 1024 * 1024;
-
 export class Journal {
-  private readonly cache = new SegmentCache(READ_CACHE_BYTES);
-  // Only a sealed segment stays as it is: the writer cuts a torn write back off the active one
-  // and writes the next batch at the same offsets, which a copy read meanwhile would not show.
-  private readonly cacheable = (segment: string): boolean => this.index.isSealed(segment);
-  private readonly reader: DrainReader;
+  private readonly cacheable: (segment: string) => boolean;
 
   constructor(
     private readonly files: JournalFiles,
@@ -70,19 +62,13 @@ export class Journal {
     private readonly setAsideLog: SetAsideLog,
     private readonly events: JournalEvents,
     private readonly failpoints: Failpoints,
-    // Segments (and the set-aside log) the drain cannot use now: tried again with backoff.
-    blocked: BlockedFiles = new BlockedFiles(QUIET, 0, 0),
+    // Whole segments kept in memory for reading back, shared with the reader.
+    private readonly cache: SegmentCache,
+    // Reads the drain's records back (over the same files, index and cache), with the blocked
+    // list of the segments (and the set-aside log) it cannot use now.
+    private readonly reader: DrainReader,
   ) {
-    this.reader = new DrainReader(
-      files,
-      index,
-      this.cache,
-      this.cacheable,
-      setAsideLog,
-      blocked,
-      events,
-      (entries) => this.resolveEntries(entries),
-    );
+    this.cacheable = cacheableIn(index);
   }
 
   append(records: MessageRecord[]): Promise<JournalAppend> {
@@ -154,7 +140,9 @@ export class Journal {
       let waiting: Error | null;
       let step: DrainStep;
       try {
-        ({ batch, waiting } = await this.reader.read(entries));
+        let setAside: DiskEntry[];
+        ({ batch, waiting, setAside } = await this.reader.read(entries));
+        await this.resolveEntries(setAside);
         step = batch.length > 0 ? await store(batch.map(({ record }) => record)) : NOTHING;
       } catch (error) {
         return { kind: 'failed', stored, error };
@@ -271,8 +259,6 @@ export class Journal {
 }
 
 const NOTHING: DrainStep = { kind: 'stored', refused: [] };
-
-const QUIET = { blocked: () => undefined, recovered: () => undefined };
 
 function diskEntryOf({ record, location }: JournaledRecord): DiskEntry {
   return {

@@ -1,8 +1,7 @@
 import { Failpoints } from '../common/failpoints.js';
 import { type MessageRecord } from '../message/message-record.js';
-import { Journal, type JournalEvents } from './journal.js';
+import { type Journal, type JournalEvents } from './journal.js';
 import { JournalIndex } from './journal-index.js';
-import { JournalWriter } from './journal-writer.js';
 import {
   addLegacySpool,
   importLegacySpool,
@@ -10,6 +9,7 @@ import {
   parseLegacySpoolFile,
 } from './legacy-spool.js';
 import { SegmentNamer } from './segment-names.js';
+import { journalOver, journalWriter } from './testing/journal-parts.js';
 import { SetAsideLog } from './set-aside-log.js';
 import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
 import { messageRecord } from './testing/records.js';
@@ -116,13 +116,8 @@ describe(importLegacySpool.name, () => {
   beforeEach(() => {
     files = new FakeJournalFiles();
     index = new JournalIndex();
-    const writer = new JournalWriter(
-      files,
-      index,
-      new SegmentNamer('aaaaaaaa', () => 5000),
-      1 << 20,
-    );
-    journal = new Journal(
+    const writer = journalWriter(files, index, new SegmentNamer('aaaaaaaa', () => 5000), 1 << 20);
+    journal = journalOver(
       files,
       index,
       writer,

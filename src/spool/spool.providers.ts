@@ -1,19 +1,14 @@
 import { type Provider } from '@nestjs/common';
-import { Failpoints } from '../common/failpoints.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { ScribeInstance } from '../config/scribe-instance.js';
-import { OrderKeyGenerator } from '../message/order-key.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { BlockedFiles } from './blocked-files.js';
 import { DatabaseBinding, SpoolDatabase } from './database-binding.js';
 import { DatabaseIdFile } from './database-id-file.js';
-import { refuseFutureRecords } from './future-records.js';
-import { JournalAdoption } from './journal-adoption.js';
 import { type JournalFiles } from './journal-files.js';
 import { JournalIndex } from './journal-index.js';
-import { JournalWriter } from './journal-writer.js';
-import { Journal } from './journal.js';
 import { NodeJournalFiles } from './node-journal-files.js';
+import { journalProviders } from './journal.providers.js';
 import { OwnLock } from './own-lock.js';
 import { SegmentNamer, ownerLockName, parseSegmentName } from './segment-names.js';
 import { SetAsideLog } from './set-aside-log.js';
@@ -27,8 +22,6 @@ import {
   type IrregularEntries,
 } from './spool.tokens.js';
 
-// A new segment begins once the active one is this big.
-const SEGMENT_BYTES = 8 * 1024 * 1024;
 // The longest wait before a blocked file (unreadable segment, unusable lock file or set-aside
 // log) is tried again; the wait starts at DB_RETRY_INTERVAL_MS and doubles up to this.
 const BLOCKED_RETRY_MAX_MS = 30_000;
@@ -138,101 +131,6 @@ export const spoolProviders: Provider[] = [
         await irregular();
       }),
   },
-  {
-    provide: JournalWriter,
-    inject: [JOURNAL_FILES, JournalIndex, SegmentNamer, Failpoints, OwnLock, SpoolReporter],
-    useFactory: (
-      files: JournalFiles,
-      index: JournalIndex,
-      namer: SegmentNamer,
-      failpoints: Failpoints,
-      ownLock: OwnLock,
-      reporter: SpoolReporter,
-    ) =>
-      new JournalWriter(files, index, namer, SEGMENT_BYTES, failpoints, {
-        beforeNewSegment: () => ownLock.keep(),
-        segmentLost: (lost) => reporter.segmentLost(lost),
-        rejournaled: (count, segment) => reporter.rejournaled(count, segment),
-        segmentFound: (segment, lost) => reporter.segmentFound(segment, lost),
-      }),
-  },
-  {
-    provide: JournalAdoption,
-    inject: [
-      JOURNAL_FILES,
-      JournalIndex,
-      SetAsideLog,
-      ScribeInstance,
-      SpoolReporter,
-      BlockedFiles,
-      ScribeConfig,
-      OrderKeyGenerator,
-    ],
-    useFactory: (
-      files: JournalFiles,
-      index: JournalIndex,
-      setAsideLog: SetAsideLog,
-      instance: ScribeInstance,
-      reporter: SpoolReporter,
-      blocked: BlockedFiles,
-      config: ScribeConfig,
-      clock: OrderKeyGenerator,
-    ) =>
-      new JournalAdoption(
-        files,
-        index,
-        setAsideLog,
-        instance.id,
-        (entries, reason = 'corrupt') => reporter.setAside(entries, reason),
-        blocked,
-        undefined,
-        // Judged by the instance's clock, which has moved past every stored time by now: a run
-        // whose clock was ahead stored messages that far ahead too, and its journal is no
-        // further in the future than they are.
-        refuseFutureRecords(config.journalMaxClockAheadMs, () =>
-          Math.max(clock.wallNow(), clock.latest),
-        ),
-      ),
-  },
-  {
-    provide: Journal,
-    inject: [
-      JOURNAL_FILES,
-      JournalIndex,
-      JournalWriter,
-      SetAsideLog,
-      SpoolReporter,
-      MetricsService,
-      JournalAdoption,
-      Failpoints,
-      BlockedFiles,
-    ],
-    useFactory: (
-      files: JournalFiles,
-      index: JournalIndex,
-      writer: JournalWriter,
-      setAsideLog: SetAsideLog,
-      reporter: SpoolReporter,
-      metrics: MetricsService,
-      adoption: JournalAdoption,
-      failpoints: Failpoints,
-      blocked: BlockedFiles,
-    ) =>
-      new Journal(
-        files,
-        index,
-        writer,
-        setAsideLog,
-        {
-          setAside: (entries, reason) => reporter.setAside(entries, reason),
-          replayed: (count) => metrics.spoolReplays.inc(count),
-          segmentsRemoved: async (names) => {
-            for (const name of names) await adoption.segmentRemoved(name);
-          },
-        },
-        failpoints,
-        blocked,
-      ),
-  },
+  ...journalProviders,
   SpoolGauges,
 ];

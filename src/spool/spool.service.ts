@@ -5,7 +5,9 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import { describeError } from '../common/errors/describe-error.js';
+import { SpoolRetryRequested } from '../message/message-events.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { BlockedFiles } from './blocked-files.js';
 import { DatabaseBinding, DatabaseCheck, type DatabaseBindingView } from './database-binding.js';
@@ -71,7 +73,19 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     private readonly writer: JournalWriter,
     private readonly adoption: JournalAdoption,
     private readonly journal: Journal,
+    private readonly events: EventEmitter2,
   ) {}
+
+  /**
+   * Asks the write path to try the database now rather than at the next background retry:
+   * after the database is back (or its disk has room again), what is pending in memory and
+   * in the journal is written back at once. Returns at once; the retry runs in the background,
+   * and a retry already under way is not started twice. Emits SpoolRetryRequested (the event
+   * `'spool.retry-requested'`, SPOOL_RETRY_REQUESTED_EVENT), which TranscriptRecovery handles.
+   */
+  retryNow(): void {
+    this.events.emit(SpoolRetryRequested.event, new SpoolRetryRequested());
+  }
 
   // The service starts even when the spool is unusable: appends are then answered BUFFERED,
   // and every later append tries the disk again.

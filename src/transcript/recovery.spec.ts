@@ -1,10 +1,11 @@
 import { jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import { EventEmitter2 } from '@nestjs/event-emitter';
+import { EVENT_LISTENER_METADATA, EventEmitter2 } from '@nestjs/event-emitter';
 import { type Counter } from 'prom-client';
 import { Failpoints } from '../common/failpoints.js';
 import { deferred, type Deferred } from '../common/testing/deferred.js';
 import { CapturingLogger } from '../common/testing/capturing-logger.js';
+import { SPOOL_RETRY_REQUESTED_EVENT } from '../message/message-events.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -405,6 +406,59 @@ describe(TranscriptRecovery.name, () => {
       expect(closed).toBe(false);
       heartbeat.resolve();
       await closing;
+    });
+
+    describe('on SpoolRetryRequested (SpoolService.retryNow)', () => {
+      it('listens to the event under its stable name', () => {
+        const listeners = Reflect.getMetadata(
+          EVENT_LISTENER_METADATA,
+          // The decorator keeps its metadata on the method itself; nothing calls it here.
+          // eslint-disable-next-line @typescript-eslint/unbound-method
+          TranscriptRecovery.prototype.retryRequested,
+        ) as { event: string }[];
+
+        expect(listeners.map(({ event }) => event)).toEqual([SPOOL_RETRY_REQUESTED_EVENT]);
+      });
+
+      it('runs the background retry now, without waiting for the interval', async () => {
+        store.goDown();
+        await accept(records('s1', 'a'));
+        store.heal();
+        await idle();
+        expect(store.contents()).toEqual([]);
+
+        sut.retryRequested();
+        await idle();
+
+        expect(store.heartbeats).toBe(1);
+        expect(store.contents()).toEqual(['a']);
+      });
+
+      it('starts one retry when asked twice while one runs', async () => {
+        store.goDown();
+        await accept(records('s1', 'a'));
+        const heartbeat = store.holdNextCall();
+
+        sut.retryRequested();
+        sut.retryRequested();
+        await store.callsReceived(2);
+        heartbeat.resolve();
+        await idle();
+
+        expect(store.heartbeats).toBe(1);
+      });
+
+      it('starts none once shutdown began', async () => {
+        store.goDown();
+        await accept(records('s1', 'a'));
+        await sut.shutdown();
+        const heartbeats = store.heartbeats;
+
+        sut.retryRequested();
+        await idle();
+
+        expect(store.heartbeats).toBe(heartbeats);
+      });
     });
 
     it('logs a retry that failed, and runs the next one', async () => {

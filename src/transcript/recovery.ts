@@ -1,4 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
+import { SpoolRetryRequested } from '../message/message-events.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { JournalIndex } from '../spool/journal-index.js';
 import { SpoolService } from '../spool/spool.service.js';
@@ -25,6 +27,8 @@ export class TranscriptRecovery {
   private timer: NodeJS.Timeout | undefined;
   private retryRun: Promise<void> | null = null;
   private lastAdoption = 0;
+  // Set by shutdown: a retry asked for afterwards would write through a closing database.
+  private stopped = false;
 
   constructor(
     private readonly backlog: SessionBacklog,
@@ -74,8 +78,16 @@ export class TranscriptRecovery {
       });
   }
 
+  /** SpoolService.retryNow: the background retry, now (unless one runs, or shutdown began). */
+  @OnEvent(SpoolRetryRequested.event)
+  retryRequested(): void {
+    if (this.stopped) return;
+    this.trigger();
+  }
+
   /** Stops the retry, writes back what it can, and journals what memory alone holds. */
   async shutdown(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
     await this.retryRun;
     if (this.backlog.total > 0 && (!this.health.isFailing || (await this.probe()))) {

@@ -1,0 +1,76 @@
+import { Failpoints } from '../../common/failpoints.js';
+import { AdoptionOutages } from '../adoption-outages.js';
+import { BadLineKeeper, reportByReason } from '../bad-line-keeper.js';
+import { BlockedFiles } from '../blocked-files.js';
+import { DrainReader } from '../drain-reader.js';
+import { type AdoptionCheck } from '../future-records.js';
+import { JournalAdoption } from '../journal-adoption.js';
+import { type JournalFiles } from '../journal-files.js';
+import { type JournalIndex } from '../journal-index.js';
+import { SegmentCache } from '../journal-reader.js';
+import { JournalWriter } from '../journal-writer.js';
+import { Journal, type JournalEvents } from '../journal.js';
+import { SegmentWatch, type WriterEvents } from '../segment-loss.js';
+import { type SegmentNamer } from '../segment-names.js';
+import { type SetAsideEntry, type SetAsideLog } from '../set-aside-log.js';
+
+// The specs build the journal's parts by hand, as spool.providers.ts wires them in the app:
+// these keep their call sites to the arguments a spec cares about, the rest as the app has it.
+
+const READ_CACHE_BYTES = 64 * 1024 * 1024;
+
+/** A blocked list that tells no one and tries a blocked file again at once. */
+export function quietBlockedFiles(): BlockedFiles {
+  return new BlockedFiles({ blocked: () => undefined, recovered: () => undefined }, 0, 0);
+}
+
+/** A JournalWriter with its own SegmentWatch over `files` and `index`. */
+export function journalWriter(
+  files: JournalFiles,
+  index: JournalIndex,
+  namer: SegmentNamer,
+  segmentBytes: number,
+  failpoints: Failpoints = new Failpoints(),
+  events?: WriterEvents,
+): JournalWriter {
+  const watch = new SegmentWatch(files, index);
+  return new JournalWriter(files, index, namer, watch, segmentBytes, failpoints, events);
+}
+
+/** A Journal with its own read cache and DrainReader (over `blocked`, quiet by default). */
+export function journalOver(
+  files: JournalFiles,
+  index: JournalIndex,
+  writer: JournalWriter,
+  setAsideLog: SetAsideLog,
+  events: JournalEvents,
+  failpoints: Failpoints = new Failpoints(),
+  blocked: BlockedFiles = quietBlockedFiles(),
+): Journal {
+  const cache = new SegmentCache(READ_CACHE_BYTES);
+  const reader = new DrainReader(files, index, cache, setAsideLog, blocked, events);
+  return new Journal(files, index, writer, setAsideLog, events, failpoints, cache, reader);
+}
+
+/** A JournalAdoption with its own BadLineKeeper and AdoptionOutages over `blocked`. */
+export function journalAdoption(
+  files: JournalFiles,
+  index: JournalIndex,
+  setAsideLog: SetAsideLog,
+  ownInstanceId: string,
+  onSetAside: (entries: readonly SetAsideEntry[], reason: 'refused' | 'corrupt') => void,
+  blocked: BlockedFiles,
+  keptRecordBytes?: number,
+  refuse?: AdoptionCheck,
+): JournalAdoption {
+  return new JournalAdoption(
+    files,
+    index,
+    ownInstanceId,
+    blocked,
+    new BadLineKeeper(setAsideLog, index, blocked, reportByReason(onSetAside)),
+    new AdoptionOutages(files, blocked),
+    keptRecordBytes,
+    refuse,
+  );
+}
