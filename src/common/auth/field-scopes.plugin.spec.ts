@@ -88,12 +88,19 @@ describe(fieldScopesPlugin.name, () => {
     ).rejects.toThrow('S.title needs the read scope');
   });
 
-  it('lets through a permitted selection, and leaves refused credentials to the root guard', async () => {
+  it('lets through a permitted selection', async () => {
     await expect(
       run({ kind: 'principal', principal: principal(['read']) }, '{ s { title } }'),
     ).resolves.toBeUndefined();
-    await expect(
-      run({ kind: 'refused', reason: 'no' }, '{ s { title } }'),
-    ).resolves.toBeUndefined();
+  });
+
+  // On a host's endpoint ('host' mode) no HTTP step refuses bad credentials before GraphQL:
+  // Scribe's part of the operation is refused here, UNAUTHENTICATED with 401.
+  it("refuses Scribe's part of an operation whose credentials were refused", async () => {
+    const refused = run({ kind: 'refused', reason: 'no' }, '{ s { title } }');
+    await expect(refused).rejects.toThrow('no');
+    const error = (await refused.catch((caught: unknown) => caught)) as GraphQLError;
+    expect((error.originalError as ScribeException).code).toBe(ScribeErrorCode.Unauthenticated);
+    expect(error.extensions.http).toEqual({ status: 401 });
   });
 });
