@@ -65,6 +65,12 @@ export abstract class PendingMessages {
     window: KeyWindow,
     maxBytes: number,
   ): Promise<JournalOnlyMessages>;
+
+  /**
+   * Runs `read` while none of the session's held messages moves (into the journal only, or into
+   * the database), so that what it counts as stored and what it finds held are one moment's.
+   */
+  abstract atOneMoment<T>(sessionId: string, read: () => Promise<T>): Promise<T>;
 }
 
 /**
@@ -82,6 +88,10 @@ class NothingPending extends PendingMessages {
 
   journalOnly(): Promise<JournalOnlyMessages> {
     return Promise.resolve({ messages: [], beyondCursor: false, total: 0 });
+  }
+
+  atOneMoment<T>(_sessionId: string, read: () => Promise<T>): Promise<T> {
+    return read();
   }
 }
 

@@ -33,9 +33,6 @@ import { recordBytes, type FullSession, type SessionRecord } from '../message/se
 import { pageOfList, type Page, type PageRequest } from '../common/pagination/page-request.js';
 import { SessionResolveGate, type SessionResolveGateStatus } from './session-resolve-gate.js';
 
-// Reads of a session's stored count around a snapshot of what it holds (see heldWithJournal).
-const COUNT_ATTEMPTS = 3;
-
 /**
  * What the API reads sessions through: full loads go through the SessionResolveGate
  * (cached, single-flight, bounded); metadata and pages go straight to the database. An
@@ -81,22 +78,18 @@ export class SessionReader {
 
   /**
    * What this instance holds of the session, in memory and (for a page of `request`) in the
-   * journal only, with how many of its messages are stored, as of one moment: the stored count
-   * is read before and after, and read again while a write-back moved it meanwhile (a message
-   * would be counted twice or not at all). After a few tries the last is taken.
+   * journal only, with how many of its messages are stored, as of one moment: read while none
+   * of its held messages moves, so that none is counted both stored and held, or neither.
    */
-  async heldWithJournal(
+  heldWithJournal(
     id: string,
     request: PageRequest<string>,
   ): Promise<{ held: PendingMessage[]; journal: JournalOnlyMessages; stored: number }> {
-    let stored = await this.storedCount(id);
-    for (let attempt = 1; ; attempt += 1) {
-      const held = this.held.of(id);
+    return this.held.atOneMoment(id, async () => {
+      const stored = await this.storedCount(id);
       const journal = await this.journalOnly(id, request);
-      const after = await this.storedCount(id);
-      if (after === stored || attempt === COUNT_ATTEMPTS) return { held, journal, stored: after };
-      stored = after;
-    }
+      return { held: this.held.of(id), journal, stored };
+    });
   }
 
   metadata(id: string): Promise<SessionRecord | null> {

@@ -124,48 +124,66 @@ export class Journal {
    * `store`. Each batch is let go only after `store` answered that it is stored; refused
    * records are set aside. Stops at the first failure, keeping that batch and all after it,
    * and at the first record that cannot be read now (its segment is unreadable, or it is a bad
-   * line the set-aside log cannot take): it and all after it stay owed, in order.
+   * line the set-aside log cannot take): it and all after it stay owed, in order. Each batch's
+   * store and letting go run inside `turn`: a reader in the same turns sees a record owed or
+   * stored, never both.
    */
   async drain(
     sessionId: string,
     store: (records: MessageRecord[]) => Promise<DrainStep>,
     batchSize: number,
+    turn: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
   ): Promise<DrainOutcome> {
     let stored = 0;
     let setAside = 0;
     for (;;) {
       const entries = this.index.diskOnlyOf(sessionId, batchSize);
       if (entries.length === 0) return { kind: 'drained', stored, setAside };
-      let batch: JournaledRecord[];
-      let waiting: Error | null;
-      let step: DrainStep;
+      let read: Awaited<ReturnType<DrainReader['read']>>;
       try {
-        let setAside: DiskEntry[];
-        ({ batch, waiting, setAside } = await this.reader.read(entries));
-        await this.resolveEntries(setAside);
-        step = batch.length > 0 ? await store(batch.map(({ record }) => record)) : NOTHING;
+        read = await this.reader.read(entries);
+        await this.resolveEntries(read.setAside);
       } catch (error) {
         return { kind: 'failed', stored, error };
       }
+      const { batch, waiting } = read;
+      const step = await turn(() => this.storeBatch(batch, store));
       if (step.kind === 'failed') return { kind: 'failed', stored, error: step.error };
-      // A crash test's kill lands here: stored in the database, still owed by the journal.
-      this.failpoints.reach('spool.drain-committed');
-      const reasons = new Map(step.refused.map(({ record, reason }) => [record.id, reason]));
-      try {
-        await this.setAside(
-          batch
-            .filter(({ record }) => reasons.has(record.id))
-            .map((journaled) => ({ ...journaled, reason: reasons.get(journaled.record.id) ?? '' })),
-        );
-      } catch (error) {
-        return { kind: 'failed', stored, error };
-      }
-      await this.resolve(batch.filter(({ record }) => !reasons.has(record.id)));
-      stored += batch.length - reasons.size;
-      setAside += reasons.size;
-      this.events.replayed(batch.length - reasons.size);
+      stored += step.stored;
+      setAside += step.setAside;
       if (waiting) return { kind: 'failed', stored, error: waiting };
     }
+  }
+
+  /** One batch of a drain: stored through `store`, its refused records set aside, let go. */
+  private async storeBatch(
+    batch: JournaledRecord[],
+    store: (records: MessageRecord[]) => Promise<DrainStep>,
+  ): Promise<
+    { kind: 'stored'; stored: number; setAside: number } | { kind: 'failed'; error: unknown }
+  > {
+    let step: DrainStep;
+    try {
+      step = batch.length > 0 ? await store(batch.map(({ record }) => record)) : NOTHING;
+    } catch (error) {
+      return { kind: 'failed', error };
+    }
+    if (step.kind === 'failed') return step;
+    // A crash test's kill lands here: stored in the database, still owed by the journal.
+    this.failpoints.reach('spool.drain-committed');
+    const reasons = new Map(step.refused.map(({ record, reason }) => [record.id, reason]));
+    try {
+      await this.setAside(
+        batch
+          .filter(({ record }) => reasons.has(record.id))
+          .map((journaled) => ({ ...journaled, reason: reasons.get(journaled.record.id) ?? '' })),
+      );
+    } catch (error) {
+      return { kind: 'failed', error };
+    }
+    await this.resolve(batch.filter(({ record }) => !reasons.has(record.id)));
+    this.events.replayed(batch.length - reasons.size);
+    return { kind: 'stored', stored: batch.length - reasons.size, setAside: reasons.size };
   }
 
   /**

@@ -1,9 +1,11 @@
+import { jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { type Counter } from 'prom-client';
 import { describeError } from '../common/errors/describe-error.js';
 import { Failpoints } from '../common/failpoints.js';
 import { CapturingLogger } from '../common/testing/capturing-logger.js';
+import { deferred } from '../common/testing/deferred.js';
 import { type SessionWrite } from '../database/message-store.js';
 import { MessagesStored, WriteFailed } from '../message/message-events.js';
 import { type MessageRecord } from '../message/message-record.js';
@@ -11,6 +13,7 @@ import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { CoalescingWriter, type WriteAttempt } from './coalescing-writer.js';
 import { DatabaseHealth } from './database-health.js';
+import { HeldMoves } from './held-moves.js';
 import { DurableWriter, type BacklogPruner } from './durable-writer.js';
 import { SessionBacklog, type PendingQueue } from './session-backlog.js';
 import { FakeMessageStore, classifyFakeError, writerOver } from './testing/fake-message-store.js';
@@ -105,6 +108,7 @@ describe(DurableWriter.name, () => {
   let backlog: SessionBacklog;
   let storedEvents: MessagesStored[];
   let failedWrites: string[];
+  let moves: HeldMoves;
   let sut: DurableWriter;
 
   function build({
@@ -114,6 +118,7 @@ describe(DurableWriter.name, () => {
     pruner = undefined as BacklogPruner | undefined,
   } = {}): void {
     health = new DatabaseHealth(backgroundRetry, () => 0, logger);
+    moves = new HeldMoves();
     sut = new DurableWriter(
       writer,
       spool.asService,
@@ -124,6 +129,7 @@ describe(DurableWriter.name, () => {
       metrics,
       cap,
       new Failpoints(),
+      moves,
       pruner,
     );
   }
@@ -666,6 +672,100 @@ describe(DurableWriter.name, () => {
 
       expect(store.writeCalls).toHaveLength(1);
       expect(health.status().consecutiveFailures).toEqual(new Map());
+    });
+  });
+
+  describe('moves, in the turns a read of what is held waits for', () => {
+    /** What a read in the moves' turns finds of session `s`, once it runs. */
+    const readInTurn = () =>
+      moves.read('s', async () => ({
+        stored: store.contents(),
+        diskOnly: spool.diskOnlyContents('s'),
+        held: backlog.of('s', () => true).map(({ record }) => record.content),
+      }));
+
+    /** The next letting go of journal records waits for the returned gate; `reached` says when. */
+    function holdNextResolve() {
+      const reached = deferred();
+      const gate = deferred();
+      const resolve = spool.resolve.bind(spool);
+      let held = false;
+      jest.spyOn(spool, 'resolve').mockImplementation(async (records) => {
+        if (records.length > 0 && !held) {
+          held = true;
+          reached.resolve();
+          await gate.promise;
+        }
+        return resolve(records);
+      });
+      return { reached: reached.promise, release: () => gate.resolve() };
+    }
+
+    it('finds a replayed batch stored and let go of, never stored and still owed', async () => {
+      build({ cap: 1 });
+      store.goDown();
+      await acceptEach(records('s', 'c0', 'c1', 'c2'));
+      store.heal();
+      const resolving = holdNextResolve();
+      const flushed = flush('s');
+      await resolving.reached;
+      // Committed, not yet let go of: the one moment a read would count the batch twice.
+      expect(store.contents()).toEqual(['c0', 'c1']);
+      expect(spool.diskOnlyContents('s')).toEqual(['c0', 'c1']);
+
+      const read = readInTurn();
+      resolving.release();
+
+      expect(await read).toEqual({ stored: ['c0', 'c1'], diskOnly: [], held: ['c2'] });
+      expect(await flushed).toBe(true);
+    });
+
+    it('finds a chunk of memory stored and let go of, never stored and still held', async () => {
+      const [a, refused, b] = records('s', 'a', 'x', 'b');
+      store.refusingIds.add(refused.id);
+      store.goDown();
+      await acceptEach([a, refused, b]);
+      store.heal();
+      const committed = deferred();
+      const gate = deferred();
+      const setAside = spool.setAside.bind(spool);
+      // The chunk's refusals are set aside between its commit and its leaving memory.
+      jest.spyOn(spool, 'setAside').mockImplementationOnce(async (entries) => {
+        committed.resolve();
+        await gate.promise;
+        return setAside(entries);
+      });
+      const flushed = flush('s');
+      await committed.promise;
+      expect(backlog.of('s', () => true)).toHaveLength(3);
+
+      const read = readInTurn();
+      gate.resolve();
+
+      expect(await read).toEqual({ stored: ['a', 'b'], diskOnly: [], held: [] });
+      expect(await flushed).toBe(true);
+    });
+
+    it('moves the oldest out of memory into the journal only in one turn', async () => {
+      build({ cap: 1 });
+      store.goDown();
+      await accept(records('s', 'a'));
+      const release = spool.release.bind(spool);
+      const reached = deferred();
+      const gate = deferred();
+      jest.spyOn(spool, 'release').mockImplementationOnce(async (entries) => {
+        reached.resolve();
+        await gate.promise;
+        return release(entries);
+      });
+      const accepted = accept(records('s', 'b'));
+      await reached.promise;
+
+      const read = readInTurn();
+      gate.resolve();
+
+      expect(await read).toEqual({ stored: [], diskOnly: ['a'], held: ['b'] });
+      expect((await accepted).kind).toBe('queued');
     });
   });
 

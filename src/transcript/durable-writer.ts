@@ -10,6 +10,7 @@ import { SpoolService, type DrainStep, type JournaledRecord } from '../spool/spo
 import { CoalescingWriter, type WriteAttempt } from './coalescing-writer.js';
 import { DatabaseHealth, type Admission } from './database-health.js';
 import { BACKLOG_PRUNER, MAX_PENDING_PER_SESSION } from './transcript.tokens.js';
+import { HeldMoves } from './held-moves.js';
 import { type PendingEntry, type PendingQueue } from './session-backlog.js';
 import { type WriteOutcome } from './write-outcome.js';
 import { describeError } from '../common/errors/describe-error.js';
@@ -48,6 +49,7 @@ export class DurableWriter {
     private readonly metrics: MetricsService,
     @Inject(MAX_PENDING_PER_SESSION) private readonly maxPendingPerSession: number,
     private readonly failpoints: Failpoints,
+    private readonly moves: HeldMoves,
     @Inject(BACKLOG_PRUNER) private readonly pruner: BacklogPruner = KEEP_ALL,
   ) {}
 
@@ -132,31 +134,37 @@ export class DurableWriter {
         queue.sessionId,
         (records) => this.storeReplayed(queue, records),
         FLUSH_CHUNK,
+        (work) => this.moves.move(queue.sessionId, work),
       );
       if (drained.kind === 'failed') return false;
     }
     while (queue.size > 0) {
       const chunk = queue.peek(FLUSH_CHUNK);
-      const attempt = await this.writer.submit(
-        { sessionId: queue.sessionId, records: chunk.map((entry) => entry.record) },
-        { isolateRefusals: true },
-      );
-      if (attempt.kind !== 'written') {
-        this.failed(queue, attempt.kind === 'unavailable' ? attempt.error : attempt.reason, 0);
-        return false;
-      }
-      this.stored(queue.sessionId, attempt);
-      // A crash test's kill lands here: stored in the database, still in the journal.
-      this.failpoints.reach('transcript.flush-committed');
-      if (!(await this.setAside(chunk, attempt))) return false;
-      queue.shift(chunk.length);
-      // Setting aside let go of the refused records' journal lines already.
-      const refused = new Set(attempt.refused.map(({ record }) => record.id));
-      await this.journal.resolve(
-        journaledOf(chunk.filter((entry) => !refused.has(entry.record.id))),
-      );
+      const written = await this.moves.move(queue.sessionId, () => this.writeChunk(queue, chunk));
+      if (!written) return false;
     }
     this.health.forget(queue.sessionId);
+    return true;
+  }
+
+  /** Stores a chunk of what memory holds, and lets go of it: false when it is kept. */
+  private async writeChunk(queue: PendingQueue, chunk: PendingEntry[]): Promise<boolean> {
+    const attempt = await this.writer.submit(
+      { sessionId: queue.sessionId, records: chunk.map((entry) => entry.record) },
+      { isolateRefusals: true },
+    );
+    if (attempt.kind !== 'written') {
+      this.failed(queue, attempt.kind === 'unavailable' ? attempt.error : attempt.reason, 0);
+      return false;
+    }
+    this.stored(queue.sessionId, attempt);
+    // A crash test's kill lands here: stored in the database, still in the journal.
+    this.failpoints.reach('transcript.flush-committed');
+    if (!(await this.setAside(chunk, attempt))) return false;
+    queue.shift(chunk.length);
+    // Setting aside let go of the refused records' journal lines already.
+    const refused = new Set(attempt.refused.map(({ record }) => record.id));
+    await this.journal.resolve(journaledOf(chunk.filter((entry) => !refused.has(entry.record.id))));
     return true;
   }
 
@@ -223,9 +231,13 @@ export class DurableWriter {
         unjournaled.forEach((entry, index) => queue.journaled(entry, appended.locations[index]));
       }
     }
-    // Out of memory and into the journal's index in one step: a read between the two would
+    // Out of memory and into the journal's index in one move: a read between the two would
     // find the messages in neither (see HeldMessages).
-    const evicted = queue.shift(overflow);
+    const evicted = await this.moves.move(queue.sessionId, async () => {
+      const shifted = queue.shift(overflow);
+      await this.journal.release(journaledOf(shifted));
+      return shifted;
+    });
     for (const entry of evicted) {
       if (entry.location === null) {
         this.metrics.messagesDropped.inc();
@@ -238,7 +250,6 @@ export class DurableWriter {
         );
       }
     }
-    await this.journal.release(journaledOf(evicted));
   }
 
   private stored(sessionId: string, attempt: Written): void {

@@ -2,7 +2,9 @@ import { type JournalOnlyMessages, type KeyWindow } from '../message/pending-mes
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { type JournalIndex } from '../spool/journal-index.js';
 import { type Journal } from '../spool/journal.js';
+import { deferred } from '../common/testing/deferred.js';
 import { HeldMessages } from './held-messages.js';
+import { HeldMoves } from './held-moves.js';
 import { SessionBacklog } from './session-backlog.js';
 
 /** The journal as HeldMessages reads it: which sessions it holds, and the windows asked of it. */
@@ -31,15 +33,18 @@ describe(HeldMessages.name, () => {
   const window: KeyWindow = { direction: 'backward', count: 5 };
   let backlog: SessionBacklog;
   let journal: FakeJournal;
+  let moves: HeldMoves;
   let sut: HeldMessages;
 
   beforeEach(() => {
+    moves = new HeldMoves();
     backlog = new SessionBacklog();
     journal = new FakeJournal();
     sut = new HeldMessages(
       backlog,
       journal as unknown as JournalIndex,
       journal as unknown as Journal,
+      moves,
     );
   });
 
@@ -76,5 +81,31 @@ describe(HeldMessages.name, () => {
     expect(sut.inJournalOnly('s')).toBe(true);
     expect(await sut.journalOnly('s', window, 1000)).toBe(journal.answer);
     expect(journal.windows).toEqual([{ sessionId: 's', window, maxBytes: 1000 }]);
+  });
+
+  it('reads at one moment: after the move under way, before the one asked for after it', async () => {
+    const order: string[] = [];
+    const moving = deferred();
+    const first = moves.move('s', async () => {
+      await moving.promise;
+      order.push('first move');
+    });
+    const read = sut.atOneMoment('s', async () => {
+      order.push('read');
+      return 'read back';
+    });
+    const second = moves.move('s', async () => {
+      order.push('second move');
+    });
+    // Another session's moves do not wait.
+    await moves.move('other', async () => {
+      order.push('other move');
+    });
+
+    moving.resolve();
+
+    await expect(read).resolves.toBe('read back');
+    await Promise.all([first, second]);
+    expect(order).toEqual(['other move', 'first move', 'read', 'second move']);
   });
 });

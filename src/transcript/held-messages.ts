@@ -7,6 +7,7 @@ import {
 } from '../message/pending-messages.js';
 import { JournalIndex } from '../spool/journal-index.js';
 import { Journal } from '../spool/journal.js';
+import { HeldMoves } from './held-moves.js';
 import { SessionBacklog } from './session-backlog.js';
 
 /**
@@ -20,6 +21,7 @@ export class HeldMessages extends PendingMessages {
     private readonly backlog: SessionBacklog,
     private readonly index: JournalIndex,
     private readonly journal: Journal,
+    private readonly moves: HeldMoves,
   ) {
     super();
   }
@@ -41,5 +43,9 @@ export class HeldMessages extends PendingMessages {
     // Most reads: nothing has left memory, and nothing is read from disk.
     if (!this.index.hasDiskOnly(sessionId)) return { messages: [], beyondCursor: false, total: 0 };
     return this.journal.readWindow(sessionId, window, maxBytes);
+  }
+
+  atOneMoment<T>(sessionId: string, read: () => Promise<T>): Promise<T> {
+    return this.moves.read(sessionId, read);
   }
 }

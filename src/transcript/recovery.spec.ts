@@ -11,6 +11,7 @@ import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { type CoalescingWriter } from './coalescing-writer.js';
 import { DatabaseHealth } from './database-health.js';
+import { HeldMoves } from './held-moves.js';
 import { DurableWriter } from './durable-writer.js';
 import { TranscriptRecovery } from './recovery.js';
 import { SessionBacklog, type PendingQueue } from './session-backlog.js';
@@ -98,6 +99,7 @@ describe(TranscriptRecovery.name, () => {
       metrics,
       cap,
       new Failpoints(),
+      new HeldMoves(),
     );
     if (!gated) durable.gate.resolve();
     sut = new TranscriptRecovery(

@@ -5,6 +5,7 @@ import { SpoolModule } from '../spool/spool.module.js';
 import { CoalescingWriter } from './coalescing-writer.js';
 import { DurableWriter } from './durable-writer.js';
 import { HeldMessages } from './held-messages.js';
+import { HeldMoves } from './held-moves.js';
 import { TranscriptRecovery } from './recovery.js';
 import { RetryLookup } from './retry-lookup.js';
 import { SessionBacklog } from './session-backlog.js';
@@ -23,6 +24,7 @@ import { TranscriptService } from './transcript.service.js';
     ...transcriptProviders,
     SessionBacklog,
     HeldMessages,
+    HeldMoves,
     SessionEraser,
     DurableWriter,
     TranscriptRecovery,

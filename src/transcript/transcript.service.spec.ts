@@ -18,6 +18,7 @@ import { MetricsService } from '../metrics/metrics.service.js';
 import { AppendStatus } from './append-status.js';
 import { type CoalescingWriter } from './coalescing-writer.js';
 import { DatabaseHealth } from './database-health.js';
+import { HeldMoves } from './held-moves.js';
 import { DurableWriter } from './durable-writer.js';
 import { TranscriptRecovery } from './recovery.js';
 import { RetryLookup } from './retry-lookup.js';
@@ -98,6 +99,7 @@ describe(TranscriptService.name, () => {
       metrics,
       config.maxPendingPerSession,
       new Failpoints(),
+      new HeldMoves(),
     );
     recovery = new TranscriptRecovery(
       backlog,

@@ -1,4 +1,4 @@
-import { KeyedMutex } from './keyed-mutex.js';
+import { KeyedMutex, KeyedReadWriteLock } from './keyed-mutex.js';
 import { deferred } from '../testing/deferred.js';
 
 /** Lets every pending promise callback run (a macrotask turn; not a timed wait). */
@@ -133,5 +133,91 @@ describe(KeyedMutex.name, () => {
     held.finish();
     await done;
     expect(sut.size).toBe(0);
+  });
+});
+
+describe(KeyedReadWriteLock.name, () => {
+  let sut: KeyedReadWriteLock;
+
+  beforeEach(() => {
+    sut = new KeyedReadWriteLock();
+  });
+
+  it('returns what the task returns, and rejects with what it throws', async () => {
+    await expect(sut.read('k', async () => 'read')).resolves.toBe('read');
+    await expect(sut.write('k', async () => 'written')).resolves.toBe('written');
+    const boom = new Error('boom');
+    await expect(sut.write('k', () => Promise.reject(boom))).rejects.toBe(boom);
+    await expect(sut.read('k', () => Promise.reject(boom))).rejects.toBe(boom);
+    expect(sut.size).toBe(0);
+  });
+
+  it("runs a key's readers together", async () => {
+    const first = new HeldTask<string>();
+    const second = new HeldTask<string>();
+    const firstResult = sut.read('k', first.run);
+    const secondResult = sut.read('k', second.run);
+
+    await Promise.all([first.started.promise, second.started.promise]);
+    expect(sut.size).toBe(1);
+    first.finish('one');
+    second.finish('two');
+    await expect(Promise.all([firstResult, secondResult])).resolves.toEqual(['one', 'two']);
+    expect(sut.size).toBe(0);
+  });
+
+  it('runs a writer alone: after the readers under way, before the readers that come after it', async () => {
+    const reader = new HeldTask<void>();
+    const writer = new HeldTask<void>();
+    const later = new HeldTask<void>();
+    const reading = sut.read('k', reader.run);
+    const writing = sut.write('k', writer.run);
+    const laterReading = sut.read('k', later.run);
+
+    await reader.started.promise;
+    await drainMicrotasks();
+    expect(writer.hasStarted).toBe(false);
+    expect(later.hasStarted).toBe(false);
+
+    reader.finish();
+    await reading;
+    await writer.started.promise;
+    await drainMicrotasks();
+    expect(later.hasStarted).toBe(false);
+
+    writer.finish();
+    await writing;
+    await later.started.promise;
+    later.finish();
+    await laterReading;
+    expect(sut.size).toBe(0);
+  });
+
+  it('runs writers of one key one after another, and of different keys at once', async () => {
+    const first = new HeldTask<void>();
+    const second = new HeldTask<void>();
+    const other = new HeldTask<void>();
+    const firstDone = sut.write('k', first.run);
+    const secondDone = sut.write('k', second.run);
+    const otherDone = sut.write('other', other.run);
+
+    await Promise.all([first.started.promise, other.started.promise]);
+    await drainMicrotasks();
+    expect(second.hasStarted).toBe(false);
+    expect(sut.size).toBe(2);
+
+    first.finish();
+    await firstDone;
+    await second.started.promise;
+    second.finish();
+    other.finish();
+    await Promise.all([secondDone, otherDone]);
+    expect(sut.size).toBe(0);
+  });
+
+  it('lets a writer go on after a reader that threw', async () => {
+    await expect(sut.read('k', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+
+    await expect(sut.write('k', async () => 'after')).resolves.toBe('after');
   });
 });

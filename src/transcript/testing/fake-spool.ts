@@ -178,6 +178,7 @@ export class FakeSpool implements WritePathSpool {
     sessionId: string,
     store: (records: MessageRecord[]) => Promise<DrainStep>,
     batchSize: number,
+    turn: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
   ): Promise<DrainOutcome> {
     this.drainCalls.push({ sessionId, batchSize });
     let stored = 0;
@@ -191,27 +192,38 @@ export class FakeSpool implements WritePathSpool {
       );
       await this.resolve(unreadable);
       const batch = entries.filter((entry) => !unreadable.includes(entry));
-      let step: DrainStep = { kind: 'stored', refused: [] };
-      try {
-        if (batch.length > 0) step = await store(batch.map(({ record }) => record));
-      } catch (error) {
-        return { kind: 'failed', stored, error };
-      }
+      const step = await turn(() => this.storeBatch(batch, store));
       if (step.kind === 'failed') return { kind: 'failed', stored, error: step.error };
-      const reasons = new Map(step.refused.map(({ record, reason }) => [record.id, reason]));
-      try {
-        await this.setAside(
-          batch
-            .filter(({ record }) => reasons.has(record.id))
-            .map((entry) => ({ ...entry, reason: reasons.get(entry.record.id) ?? '' })),
-        );
-      } catch (error) {
-        return { kind: 'failed', stored, error };
-      }
-      await this.resolve(batch.filter(({ record }) => !reasons.has(record.id)));
-      stored += batch.length - reasons.size;
-      setAside += reasons.size;
+      stored += step.stored;
+      setAside += step.setAside;
     }
+  }
+
+  private async storeBatch(
+    batch: JournaledRecord[],
+    store: (records: MessageRecord[]) => Promise<DrainStep>,
+  ): Promise<
+    { kind: 'stored'; stored: number; setAside: number } | { kind: 'failed'; error: unknown }
+  > {
+    let step: DrainStep = { kind: 'stored', refused: [] };
+    try {
+      if (batch.length > 0) step = await store(batch.map(({ record }) => record));
+    } catch (error) {
+      return { kind: 'failed', error };
+    }
+    if (step.kind === 'failed') return step;
+    const reasons = new Map(step.refused.map(({ record, reason }) => [record.id, reason]));
+    try {
+      await this.setAside(
+        batch
+          .filter(({ record }) => reasons.has(record.id))
+          .map((entry) => ({ ...entry, reason: reasons.get(entry.record.id) ?? '' })),
+      );
+    } catch (error) {
+      return { kind: 'failed', error };
+    }
+    await this.resolve(batch.filter(({ record }) => !reasons.has(record.id)));
+    return { kind: 'stored', stored: batch.length - reasons.size, setAside: reasons.size };
   }
 
   /** Lets go of the session's disk-only records accepted at or before `acceptedUpTo`. */
