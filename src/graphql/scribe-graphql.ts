@@ -142,10 +142,10 @@ export class ScribeGraphQL {
   /**
    * For 'host' mode: the host's GraphQLModule options with Scribe's pieces joined in, so that
    * Scribe's fields keep Scribe's checks on the host's endpoint. Scribe's plugins run first, a
-   * request's context carries Scribe's part beside the host's, Scribe's validation rules are
-   * added to the host's, and an error a Scribe resolver raised is formatted as Scribe formats
-   * it (the host's formatError, or none, formats the rest). The path must be Scribe's
-   * `graphql.path`: Scribe's HTTP steps and its WebSocket server stand on that path.
+   * request's context carries Scribe's part beside the host's, the host's parse options and
+   * validation rules are kept as given, and an error a Scribe resolver raised is formatted as
+   * Scribe formats it (the host's formatError, or none, formats the rest). The path must be
+   * Scribe's `graphql.path`: Scribe's HTTP steps and its WebSocket server stand on that path.
    * Scribe's bounds on a document (tokens, aliases, depth, cost) bound the operations that
    * select Scribe's fields, whole, and leave the host's own to the host: a plugin checks
    * them once the operation is known (documentRulesPlugin), and Scribe adds no parse option

@@ -99,7 +99,7 @@ export interface ScribePart {
   readonly operation: OperationDefinitionNode;
 }
 
-/** A document rewritten without the host's root fields, and which of its operations are Scribe's. */
+/** A document without the host's root fields, and which of its operations are Scribe's. */
 interface Rewritten {
   readonly document: DocumentNode;
   /** By definition index: whether the operation there selects a field of Scribe's. */
