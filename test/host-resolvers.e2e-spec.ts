@@ -1,6 +1,6 @@
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { BadRequestException, Module } from '@nestjs/common';
-import { GraphQLModule, Query, Resolver } from '@nestjs/graphql';
+import { Field, GraphQLModule, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { GraphQLError } from 'graphql';
 import { type Client } from 'graphql-ws';
 import { type Server } from 'node:http';
@@ -10,11 +10,33 @@ import { createScribeTestingModule, type ScribeTesting } from '../src/kit/index.
 import { LiveChannels } from '../src/live/live-channels.js';
 import { eventually, liveClient, subscribe } from './support/live-client.js';
 
+/** A host's type that nests as deep as a query asks. */
+@ObjectType()
+class HostNode {
+  @Field()
+  name!: string;
+
+  @Field(() => HostNode)
+  child!: HostNode;
+}
+
+const hostNode = (): HostNode => ({
+  name: 'node',
+  get child() {
+    return hostNode();
+  },
+});
+
 @Resolver()
 class HostResolver {
   @Query(() => String)
   hello(): string {
     return 'world';
+  }
+
+  @Query(() => HostNode)
+  hostNode(): HostNode {
+    return hostNode();
   }
 
   @Query(() => String)
@@ -41,6 +63,14 @@ const SESSIONS = `{ sessions(first: 1) { totalCount } }`;
 const as = (token: string) => ({ authorization: `Bearer ${token}` });
 const codes = (answer: { errors?: { extensions?: { code?: string } }[] }) =>
   (answer.errors ?? []).map((error) => error.extensions?.code);
+/** `count` aliases of `field`, a0 to a<count - 1>. */
+const aliases = (count: number, field: string) =>
+  Array.from({ length: count }, (_, i) => `a${i}: ${field}`).join(' ');
+/** The host's hostNode, selected `depth` fields deep. */
+const deepHost = (depth: number) =>
+  `hostNode ${'{ child '.repeat(depth - 2)}{ name }${' }'.repeat(depth - 2)}`;
+// Scribe's defaults: MAX_QUERY_ALIASES 30, MAX_QUERY_TOKENS 1000, depth 12.
+const SCRIBE_ALIASES = aliases(200, 'sessions(first: 1) { totalCount }');
 
 // The host's own GraphQL beside Scribe's: at /host ('own', Scribe's endpoint stays at
 // /graphql), or one endpoint at /graphql that serves both ('host', through forHost).
@@ -89,8 +119,11 @@ describe.each(['own', 'host'] as const)("Scribe in a host app, GraphQL in '%s' m
     await sut?.close();
   });
 
-  const host = (query: string, headers: Record<string, string> = {}) =>
-    sut.gql(query, undefined, headers, hostPath);
+  const host = (
+    query: string,
+    headers: Record<string, string> = {},
+    variables?: Record<string, unknown>,
+  ) => sut.gql(query, variables, headers, hostPath);
 
   it("answers the host's field with no token while Scribe's tokens are configured", async () => {
     const answer = await host('{ hello }');
@@ -193,7 +226,153 @@ describe.each(['own', 'host'] as const)("Scribe in a host app, GraphQL in '%s' m
       expect(codes(anonymous)).toContain('UNAUTHENTICATED');
       expect(anonymous.data?.hello).toBeUndefined();
     });
-    // Scribe's validation rules (aliases, directives, depth) are added to the host's in 'host'
-    // mode and bound the whole document, the host's fields included: see the report.
+
+    it("leaves an operation of the host's fields and meta fields to the host, any token", async () => {
+      // A token that is not Scribe's (the host's own, say) is none of Scribe's business here.
+      for (const headers of [{}, as('the-hosts-own-token')]) {
+        const typename = await host('{ hello __typename }', headers);
+        expect(typename.status).toBe(200);
+        expect(typename.errors).toBeUndefined();
+        expect(typename.data).toEqual({ hello: 'world', __typename: 'Query' });
+        const meta = await host(
+          '{ hello __schema { queryType { name } } __type(name: "Query") { name } }',
+          headers,
+        );
+        expect(meta.errors).toBeUndefined();
+        expect(meta.data).toEqual({
+          hello: 'world',
+          __schema: { queryType: { name: 'Query' } },
+          __type: { name: 'Query' },
+        });
+        const alone = await host('{ t: __typename }', headers);
+        expect(alone.data).toEqual({ t: 'Query' });
+      }
+    });
+
+    it("leaves the host's operations to the host's limits, not Scribe's", async () => {
+      const many = await host(`{ ${aliases(200, 'hello')} }`);
+      expect(many.status).toBe(200);
+      expect(many.errors).toBeUndefined();
+      expect(Object.keys(many.data)).toHaveLength(200);
+      // 400 aliases: 1,202 tokens, past MAX_QUERY_TOKENS; 15 fields deep, past the depth.
+      const tokens = await host(`{ ${aliases(400, 'hello')} }`);
+      expect(tokens.errors).toBeUndefined();
+      const typenames = await host(`{ hello ${aliases(400, '__typename')} }`);
+      expect(typenames.errors).toBeUndefined();
+      const deep = await host(`{ ${deepHost(15)} }`);
+      expect(deep.status).toBe(200);
+      expect(deep.errors).toBeUndefined();
+    });
+
+    it("bounds an operation with Scribe's fields whole, the host's in it included", async () => {
+      const refused = async (query: string) => {
+        const answer = await host(query, as('ro'));
+        expect(answer.status).toBe(400);
+        expect(codes(answer)).toEqual(['QUERY_TOO_COMPLEX']);
+        expect(answer.data).toBeUndefined();
+        return answer.errors?.[0].message;
+      };
+      // 200 aliases of a Scribe field: 1,600 tokens, refused for those first.
+      expect(await refused(`{ hello ${SCRIBE_ALIASES} }`)).toMatch(/MAX_QUERY_TOKENS/);
+      const one = 'sessions(first: 1) { totalCount }';
+      expect(await refused(`{ ${one} ${aliases(31, 'hello')} }`)).toMatch(/Aliases limit of 30/);
+      expect(await refused(`{ ${one} ${aliases(400, 'hello')} }`)).toBe(
+        'Query document has more than 1000 tokens (MAX_QUERY_TOKENS)',
+      );
+      expect(await refused(`{ ${one} ${deepHost(13)} }`)).toMatch(
+        /depth 13 exceeds the limit of 12/,
+      );
+      const within = await host(`{ ${one} ${deepHost(12)} ${aliases(29, 'hello')} }`, as('ro'));
+      expect(within.errors).toBeUndefined();
+    });
+
+    it("ignores a bad Scribe token on the host's fields, refuses it on Scribe's, unrun", async () => {
+      const bad = as('not-a-scribe-token');
+      const hello = await host('{ hello }', bad);
+      expect(hello.status).toBe(200);
+      expect(hello.data).toEqual({ hello: 'world' });
+      const mixed = await host('{ hello sessions(first: 1) { totalCount } }', bad);
+      expect(mixed.status).toBe(401);
+      expect(codes(mixed)).toEqual(['UNAUTHENTICATED']);
+      expect(mixed.data).toBeUndefined();
+      const input = { sessionId: 'bad-token-host', role: 'USER', content: 'never' };
+      const append = await host(APPEND, bad, { input });
+      expect(append.status).toBe(401);
+      expect(codes(append)).toEqual(['UNAUTHENTICATED']);
+      // No resolver of Scribe's ran: nothing was appended.
+      await sut.settled();
+      const read = await sut.gql(
+        '{ session(id: "bad-token-host") { messages(first: 5) { totalCount } } }',
+        undefined,
+        as('ro'),
+      );
+      expect(read.errors).toBeUndefined();
+      expect(read.data.session?.messages.totalCount ?? 0).toBe(0);
+    });
   }
+
+  if (mode === 'own') {
+    it('still bounds every operation on its own endpoint, meta fields alone included', async () => {
+      const typenames = await sut.gql(`{ ${aliases(400, '__typename')} }`, undefined, as('ro'));
+      expect(typenames.status).toBe(400);
+      expect(codes(typenames)).toEqual(['QUERY_TOO_COMPLEX']);
+      expect(typenames.errors?.[0].message).toMatch(/more than 1000 tokens/);
+      const sessions = await sut.gql(`{ ${SCRIBE_ALIASES} }`, undefined, as('ro'));
+      expect(codes(sessions)).toEqual(['QUERY_TOO_COMPLEX']);
+    });
+  }
+});
+
+describe("Scribe's refusal budget in 'host' mode", () => {
+  let sut: ScribeTesting;
+  const MAX = 3;
+
+  beforeAll(async () => {
+    sut = await createScribeTestingModule({
+      imports: [HostModule, hostGraphQL.host],
+      graphql: { mode: 'host' },
+      options: {
+        auth: { apiTokens: 'ro=read' },
+        limits: { maxRefusalsPerMinute: MAX },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await sut?.close();
+  });
+
+  it("spends nothing on the host's refusals of the host's operations", async () => {
+    for (let i = 0; i < MAX * 2; i++) {
+      const unknown = await sut.gql('{ hello nope }');
+      expect(unknown.status).toBe(400);
+      const own = await sut.gql('{ hostRefusal }');
+      expect(codes(own)).toEqual(['BAD_REQUEST']);
+      const meta = await sut.gql('{ __typename nope }', undefined, as('the-hosts-own-token'));
+      expect(meta.status).toBe(400);
+    }
+    const hello = await sut.gql('{ hello }');
+    expect(hello.status).toBe(200);
+    expect(hello.data).toEqual({ hello: 'world' });
+  });
+
+  it("spends it on Scribe's refusals: its fields, its credentials, a body it read", async () => {
+    const invalid = await sut.gql(
+      '{ hello nope sessions(first: 1) { totalCount } }',
+      undefined,
+      as('ro'),
+    );
+    expect(invalid.status).toBe(400);
+    const anonymous = await sut.gql(SESSIONS);
+    expect(anonymous.status).toBe(401);
+    const malformed = await fetch(`${sut.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"query": ',
+    });
+    expect(malformed.status).toBe(400);
+    const turnedAway = await sut.gql('{ hello }');
+    expect(turnedAway.status).toBe(429);
+    expect(codes(turnedAway)).toEqual(['RATE_LIMITED']);
+  });
 });

@@ -82,7 +82,9 @@ describe(ScribeGraphQL.name, () => {
       const second: ApolloServerPlugin = {};
       const plugins = graphql.forHost({ plugins: [first, second] }).plugins ?? [];
       const own = graphql.plugins();
-      expect(plugins).toHaveLength(own.length + 2);
+      // Scribe's, with one more for its bounds on a host's endpoint (documentRulesPlugin), and
+      // the one that claims Scribe's requests (claimRequestsPlugin).
+      expect(plugins).toHaveLength(own.length + 4);
       expect(plugins.slice(-2)).toEqual([first, second]);
       expect(plugins[plugins.length - 2]).toBe(first);
       expect(plugins[plugins.length - 1]).toBe(second);
@@ -91,24 +93,24 @@ describe(ScribeGraphQL.name, () => {
       const schema = buildSchema('type Query { a: Int }');
       await (plugins[0] as ApolloServerPlugin).serverWillStart?.({ schema } as never);
       expect(served.schema).toBe(schema);
-      expect(graphql.forHost().plugins).toHaveLength(own.length);
+      expect(graphql.forHost().plugins).toHaveLength(own.length + 2);
     });
 
-    it("adds Scribe's validation rules after the host's", () => {
+    it("adds no validation rule to the host's: Scribe's bound Scribe's operations only", () => {
       const { graphql } = scribeGraphQL();
-      const own = graphql.queryProtection().validationRules ?? [];
+      // Scribe's own endpoint checks them while validating every document.
+      expect(graphql.queryProtection().validationRules?.length).toBeGreaterThan(0);
       const hostRule = () => ({});
       const rules = graphql.forHost({ validationRules: [hostRule] }).validationRules ?? [];
-      expect(own.length).toBeGreaterThan(0);
-      expect(rules).toEqual([hostRule, ...own]);
-      expect(graphql.forHost().validationRules).toEqual(own);
+      expect(rules).toEqual([hostRule]);
+      expect(graphql.forHost().validationRules).toEqual([]);
     });
 
-    it("bounds the parse as Scribe does, the host's parse options winning", () => {
+    it("leaves the parse to the host's options: Scribe counts the tokens of its operations", () => {
       const { graphql } = scribeGraphQL({ limits: { maxQueryTokens: 1234 } });
-      expect(graphql.forHost().parseOptions).toEqual({ maxTokens: 1234 });
+      expect(graphql.queryProtection().parseOptions).toEqual({ maxTokens: 1234 });
+      expect(graphql.forHost().parseOptions).toEqual({});
       expect(graphql.forHost({ parseOptions: { noLocation: true } }).parseOptions).toEqual({
-        maxTokens: 1234,
         noLocation: true,
       });
       expect(graphql.forHost({ parseOptions: { maxTokens: 9 } }).parseOptions).toEqual({

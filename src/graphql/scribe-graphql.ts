@@ -14,6 +14,7 @@ import { requestIdOf } from '../common/http/request-id.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { MAX_TITLE_CHARACTERS } from '../session/dto/update-session.input.js';
 import { serialiseAnswer } from '../common/graphql/answer-serialiser.js';
+import { claimRequestsPlugin } from '../common/graphql/claim-requests.plugin.js';
 import { type GraphQLContext } from '../common/graphql/graphql-context.js';
 import { httpOperationsPlugin } from '../common/graphql/http-operations.plugin.js';
 import { queryProtection } from '../common/graphql/query-protection.js';
@@ -32,6 +33,8 @@ import { ScribeException } from '../common/errors/scribe.exception.js';
 @Injectable()
 export class ScribeGraphQL {
   private readonly protection: ReturnType<typeof queryProtection>;
+  /** 'host' mode's: the same bounds, on the operations that select Scribe's fields only. */
+  private readonly hostProtection: ReturnType<typeof queryProtection>;
   private readonly largeAnswers: BoundedSlots;
 
   constructor(
@@ -41,12 +44,22 @@ export class ScribeGraphQL {
     private readonly served: ServedSchema,
   ) {
     this.protection = queryProtection(config.queryLimits);
+    this.hostProtection = queryProtection(config.queryLimits, 'scribe');
     const limits = config.responseLimits;
     this.largeAnswers = new BoundedSlots(limits.maxLarge, limits.slotTimeoutMs);
   }
 
-  /** Scribe's Apollo plugins, in their order; each judges Scribe's fields only. */
+  /**
+   * Scribe's Apollo plugins, in their order, for Scribe's own endpoint: each judges Scribe's
+   * fields only, and the bounds on a document bound every operation (forHost has its own).
+   */
   plugins(): ApolloServerPlugin<GraphQLContext>[] {
+    return this.pluginsWith(this.protection);
+  }
+
+  private pluginsWith(
+    protection: ReturnType<typeof queryProtection>,
+  ): ApolloServerPlugin<GraphQLContext>[] {
     const config = this.config;
     const answers = responseBudgetPlugin(
       config.responseLimits.maxBytes,
@@ -63,7 +76,7 @@ export class ScribeGraphQL {
       errorLogPlugin(this.refusals),
       httpOperationsPlugin(),
       fieldScopesPlugin(this.authenticator),
-      ...(this.protection.plugins as ApolloServerPlugin<GraphQLContext>[]),
+      ...(protection.plugins as ApolloServerPlugin<GraphQLContext>[]),
       answers,
     ];
   }
@@ -87,7 +100,10 @@ export class ScribeGraphQL {
   readonly formatError = (formatted: GraphQLFormattedError, error: unknown) =>
     formatGraphQLError(formatted, error, this.config.development);
 
-  /** The bounds checked while a document is parsed and validated (its tokens, aliases, ...). */
+  /**
+   * The bounds checked while a document is parsed and validated (its tokens, aliases, ...), on
+   * Scribe's own endpoint; on a host's they are checked later, by forHost's plugins.
+   */
   queryProtection(): Pick<ApolloDriverConfig, 'parseOptions' | 'validationRules'> {
     return {
       parseOptions: this.protection.parseOptions,
@@ -126,10 +142,15 @@ export class ScribeGraphQL {
   /**
    * For 'host' mode: the host's GraphQLModule options with Scribe's pieces joined in, so that
    * Scribe's fields keep Scribe's checks on the host's endpoint. Scribe's plugins run first, a
-   * request's context carries Scribe's part beside the host's, Scribe's validation rules are
-   * added to the host's, and an error a Scribe resolver raised is formatted as Scribe formats
-   * it (the host's formatError, or none, formats the rest). The path must be Scribe's
-   * `graphql.path`: Scribe's HTTP steps and its WebSocket server stand on that path.
+   * request's context carries Scribe's part beside the host's, the host's parse options and
+   * validation rules are kept as given, and an error a Scribe resolver raised is formatted as
+   * Scribe formats it (the host's formatError, or none, formats the rest). The path must be
+   * Scribe's `graphql.path`: Scribe's HTTP steps and its WebSocket server stand on that path.
+   * Scribe's bounds on a document (tokens, aliases, depth, cost) bound the operations that
+   * select Scribe's fields, whole, and leave the host's own to the host: a plugin checks
+   * them once the operation is known (documentRulesPlugin), and Scribe adds no parse option
+   * or validation rule, which would judge every document. A request is claimed for Scribe's
+   * refusal budget by the same test (claimRequestsPlugin).
    */
   forHost(host: ApolloDriverConfig = {}): ApolloDriverConfig {
     const path = host.path ?? this.config.graphqlPath;
@@ -138,7 +159,7 @@ export class ScribeGraphQL {
         `Scribe's graphql.path is ${this.config.graphqlPath} but the host's GraphQLModule serves ${path}: give Scribe the host's path`,
       );
     }
-    const protection = this.queryProtection();
+    const protection = this.hostProtection;
     const hostContext = host.context as ((...args: unknown[]) => unknown) | object | undefined;
     const hostFormat = host.formatError;
     return {
@@ -149,7 +170,7 @@ export class ScribeGraphQL {
       parseOptions: { ...protection.parseOptions, ...host.parseOptions },
       validationRules: [...(host.validationRules ?? []), ...(protection.validationRules ?? [])],
       stringifyResult: host.stringifyResult ?? this.stringifyResult(),
-      plugins: [...this.plugins(), ...(host.plugins ?? [])],
+      plugins: [...this.pluginsWith(protection), claimRequestsPlugin(), ...(host.plugins ?? [])],
       formatError: (formatted, error) =>
         raisedByScribe(error)
           ? this.formatError(formatted, error)

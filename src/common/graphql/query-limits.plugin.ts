@@ -17,7 +17,13 @@ import {
   queryDepth,
   queryTooComplexError,
 } from './query-limits.js';
-import { scribePart } from './scribe-fields.js';
+import { operationAlone, scribePart, withoutHostFields, type ScribePart } from './scribe-fields.js';
+
+/**
+ * Which operations Scribe's limits bound: 'every' one (Scribe's own endpoint), or only those
+ * that select Scribe's fields ('scribe': a host's endpoint, 'host' mode).
+ */
+export type BoundedOperations = 'every' | 'scribe';
 
 /** The operation a request runs: the named one, or the only one. */
 function selectedOperation(
@@ -103,17 +109,28 @@ function costVaries(document: DocumentNode): boolean {
  * document whose cost no variable can change is worked out once, from variables that fit.
  * One whose cost they can change (a `first`, an `@include(if: $x)`) is costed for each
  * request's own: a verdict reached with one caller's variables must never answer another's.
- * Only Scribe's part of the operation is judged (scribePart): in a request that mixes a host's
- * fields with Scribe's, Scribe's limits bound Scribe's fields; a host-only one is not charged.
+ * What is judged depends on who serves the endpoint (`bounded`): on Scribe's own ('every'),
+ * every operation, as far as it is not introspection's (withoutHostFields: there are no host
+ * fields there); on a host's ('scribe'), an operation that selects Scribe's fields is judged
+ * whole, the host's fields in it included, and one that selects none is the host's alone.
  */
-export function queryLimitsPlugin(maxFullReads: number): ApolloServerPlugin {
+export function queryLimitsPlugin(
+  maxFullReads: number,
+  bounded: BoundedOperations = 'every',
+): ApolloServerPlugin {
   const verdicts = new WeakMap<DocumentNode, Map<string | undefined, string | undefined>>();
   return {
     requestDidStart: () =>
       Promise.resolve({
         didResolveOperation: ({ request, document: whole, schema, operation: selected }) => {
-          const part = selected && scribePart(schema, whole, selected);
-          if (selected && !part) return Promise.resolve();
+          let part: ScribePart | undefined;
+          if (bounded === 'scribe') {
+            if (!selected || !scribePart(schema, whole, selected)) return Promise.resolve();
+            part = { document: operationAlone(whole, selected), operation: selected };
+          } else {
+            part = selected && withoutHostFields(schema, whole, selected);
+            if (selected && !part) return Promise.resolve();
+          }
           const document = part?.document ?? whole;
           const operation = part?.operation;
           // Before anything coerces the variables: that is where an oversized list costs.

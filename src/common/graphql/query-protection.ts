@@ -7,7 +7,8 @@ import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { type GraphQLArmorRejectCallback } from '@escape.tech/graphql-armor-types';
 import { type QueryLimitSettings } from '../../config/scribe-config.js';
 import { queryTooComplexError } from './query-limits.js';
-import { queryLimitsPlugin } from './query-limits.plugin.js';
+import { documentRulesPlugin } from './document-rules.plugin.js';
+import { queryLimitsPlugin, type BoundedOperations } from './query-limits.plugin.js';
 import { repeatedFieldsRule } from './repeated-fields.rule.js';
 
 // Directives one operation may carry (@include/@skip on a few fields; no schema defines more).
@@ -23,9 +24,13 @@ const refuseAsTooComplex: GraphQLArmorRejectCallback = (context, error) =>
  * while it is validated (GraphQL Armor), a field repeated under several aliases (Scribe's),
  * then depth, messages and full reads before it runs
  * (Scribe's own cost model). Its size in bytes is checked before any of this, by the HTTP layer.
+ * On a host's endpoint (`bounded` 'scribe') the same bounds apply to the operations that
+ * select Scribe's fields only, all of them once the operation is known (documentRulesPlugin):
+ * no parse option and no validation rule then, which would judge every document.
  */
 export function queryProtection(
   limits: QueryLimitSettings,
+  bounded: BoundedOperations = 'every',
 ): Required<
   Pick<ApolloServerOptions<BaseContext>, 'plugins' | 'validationRules' | 'parseOptions'>
 > {
@@ -48,13 +53,23 @@ export function queryProtection(
     costLimit: { enabled: false },
     maxTokens: { enabled: false },
   }).protect();
+  const rules = [...armor.validationRules, repeatedFieldsRule];
+  // Armor's typings name Apollo's CommonJS build; the plugins are the same objects.
+  const armorPlugins = armor.plugins as unknown as ApolloServerPlugin[];
+  if (bounded === 'scribe') {
+    return {
+      parseOptions: {},
+      validationRules: [],
+      plugins: [
+        ...armorPlugins,
+        documentRulesPlugin(limits.maxTokens, rules),
+        queryLimitsPlugin(limits.maxFullReads, 'scribe'),
+      ],
+    };
+  }
   return {
     parseOptions: { maxTokens: limits.maxTokens },
-    validationRules: [...armor.validationRules, repeatedFieldsRule],
-    // Armor's typings name Apollo's CommonJS build; the plugins are the same objects.
-    plugins: [
-      ...(armor.plugins as unknown as ApolloServerPlugin[]),
-      queryLimitsPlugin(limits.maxFullReads),
-    ],
+    validationRules: rules,
+    plugins: [...armorPlugins, queryLimitsPlugin(limits.maxFullReads)],
   };
 }

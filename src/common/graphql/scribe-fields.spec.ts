@@ -8,7 +8,7 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import { FIELD_SCOPE } from '../auth/field-scope.js';
-import { scribePart } from './scribe-fields.js';
+import { isMetaField, operationAlone, scribePart, withoutHostFields } from './scribe-fields.js';
 
 /**
  * A schema where the root fields named in `scribe` declare a scope, as RequireScope makes
@@ -222,5 +222,82 @@ describe(scribePart.name, () => {
     const [a] = operations(document);
     const part = scribePart(schema, document, a);
     expect(part?.document.definitions[1]).toBe(document.definitions[1]);
+  });
+});
+
+describe('meta fields (__typename, __schema, __type)', () => {
+  it('are the meta fields, and no other field is', () => {
+    for (const name of ['__typename', '__schema', '__type']) expect(isMetaField(name)).toBe(true);
+    for (const name of ['session', 'hostUser', 'type_', 'a__b']) {
+      expect(isMetaField(name)).toBe(false);
+    }
+  });
+
+  it("make no operation Scribe's: beside the host's fields only, it is the host's", () => {
+    expect(partOf('{ hostUser __typename }')).toBeUndefined();
+    expect(partOf('{ __typename }')).toBeUndefined();
+    expect(partOf('{ a: __typename b: __typename hostUser }')).toBeUndefined();
+    expect(partOf('{ hostUser __schema { queryType { name } } }')).toBeUndefined();
+    expect(partOf('{ __type(name: "Query") { name } hostClock }')).toBeUndefined();
+    expect(partOf('mutation { hostSave __typename }')).toBeUndefined();
+  });
+
+  it('make none through fragments either', () => {
+    expect(partOf('{ hostUser ... on Query { __typename } }')).toBeUndefined();
+    expect(partOf('{ hostUser ...T } fragment T on Query { __typename }')).toBeUndefined();
+    expect(
+      partOf(
+        '{ ...Outer } fragment Outer on Query { ...T hostUser } fragment T on Query { __typename }',
+      ),
+    ).toBeUndefined();
+    expect(partOf('{ ...Loop } fragment Loop on Query { __typename ...Loop }')).toBeUndefined();
+  });
+
+  it("keep __typename in the part of an operation with Scribe's fields, wherever it stands", () => {
+    expect(partOf('{ hostUser __typename session }')).toBe(printed('{ __typename session }'));
+    expect(partOf('{ ...F } fragment F on Query { __typename ... on Query { session } }')).toBe(
+      printed('{ ...F } fragment F on Query { __typename ... on Query { session } }'),
+    );
+  });
+
+  it('judge the operation asked for, of a document of several', () => {
+    const document = parse('query Meta { __typename hostUser } query Mine { __typename session }');
+    const [meta, mine] = operations(document);
+    expect(scribePart(schema, document, meta)).toBeUndefined();
+    expect(print(scribePart(schema, document, mine)?.operation as OperationDefinitionNode)).toBe(
+      printed('query Mine { __typename session }'),
+    );
+  });
+});
+
+describe(withoutHostFields.name, () => {
+  it("keeps __typename, even alone: what Scribe's own endpoint judges of any operation", () => {
+    const document = parse('{ hostUser t: __typename }');
+    const [operation] = operations(document);
+    expect(print(withoutHostFields(schema, document, operation)?.operation as never)).toBe(
+      printed('{ t: __typename }'),
+    );
+    expect(scribePart(schema, document, operation)).toBeUndefined();
+  });
+
+  it('is undefined when nothing is left, and the same as scribePart otherwise', () => {
+    const document = parse('query A { hostUser } query B { hostUser session }');
+    const [a, b] = operations(document);
+    expect(withoutHostFields(schema, document, a)).toBeUndefined();
+    expect(withoutHostFields(schema, document, b)).toEqual(scribePart(schema, document, b));
+  });
+});
+
+describe(operationAlone.name, () => {
+  it('keeps the operation and every fragment, and no other operation', () => {
+    const document = parse(`
+      query A { hostUser ...F }
+      query B { session }
+      fragment F on Query { hostClock }
+    `);
+    const [a] = operations(document);
+    const only = operationAlone(document, a);
+    expect(only.definitions).toEqual([a, document.definitions[2]]);
+    expect(operationAlone(document, a)).toBe(only);
   });
 });

@@ -11,6 +11,12 @@ import {
 import { declaredVisibility } from '../auth/field-scope.js';
 
 /**
+ * GraphQL's own fields: __typename, and introspection's __schema and __type. They are
+ * nobody's: neither Scribe's nor a host's, and selecting them makes no operation Scribe's.
+ */
+export const isMetaField = (name: string): boolean => name.startsWith('__');
+
+/**
  * Whether a root field is Scribe's: every root field of Scribe's resolvers declares the scope
  * it needs (RequireScope, refused by ScopeGuard otherwise), and that scope is in the schema. A
  * root field that declares none is a host's, declared beside Scribe's in the same schema;
@@ -93,20 +99,16 @@ export interface ScribePart {
   readonly operation: OperationDefinitionNode;
 }
 
-const parts = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, DocumentNode>>();
+/** A document without the host's root fields, and which of its operations are Scribe's. */
+interface Rewritten {
+  readonly document: DocumentNode;
+  /** By definition index: whether the operation there selects a field of Scribe's. */
+  readonly scribe: ReadonlySet<number>;
+}
 
-/**
- * Scribe's part of an operation, for the checks that judge a whole operation (scopes, cost,
- * depth, answer size): every operation of the document with the host's root fields left out.
- * Undefined when the selected operation names none of Scribe's fields: a host's operation is
- * the host's to bound. A document of Scribe's fields only is returned as it came, so the
- * per-document caches downstream keep working; a mixed one is rewritten once per document.
- */
-export function scribePart(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  operation: OperationDefinitionNode,
-): ScribePart | undefined {
+const parts = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Rewritten>>();
+
+function rewritten(schema: GraphQLSchema, document: DocumentNode): Rewritten {
   let bySchema = parts.get(schema);
   if (!bySchema) parts.set(schema, (bySchema = new WeakMap()));
   let part = bySchema.get(document);
@@ -114,16 +116,49 @@ export function scribePart(
     part = rewrite(schema, document);
     bySchema.set(document, part);
   }
+  return part;
+}
+
+/**
+ * Scribe's part of an operation, for the checks that judge a whole operation (scopes, cost,
+ * depth, answer size): every operation of the document with the host's root fields left out.
+ * Undefined when the selected operation names none of Scribe's fields, meta fields aside
+ * (`{ hello __typename }` is the host's): a host's operation is the host's to bound. A
+ * document of Scribe's fields only is returned as it came, so the per-document caches
+ * downstream keep working; a mixed one is rewritten once per document.
+ */
+export function scribePart(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+): ScribePart | undefined {
+  const index = document.definitions.indexOf(operation);
+  if (!rewritten(schema, document).scribe.has(index)) return undefined;
+  return withoutHostFields(schema, document, operation);
+}
+
+/**
+ * The operation with the host's root fields left out and __typename kept, undefined when
+ * nothing is left: what Scribe's own endpoint, with no host fields, judges of any operation,
+ * introspection's roots aside (see queryLimitsPlugin). Elsewhere, scribePart.
+ */
+export function withoutHostFields(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+): ScribePart | undefined {
+  const part = rewritten(schema, document).document;
   const index = document.definitions.indexOf(operation);
   const selected = part.definitions[index] as OperationDefinitionNode | undefined;
   if (!selected || selected.selectionSet.selections.length === 0) return undefined;
   return { document: part, operation: selected };
 }
 
-function rewrite(schema: GraphQLSchema, document: DocumentNode): DocumentNode {
+function rewrite(schema: GraphQLSchema, document: DocumentNode): Rewritten {
   const fragments = fragmentsOf(document);
+  const scribe = new Set<number>();
   let changed = false;
-  const definitions = document.definitions.map((definition) => {
+  const definitions = document.definitions.map((definition, index) => {
     if (definition.kind !== Kind.OPERATION_DEFINITION) return definition;
     const kept = scribeSelections(
       schema,
@@ -132,11 +167,34 @@ function rewrite(schema: GraphQLSchema, document: DocumentNode): DocumentNode {
       fragments,
       new Set(),
     );
+    if (namesScribeField(kept, fragments, new Set())) scribe.add(index);
     if (same(kept, definition.selectionSet)) return definition;
     changed = true;
     return { ...definition, selectionSet: { ...definition.selectionSet, selections: kept } };
   });
-  return changed ? { ...document, definitions } : document;
+  return { document: changed ? { ...document, definitions } : document, scribe };
+}
+
+/**
+ * Whether kept selections (Scribe's root fields and __typename only, see scribeSelections)
+ * hold a field that is not a meta field. A spread kept as written spreads a fragment whose
+ * selections were all kept, so the fragment is walked as it stands.
+ */
+function namesScribeField(
+  kept: readonly SelectionNode[],
+  fragments: Fragments,
+  seen: Set<string>,
+): boolean {
+  return kept.some((selection) => {
+    if (selection.kind === Kind.FIELD) return !isMetaField(selection.name.value);
+    if (selection.kind === Kind.INLINE_FRAGMENT) {
+      return namesScribeField(selection.selectionSet.selections, fragments, seen);
+    }
+    const fragment = fragments.get(selection.name.value);
+    if (!fragment || seen.has(selection.name.value)) return false;
+    seen.add(selection.name.value);
+    return namesScribeField(fragment.selectionSet.selections, fragments, seen);
+  });
 }
 
 /**
@@ -169,4 +227,25 @@ export function hostResponseKeys(
   };
   walk(operation.selectionSet);
   return keys;
+}
+
+const alone = new WeakMap<OperationDefinitionNode, DocumentNode>();
+
+/**
+ * The operation alone, with the document's fragments: what a rule that judges a whole
+ * document (depth, aliases) judges of one operation of several. Built once per operation.
+ */
+export function operationAlone(
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+): DocumentNode {
+  let only = alone.get(operation);
+  if (!only) {
+    const others = document.definitions.filter(
+      (definition) => definition.kind !== Kind.OPERATION_DEFINITION,
+    );
+    only = { kind: Kind.DOCUMENT, definitions: [operation, ...others] };
+    alone.set(operation, only);
+  }
+  return only;
 }

@@ -1,4 +1,5 @@
 import { type Response } from 'express';
+import { claimForScribe } from './refusal-gate.js';
 
 /**
  * The codes of what is refused at the HTTP layer, before GraphQL (where ScribeErrorCode and its
@@ -32,6 +33,8 @@ export function answerRefusal(
   message: string,
   { close = false } = {},
 ): void {
+  // Scribe's own refusal, on a path it shares with a host or not: charged (claimedRefusalsOnly).
+  claimForScribe(response);
   if (close) response.setHeader('Connection', 'close');
   response.status(status).type('application/json').send(refusalBody(code, message));
 }

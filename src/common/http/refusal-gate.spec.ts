@@ -2,7 +2,15 @@ import { EventEmitter } from 'node:events';
 import { type NextFunction, type Request, type Response } from 'express';
 import { LogRateLimit } from '../errors/log-rate-limit.js';
 import { RefusalBudget } from './refusal-budget.js';
-import { chargeRefusal, credentialsAccepted, markRefused, refusalGate } from './refusal-gate.js';
+import {
+  chargeRefusal,
+  claimedRefusalsOnly,
+  claimForScribe,
+  credentialsAccepted,
+  markRefused,
+  refusalGate,
+} from './refusal-gate.js';
+import { answerRefusal } from './http-refusal.js';
 
 class FakeResponse extends EventEmitter {
   statusCode = 200;
@@ -208,5 +216,74 @@ describe('refusalGate', () => {
     const response = new FakeResponse() as unknown as Response;
     expect(() => chargeRefusal(response)).not.toThrow();
     expect(() => credentialsAccepted(response)).not.toThrow();
+  });
+
+  describe("on a path shared with a host's GraphQL ('host' mode, claimedRefusalsOnly)", () => {
+    /** A request through the gate, then through claimedRefusalsOnly as on the GraphQL path. */
+    const shared = (send: ReturnType<typeof harness>['send']) => {
+      const sent = send();
+      let passed = false;
+      claimedRefusalsOnly(sent.request, sent.express, () => (passed = true));
+      expect(passed).toBe(true);
+      return sent;
+    };
+
+    it("charges nothing for the host's refusals, answered 4xx or marked", () => {
+      const { send } = harness(1);
+      for (let i = 0; i < 5; i++) shared(send).response.finish(400);
+      const marked = shared(send);
+      markRefused(marked.request);
+      marked.response.finish(200);
+      expect(send().passed).toBe(true);
+    });
+
+    it('gives back the reservation of an unclaimed refusal', () => {
+      const { send } = harness(1);
+      shared(send).response.finish(400);
+      // Nothing held: a refusal elsewhere is the first charge.
+      send().response.finish(400);
+      expect(send().passed).toBe(false);
+    });
+
+    it('charges a refusal Scribe claimed (claimForScribe)', () => {
+      const { send } = harness(1);
+      const claimed = shared(send);
+      claimForScribe(claimed.express);
+      claimed.response.finish(400);
+      expect(send().passed).toBe(false);
+    });
+
+    it('charges a refusal marked by Scribe once claimed', () => {
+      const { send } = harness(1);
+      const claimed = shared(send);
+      claimForScribe(claimed.express);
+      markRefused(claimed.request);
+      claimed.response.finish(200);
+      expect(send().passed).toBe(false);
+    });
+
+    it("charges what Scribe's HTTP steps refuse themselves (answerRefusal)", () => {
+      const { send } = harness(1);
+      const sized = shared(send);
+      const express = Object.assign(sized.express, {
+        type: () => express,
+        send: () => express,
+      });
+      answerRefusal(express, 413, 'PAYLOAD_TOO_LARGE', 'too large');
+      sized.response.finish(413);
+      expect(send().passed).toBe(false);
+    });
+
+    it('charges what Scribe refuses at once (chargeRefusal), claimed or not', () => {
+      const { send } = harness(1);
+      const late = shared(send);
+      chargeRefusal(late.express);
+      late.response.finish(408);
+      expect(send().passed).toBe(false);
+    });
+
+    it('claims nothing without a response', () => {
+      expect(() => claimForScribe(undefined)).not.toThrow();
+    });
   });
 });

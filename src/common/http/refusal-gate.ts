@@ -6,6 +6,8 @@ import { sourceOf } from './source-address.js';
 
 const REFUSED = 'scribeRefused';
 const TICKET = 'scribeRefusalTicket';
+const SHARED = 'scribeSharedPath';
+const CLAIMED = 'scribeClaimed';
 
 /** A request's standing with its source's budget, from the gate to its end. */
 interface Ticket {
@@ -45,10 +47,27 @@ export function markRefused(request: Request | undefined): void {
   if (request?.res) request.res.locals[REFUSED] = true;
 }
 
+/**
+ * Express middleware for 'host' mode, on the GraphQL path, which is the host's endpoint too:
+ * a request there is charged when it ends refused only if Scribe claimed it (claimForScribe),
+ * as an operation of Scribe's fields or a refusal of Scribe's own steps. A host's refusal of
+ * its own operation (an unknown field, say) is the host's, and spends nothing of Scribe's.
+ */
+export function claimedRefusalsOnly(_request: Request, response: Response, next: NextFunction) {
+  response.locals[SHARED] = true;
+  next();
+}
+
+/** The request is Scribe's to charge if it ends refused (see claimedRefusalsOnly). */
+export function claimForScribe(response: Response | undefined): void {
+  if (response) response.locals[CLAIMED] = true;
+}
+
 /** A refusal the client caused: 4xx, but not the 429 this gate answers itself; or marked. */
 const isRefusal = (response: Response) =>
-  (response.statusCode >= 400 && response.statusCode < 500 && response.statusCode !== 429) ||
-  response.locals[REFUSED] === true;
+  (response.locals[SHARED] !== true || response.locals[CLAIMED] === true) &&
+  ((response.statusCode >= 400 && response.statusCode < 500 && response.statusCode !== 429) ||
+    response.locals[REFUSED] === true);
 
 /**
  * Express middleware, first on every path: turns away, unread, the requests of a source whose

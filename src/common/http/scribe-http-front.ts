@@ -12,7 +12,7 @@ import { serveGraphqlIde } from './graphql-ide.js';
 import { httpErrorHandler } from './http-error-handler.js';
 import { scribeCors } from './scribe-cors.js';
 import { RefusalBudget } from './refusal-budget.js';
-import { refusalGate } from './refusal-gate.js';
+import { claimedRefusalsOnly, refusalGate } from './refusal-gate.js';
 import { scribePaths } from './scribe-paths.js';
 
 /**
@@ -67,6 +67,9 @@ export class ScribeHttpFront {
     if (this.options?.graphql?.mode !== 'host') {
       const origins = new Set(config.corsOrigins);
       express.use(graphql, credentialsFirst(this.authenticator, this.refusals, origins));
+    } else {
+      // For the same reason, only Scribe's refusals there spend the source's refusal budget.
+      express.use(graphql, claimedRefusalsOnly);
     }
     express.use(graphql, declaredSizeCheck(config.maxBodyBytes));
     express.use(graphql, scribeBodyDeadline(config.httpTimeouts));
