@@ -11,8 +11,8 @@ export const HOST_GRAPHQL_PATH = '/host/graphql';
  * The host's GraphQLModule. In 'own' mode Scribe serves its API on its own endpoint, so the host
  * serves a second one, built from the host's modules only (`include`). In 'host' mode there is
  * one endpoint, the host's, and Scribe's resolvers join its code-first schema: ScribeGraphQL
- * (global, from ScribeModule) adds Scribe's plugins, context, validation rules and error
- * format, which judge Scribe's fields only, and keeps the path Scribe's (`graphql.path`).
+ * (global, from ScribeModule) adds Scribe's plugins, context and error format, which judge
+ * only the operations that select Scribe's fields, and keeps the path Scribe's (`graphql.path`).
  */
 export function hostGraphql(mode: 'own' | 'host'): DynamicModule {
   if (mode === 'own') {
