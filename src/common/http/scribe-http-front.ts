@@ -30,7 +30,8 @@ import { errorsWhere, onlyWhere, ScribePaths } from './scribe-paths.js';
  * parsers; once Scribe's parser has read a body, Nest's skips it (body-parser sees it read).
  * Only Scribe's routes are touched, as Express routes them (ScribePaths), not the subtrees
  * under them that `express.use(path)` would cover: a host's routes, under Scribe's GraphQL path
- * too, keep its own parsers and settings.
+ * too, keep its own parsers and settings. Apollo, which answers that subtree, is kept to the
+ * exact path (closeGraphqlSubtree), so no request reaches it without these steps.
  */
 @Injectable()
 export class ScribeHttpFront {
