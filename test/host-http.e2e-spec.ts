@@ -20,11 +20,55 @@ class HostController {
   }
 }
 
-@Module({ controllers: [HostController] })
+// A host's own routes under Scribe's GraphQL path and beside it: the host's, not Scribe's.
+@Controller()
+class HostAdminController {
+  @Get(['graphql/admin', 'graphql-x'])
+  admin(): { admin: string } {
+    return { admin: 'host' };
+  }
+
+  @Post(['graphql/admin', 'graphql-x'])
+  adminEcho(@Body() body: unknown): { echo: unknown } {
+    return { echo: body ?? null };
+  }
+
+  // GET only: a POST here reaches Apollo, mounted on the subtree, and so meets Scribe's steps.
+  @Get('graphql/report')
+  report(): { report: string } {
+    return { report: 'host' };
+  }
+}
+
+@Module({ controllers: [HostController, HostAdminController] })
 class HostModule {}
 
 const ORIGIN = 'https://app.example';
 const MESSAGE = `mutation($input: AppendMessageInput!) { appendMessage(input: $input) { status } }`;
+
+/** A host's app with Scribe and HostModule, `refusals` refused requests a minute allowed. */
+async function hostApp(
+  dataDir: string,
+  appOptions: { bodyParser?: boolean },
+  refusals: number,
+): Promise<INestApplication> {
+  const options = scribeOptionsFromEnvironment({
+    DATA_DIR: dataDir,
+    DB_RETRY_INTERVAL_MS: '0',
+    MAX_REFUSALS_PER_MINUTE: String(refusals),
+    CORS_ORIGINS: ORIGIN,
+    API_TOKENS: 'good=read+append',
+  });
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      ScribeModule.forRoot({ ...options, http: { ...options.http, guardAllPaths: false } }),
+      HostModule,
+    ],
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger: ['fatal'], ...appOptions });
+  await app.init();
+  return app;
+}
 
 // A host's app imports Scribe and keeps Nest's defaults (its body parser on): Scribe's steps
 // stand on Scribe's paths only, ahead of Nest's parser there, and nowhere else.
@@ -39,21 +83,7 @@ describe.each([
     dataDir = await mkdtemp(join(tmpdir(), 'scribe-host-'));
     // A host serves its own routes too: the gate stands on Scribe's paths only (3 refusals a
     // minute: the host's 404s below would trip it, Scribe's three refusals do not).
-    const options = scribeOptionsFromEnvironment({
-      DATA_DIR: dataDir,
-      DB_RETRY_INTERVAL_MS: '0',
-      MAX_REFUSALS_PER_MINUTE: '3',
-      CORS_ORIGINS: ORIGIN,
-      API_TOKENS: 'good=read+append',
-    });
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        ScribeModule.forRoot({ ...options, http: { ...options.http, guardAllPaths: false } }),
-        HostModule,
-      ],
-    }).compile();
-    app = moduleRef.createNestApplication({ logger: ['fatal'], ...options });
-    await app.init();
+    app = await hostApp(dataDir, options, 3);
   });
 
   afterAll(async () => {
@@ -66,6 +96,41 @@ describe.each([
     request(server())
       .post('/graphql')
       .set({ authorization: 'Bearer good', 'content-type': 'application/json' });
+
+  it.each(['/graphql/admin', '/graphql-x'])(
+    "leaves the host's %s alone: no Scribe token, parser, CORS or refusal",
+    async (path) => {
+      const get = await request(server()).get(path).set('origin', ORIGIN);
+      expect(get.status).toBe(200);
+      expect(get.body).toEqual({ admin: 'host' });
+      expect(get.headers['access-control-allow-origin']).toBeUndefined();
+      // A `query` past MAX_QUERY_BYTES (64 KiB) is no business of Scribe's on a host's route.
+      const body = { a: 1, query: 'x'.repeat(70 * 1024) };
+      const post = await request(server()).post(path).send(body);
+      expect(post.status).toBe(201);
+      expect(post.body).toEqual({ echo: 'bodyParser' in options ? null : body });
+      if (!('bodyParser' in options)) {
+        // Nest's parser and its 100 kB default: not Scribe's MAX_BODY_BYTES nor its codes.
+        const big = await request(server())
+          .post(path)
+          .send({ pad: 'x'.repeat(200 * 1024) });
+        expect(big.status).toBe(413);
+        expect(big.body.errors).toBeUndefined();
+      }
+    },
+  );
+
+  it("spends none of Scribe's refusal budget on the host's 404s under /health and /metrics", async () => {
+    for (let i = 0; i < 64; i++) {
+      const path = i % 2 === 0 ? `/health/x${i}` : `/metrics/x/${i}`;
+      expect((await request(server()).get(path)).status).toBe(404);
+    }
+    expect((await request(server()).get('/health')).status).not.toBe(429);
+    expect((await request(server()).get('/metrics')).status).toBe(200);
+    const answer = await graphql().send({ query: '{ __typename }' });
+    expect(answer.status).toBe(200);
+    expect(answer.body.errors).toBeUndefined();
+  });
 
   it("leaves the host's routes alone: no Scribe refusal, no Scribe CORS", async () => {
     for (let i = 0; i < 5; i++) {
@@ -113,4 +178,69 @@ describe.each([
       expect(big.body.errors).toBeUndefined();
     });
   }
+});
+
+// Every request that can reach Apollo meets Scribe's steps: the path in another case (Express
+// routes ignore case by default) and with a trailing slash. Apollo is mounted with app.use(path),
+// which would answer any path under it too: there, it answers none, with no Scribe step.
+describe.each([
+  ['default body parser', {}],
+  ['bodyParser: false', { bodyParser: false }],
+])("Scribe's checks on what reaches its endpoint (%s)", (_name, options) => {
+  let app: INestApplication;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'scribe-host-'));
+    app = await hostApp(dataDir, options, 1000);
+  });
+
+  afterAll(async () => {
+    await app.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const post = (path: string) =>
+    request(app.getHttpServer())
+      .post(path)
+      .set({ authorization: 'Bearer good', 'content-type': 'application/json' });
+
+  it.each(['/GraphQL', '/graphql/', '/GRAPHQL/'])(
+    "reads %s's body with Scribe's parser and refuses it with Scribe's codes",
+    async (path) => {
+      // Past Nest's 100 kB default: Scribe's parser read it.
+      const big = await post(path).send({ query: '{ __typename }', pad: 'x'.repeat(200 * 1024) });
+      expect(big.status).toBe(200);
+      expect(big.body.data).toEqual({ __typename: 'Query' });
+      const huge = await post(path).send({ query: '{ __typename }', pad: 'x'.repeat(17 << 20) });
+      expect(huge.status).toBe(413);
+      expect(huge.body.errors[0].extensions.code).toBe('PAYLOAD_TOO_LARGE');
+      const malformed = await post(path).send('{"query": ');
+      expect(malformed.status).toBe(400);
+      expect(malformed.body.errors[0].extensions.code).toBe('BAD_REQUEST');
+      const anonymous = await request(app.getHttpServer())
+        .post(path)
+        .send({ query: '{ __typename }' });
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    },
+  );
+
+  // /graphql/report is the host's for GET only: a POST there is no route's, nor Apollo's.
+  it.each(['/graphql/nothing', '/GraphQL/x/y', '/graphql/report'])(
+    "answers no GraphQL on %s, which no host route takes: the app's 404",
+    async (path) => {
+      const answer = await post(path).send({ query: '{ __typename }' });
+      expect(answer.status).toBe(404);
+      expect(answer.body.data).toBeUndefined();
+      expect(answer.body.errors).toBeUndefined();
+      const get = await request(app.getHttpServer())
+        .get(`${path}?query=${encodeURIComponent('{ __typename }')}`)
+        .set('authorization', 'Bearer good');
+      // GET /graphql/report is the host's own route.
+      expect(get.body).toEqual(path === '/graphql/report' ? { report: 'host' } : expect.anything());
+      expect(get.status).toBe(path === '/graphql/report' ? 200 : 404);
+      expect(get.body.data).toBeUndefined();
+    },
+  );
 });

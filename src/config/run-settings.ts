@@ -1,4 +1,4 @@
-import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, ValidateBy } from 'class-validator';
 import { AuthSettings } from './auth-settings.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'] as const;
@@ -14,8 +14,14 @@ export class RunSettings extends AuthSettings {
   @IsIn(['true', 'false'])
   GRAPHQL_INTROSPECTION?: 'true' | 'false';
 
-  /** Where the GraphQL endpoint is served: a path starting with `/`, without spaces. */
-  @Matches(/^\/\S*$/, { message: 'GRAPHQL_PATH must start with / and hold no spaces' })
+  /** Where the GraphQL endpoint is served: literal segments (graphqlPathProblem). */
+  @ValidateBy({
+    name: 'graphqlPath',
+    validator: {
+      validate: (value: unknown) => graphqlPathProblem(value) === undefined,
+      defaultMessage: (args) => `GRAPHQL_PATH ${graphqlPathProblem(args?.value)}`,
+    },
+  })
   GRAPHQL_PATH = '/graphql';
 
   @IsOptional()
@@ -31,4 +37,31 @@ export class RunSettings extends AuthSettings {
     message: 'SCRIBE_FAILPOINT must be a failpoint name, optionally followed by @n',
   })
   SCRIBE_FAILPOINT?: string;
+}
+
+const SEGMENTS = /^(\/[A-Za-z0-9._~-]+)+$/;
+const SCRIBE_ROUTES = ['/health', '/metrics'];
+
+/**
+ * Why `path` cannot be the GraphQL path, or undefined: it must be one or more literal segments
+ * of URL-safe characters, as Express matches them. Express takes a path as a pattern, so '*',
+ * ':x', '(', '?' would stop the start with path-to-regexp's TypeError or match other paths; a
+ * character a client sends percent-encoded ('ä', '#', a space) is never matched; '.' and '..'
+ * segments are resolved away by clients; '/' would take every route of the app; and /health,
+ * /metrics (any case: Express routes ignore it by default) are Scribe's own routes.
+ */
+export function graphqlPathProblem(path: unknown): string | undefined {
+  const got = `(got ${JSON.stringify(path)})`;
+  if (path === '/') return `must not be /: it would take every route of the app ${got}`;
+  if (typeof path !== 'string' || !SEGMENTS.test(path)) {
+    return `must be one or more /segments of letters, digits and . _ ~ - such as /graphql or /api/graphql ${got}`;
+  }
+  if (path.split('/').some((segment) => segment === '.' || segment === '..')) {
+    return `must not hold . or .. segments ${got}`;
+  }
+  const lower = path.toLowerCase();
+  if (SCRIBE_ROUTES.some((route) => lower === route || lower.startsWith(`${route}/`))) {
+    return `must not be /health, /metrics or under them: Scribe serves those routes ${got}`;
+  }
+  return undefined;
 }

@@ -70,7 +70,10 @@ const BAD_VALUES: Record<string, [value: unknown, reason: string]> = {
   ],
   'graphql.introspection': ['false', 'must be a boolean (got string)'],
   'graphql.mode': ['both', "must be 'own' or 'host' (got string)"],
-  'graphql.path': ['graphql', 'must start with / and hold no spaces (got "graphql")'],
+  'graphql.path': [
+    'graphql',
+    'must be one or more /segments of letters, digits and . _ ~ - such as /graphql or /api/graphql (got "graphql")',
+  ],
   development: ['development', 'must be a boolean (got string)'],
   failpoint: ['Bad', 'must be a failpoint name, optionally followed by @n (got "Bad")'],
 };

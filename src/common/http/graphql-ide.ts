@@ -10,23 +10,22 @@ const ASSETS: Record<string, { packageName: string; file: string }> = {
   'graphiql.js': { packageName: 'graphiql', file: 'graphiql.min.js' },
   'graphiql.css': { packageName: 'graphiql', file: 'graphiql.min.css' },
 };
-const ASSET_PATH = '/graphql/ide/';
-
-const PAGE = `<!DOCTYPE html>
+/** The page, for the endpoint at `path`; its assets are under `path`/ide/. */
+const pageOf = (path: string) => `<!DOCTYPE html>
 <html lang="en">
   <head>
     <meta charset="utf-8" />
     <title>Scribe GraphiQL</title>
     <style>body { margin: 0; } #graphiql { height: 100vh; }</style>
-    <link rel="stylesheet" href="${ASSET_PATH}graphiql.css" />
-    <script src="${ASSET_PATH}react.js"></script>
-    <script src="${ASSET_PATH}react-dom.js"></script>
-    <script src="${ASSET_PATH}graphiql.js"></script>
+    <link rel="stylesheet" href="${path}/ide/graphiql.css" />
+    <script src="${path}/ide/react.js"></script>
+    <script src="${path}/ide/react-dom.js"></script>
+    <script src="${path}/ide/graphiql.js"></script>
   </head>
   <body>
     <div id="graphiql">Loading…</div>
     <script>
-      const url = new URL('/graphql', location.href);
+      const url = new URL('${path}', location.href);
       const socketUrl = url.href.replace(/^http/, 'ws');
       const fetcher = GraphiQL.createFetcher({ url: url.href, subscriptionUrl: socketUrl });
       ReactDOM.createRoot(document.getElementById('graphiql')).render(
@@ -46,19 +45,20 @@ function packageDirectory(name: string): string {
 }
 
 /**
- * Development only: GraphiQL on GET /graphql for a browser (one that asks for HTML and sends no
+ * Development only: GraphiQL on GET `path` (GRAPHQL_PATH) for a browser (one that asks for HTML and sends no
  * query), with its scripts and styles served from the installed graphiql, react and react-dom
  * packages: these machines, and many a corporate network, reach no CDN. Apollo's own landing
  * page, which loads from one, is off.
  */
-export function serveGraphqlIde(express: Express): void {
+export function serveGraphqlIde(express: Express, path = '/graphql'): void {
+  const page = pageOf(path);
   const files = new Map(
     Object.entries(ASSETS).map(([name, asset]) => [
       name,
       join(packageDirectory(asset.packageName), asset.file),
     ]),
   );
-  express.get(`${ASSET_PATH}:asset`, (request: Request, response: Response) => {
+  express.get(`${path}/ide/:asset`, (request: Request, response: Response) => {
     const file = files.get(String(request.params.asset));
     if (!file) {
       response.status(404).json({ error: { code: 'NOT_FOUND', message: 'No such IDE asset' } });
@@ -66,11 +66,11 @@ export function serveGraphqlIde(express: Express): void {
     }
     response.sendFile(file, { maxAge: '1h' });
   });
-  express.get('/graphql', (request: Request, response: Response, next: NextFunction) => {
+  express.get(path, (request: Request, response: Response, next: NextFunction) => {
     if (request.query.query !== undefined || request.accepts(['json', 'html']) !== 'html') {
       next();
       return;
     }
-    response.type('html').send(PAGE);
+    response.type('html').send(page);
   });
 }

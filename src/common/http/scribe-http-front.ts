@@ -13,7 +13,7 @@ import { httpErrorHandler } from './http-error-handler.js';
 import { scribeCors } from './scribe-cors.js';
 import { RefusalBudget } from './refusal-budget.js';
 import { claimedRefusalsOnly, refusalGate } from './refusal-gate.js';
-import { scribePaths } from './scribe-paths.js';
+import { errorsWhere, onlyWhere, ScribePaths } from './scribe-paths.js';
 
 /**
  * Everything a request to Scribe meets before its body is read, cheapest first: CORS, the
@@ -28,7 +28,10 @@ import { scribePaths } from './scribe-paths.js';
  * is known before init() (HttpAdapterHost.init$ replays it: at once under NestFactory.create,
  * at createNestApplication under @nestjs/testing), so these steps are mounted ahead of the
  * parsers; once Scribe's parser has read a body, Nest's skips it (body-parser sees it read).
- * Only Scribe's paths are touched; a host's routes keep its own parsers and settings.
+ * Only Scribe's routes are touched, as Express routes them (ScribePaths), not the subtrees
+ * under them that `express.use(path)` would cover: a host's routes, under Scribe's GraphQL path
+ * too, keep its own parsers and settings. Apollo, which answers that subtree, is kept to the
+ * exact path (closeGraphqlSubtree), so no request reaches it without these steps.
  */
 @Injectable()
 export class ScribeHttpFront {
@@ -38,6 +41,7 @@ export class ScribeHttpFront {
     private readonly budget: RefusalBudget,
     private readonly authenticator: Authenticator,
     private readonly refusals: AuthFailureLog,
+    private readonly paths: ScribePaths,
     @Optional() @Inject(SCRIBE_OPTIONS) private readonly options?: ScribeOptions,
   ) {
     adapterHost.init$.subscribe(() => {
@@ -51,30 +55,36 @@ export class ScribeHttpFront {
 
   private install(express: Express): void {
     const config = this.config;
-    const paths = scribePaths(config);
-    const graphql = config.graphqlPath;
+    const { isScribe, isGraphql, isGuarded } = this.paths;
     // A host owns its app's settings: `trust proxy` is set only when Scribe is told one.
     if (config.trustProxy !== false) express.set('trust proxy', config.trustProxy);
-    if (config.corsOrigins.length > 0) express.use(paths.scribe, scribeCors(config.corsOrigins));
-    if (config.development) serveGraphqlIde(express);
+    if (config.corsOrigins.length > 0) {
+      express.use(onlyWhere(isScribe, scribeCors(config.corsOrigins)));
+    }
+    if (config.development) serveGraphqlIde(express, config.graphqlPath);
     // A probe of paths that do not exist is refused (404) as much as a bad query: on every
     // path when Scribe serves alone (guardAllPaths).
-    express.use(paths.guarded, refusalGate(config.maxRefusalsPerMinute, this.budget));
+    const gate = refusalGate(config.maxRefusalsPerMinute, this.budget);
+    express.use(config.guardAllPaths ? gate : onlyWhere(isGuarded, gate));
     // Credentials first, from the head alone: refused ones never cost a byte of the body.
     // Not in 'host' mode: the path is the host's endpoint too, and only the operation says
     // whether Scribe is called (a host's field needs no Scribe token, and a host's own token
     // is none of Scribe's); Scribe's part is refused then by fieldScopesPlugin and ScopeGuard.
     if (this.options?.graphql?.mode !== 'host') {
       const origins = new Set(config.corsOrigins);
-      express.use(graphql, credentialsFirst(this.authenticator, this.refusals, origins));
+      express.use(
+        onlyWhere(isGraphql, credentialsFirst(this.authenticator, this.refusals, origins)),
+      );
     } else {
       // For the same reason, only Scribe's refusals there spend the source's refusal budget.
-      express.use(graphql, claimedRefusalsOnly);
+      express.use(onlyWhere(isGraphql, claimedRefusalsOnly));
     }
-    express.use(graphql, declaredSizeCheck(config.maxBodyBytes));
-    express.use(graphql, scribeBodyDeadline(config.httpTimeouts));
+    express.use(onlyWhere(isGraphql, declaredSizeCheck(config.maxBodyBytes)));
+    express.use(onlyWhere(isGraphql, scribeBodyDeadline(config.httpTimeouts)));
     // Bodies are read for GraphQL only: no other route of Scribe takes one.
-    express.use(graphql, scribeJsonBody(config.maxBodyBytes, config.queryLimits.maxBytes));
-    express.use(paths.scribe, httpErrorHandler(config.maxBodyBytes));
+    express.use(
+      onlyWhere(isGraphql, scribeJsonBody(config.maxBodyBytes, config.queryLimits.maxBytes)),
+    );
+    express.use(errorsWhere(isScribe, httpErrorHandler(config.maxBodyBytes)));
   }
 }

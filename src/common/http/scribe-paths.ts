@@ -1,17 +1,86 @@
+import {
+  type ErrorRequestHandler,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import { type ScribeConfig } from '../../config/scribe-config.js';
 
-/** Where Scribe's HTTP steps apply, as Express mount paths (each matches its subtree). */
-export interface ScribePaths {
-  /** Scribe's own routes: GraphQL, /health and /metrics. */
-  readonly scribe: string[];
-  /**
-   * Where the refusal gate stands: Scribe's routes, or every path (guardAllPaths). Every path
-   * is '/' alone, not in a list: Express matches a listed '/' against '/' only.
-   */
-  readonly guarded: string | string[];
+/** Which of Scribe's routes a request is for: its GraphQL endpoint, /health, /metrics, or none. */
+export type ScribeRoute = 'graphql' | 'health' | 'metrics' | undefined;
+
+/** What of an Express router is read here: its settings. */
+export interface RouterView {
+  readonly caseSensitive?: boolean;
+  readonly strict?: boolean;
 }
 
-export function scribePaths(config: Pick<ScribeConfig, 'graphqlPath' | 'guardAllPaths'>) {
-  const scribe = [config.graphqlPath, '/health', '/metrics'];
-  return { scribe, guarded: config.guardAllPaths ? '/' : scribe } satisfies ScribePaths;
+const escape = (path: string) => path.replace(/[.\\^$*+?()[\]{}|]/g, '\\$&');
+
+/**
+ * Where Scribe's HTTP steps apply: Scribe's own routes, each matched as Express matches it, and
+ * nothing else of the app. /health and /metrics are Nest routes: the path itself (and with a
+ * trailing slash unless 'strict routing' is on). The GraphQL endpoint is the path and the path
+ * with a trailing slash, both of which reach Apollo's `app.use(path)`; the paths under it are
+ * not Scribe's (closeGraphqlSubtree keeps Apollo from answering them). Case-insensitive unless
+ * the router is case sensitive ('case sensitive routing'), as Express's own matching. With
+ * guardAllPaths (standalone), the refusal gate stands on every path.
+ */
+export class ScribePaths {
+  private readonly routes = new WeakMap<Request, ScribeRoute>();
+  private patterns?: Record<'health' | 'metrics' | 'graphql', RegExp>;
+
+  constructor(
+    private readonly config: Pick<ScribeConfig, 'graphqlPath' | 'guardAllPaths'>,
+    /** The app's router, read at request time (the settings and routes it has by then). */
+    private readonly router: () => RouterView | undefined,
+  ) {}
+
+  /** Which of Scribe's routes `request` is for, if any (worked out once per request). */
+  routeOf(request: Request): ScribeRoute {
+    if (this.routes.has(request)) return this.routes.get(request);
+    const route = this.match(request);
+    this.routes.set(request, route);
+    return route;
+  }
+
+  isScribe = (request: Request): boolean => this.routeOf(request) !== undefined;
+  isGraphql = (request: Request): boolean => this.routeOf(request) === 'graphql';
+  /** Where the refusal gate stands: Scribe's routes, or every path (guardAllPaths). */
+  isGuarded = (request: Request): boolean => this.config.guardAllPaths || this.isScribe(request);
+
+  private match(request: Request): ScribeRoute {
+    const router = this.router();
+    // Compiled at the first request: the router's settings are fixed once it exists.
+    const patterns = (this.patterns ??= this.compile(router));
+    // The whole path, from the root: inside a mounted layer, req.path is what is left of it.
+    const path = request.baseUrl + request.path;
+    if (patterns.health.test(path)) return 'health';
+    if (patterns.metrics.test(path)) return 'metrics';
+    return patterns.graphql.test(path) ? 'graphql' : undefined;
+  }
+
+  private compile(router: RouterView | undefined) {
+    const flags = router?.caseSensitive ? '' : 'i';
+    const slash = router?.strict ? '' : '/?';
+    const graphql = escape(this.config.graphqlPath);
+    return {
+      health: new RegExp(`^/health${slash}$`, flags),
+      metrics: new RegExp(`^/metrics${slash}$`, flags),
+      graphql: new RegExp(`^${graphql}/?$`, flags),
+    };
+  }
+}
+
+/** `handler` on the requests `applies` to; the others go on untouched. */
+export function onlyWhere(applies: (request: Request) => boolean, handler: RequestHandler) {
+  return (request: Request, response: Response, next: NextFunction) =>
+    applies(request) ? handler(request, response, next) : next();
+}
+
+/** An error handler on the requests `applies` to; the others' errors go on to the host's. */
+export function errorsWhere(applies: (request: Request) => boolean, handler: ErrorRequestHandler) {
+  return (error: unknown, request: Request, response: Response, next: NextFunction) =>
+    applies(request) ? handler(error, request, response, next) : next(error);
 }

@@ -1,0 +1,99 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import request from 'supertest';
+import { closeGraphqlSubtree, type MountedLayers } from './graphql-subtree.js';
+import { ScribePaths, type RouterView } from './scribe-paths.js';
+
+const at = (path: string) => ({ baseUrl: '', path, method: 'POST' }) as Request;
+
+function pathsOf(router: RouterView, graphqlPath = '/graphql', guardAllPaths = false) {
+  return new ScribePaths({ graphqlPath, guardAllPaths }, () => router);
+}
+
+describe(ScribePaths.name, () => {
+  it.each([
+    ['/graphql', 'graphql'],
+    ['/graphql/', 'graphql'],
+    ['/GraphQL', 'graphql'],
+    ['/graphql/admin', undefined],
+    ['/graphql//', undefined],
+    ['/graphql-x', undefined],
+    ['/graphqlx', undefined],
+    ['/health', 'health'],
+    ['/HEALTH/', 'health'],
+    ['/health/x', undefined],
+    ['/healthz', undefined],
+    ['/metrics', 'metrics'],
+    ['/metrics/x', undefined],
+    ['/', undefined],
+  ])('takes %p for %p, as Express routes it by default', (path, route) => {
+    expect(pathsOf({}).routeOf(at(path))).toBe(route);
+  });
+
+  it("follows the router's case sensitivity and strict routing", () => {
+    const sensitive = pathsOf({ caseSensitive: true });
+    expect(sensitive.routeOf(at('/GraphQL'))).toBeUndefined();
+    expect(sensitive.routeOf(at('/Health'))).toBeUndefined();
+    expect(sensitive.routeOf(at('/graphql'))).toBe('graphql');
+    const strict = pathsOf({ strict: true });
+    expect(strict.routeOf(at('/health/'))).toBeUndefined();
+    expect(strict.routeOf(at('/health'))).toBe('health');
+    // Apollo is mounted with app.use: the trailing slash reaches it whatever the routing.
+    expect(strict.routeOf(at('/graphql/'))).toBe('graphql');
+  });
+
+  it('matches a configured path literally, from the root of a mounted layer too', () => {
+    const paths = pathsOf({}, '/api/v1.0');
+    expect(paths.routeOf(at('/api/v1.0'))).toBe('graphql');
+    expect(paths.routeOf(at('/api/v1x0'))).toBeUndefined();
+    const inside = { baseUrl: '/API/v1.0', path: '/', method: 'GET' } as Request;
+    expect(paths.isGraphql(inside)).toBe(true);
+  });
+
+  it('guards every path with guardAllPaths, Scribe routes only otherwise', () => {
+    expect(pathsOf({}, '/graphql', true).isGuarded(at('/anything'))).toBe(true);
+    expect(pathsOf({}).isGuarded(at('/anything'))).toBe(false);
+    expect(pathsOf({}).isGuarded(at('/metrics'))).toBe(true);
+  });
+});
+
+describe(closeGraphqlSubtree.name, () => {
+  function app() {
+    const served = express();
+    served.get('/graphql/admin', (_request, response) => {
+      response.send('host');
+    });
+    // As Nest's Apollo driver mounts it: after the routes, on the whole subtree.
+    served.use('/graphql', (_request, response) => {
+      response.send('apollo');
+    });
+    served.use(
+      '/graphql',
+      (error: Error, _request: Request, response: Response, _next: NextFunction) => {
+        response.status(500).send(error.message);
+      },
+    );
+    served.use((_request: Request, response: Response) => {
+      response.status(404).send('not found');
+    });
+    return served;
+  }
+
+  it('keeps a handler mounted on the path to the path itself', async () => {
+    const served = app();
+    const router = served.router as unknown as MountedLayers & RouterView;
+    const paths = pathsOf(router);
+    expect(closeGraphqlSubtree(router, '/graphql', paths.isGraphql)).toBe(1);
+    for (const path of ['/graphql', '/graphql/', '/GraphQL', '/GRAPHQL/']) {
+      expect((await request(served).post(path)).text).toBe('apollo');
+    }
+    expect((await request(served).get('/graphql/admin')).text).toBe('host');
+    for (const path of ['/graphql/admin', '/graphql/x', '/GraphQL/x/y']) {
+      const answer = await request(served).post(path);
+      expect([answer.status, answer.text]).toEqual([404, 'not found']);
+    }
+  });
+
+  it('answers the whole subtree when not applied (the control)', async () => {
+    expect((await request(app()).post('/graphql/x')).text).toBe('apollo');
+  });
+});
