@@ -38,6 +38,7 @@ function readerOverOutage(cacheSize = '0') {
   const pending = {
     of: () => held,
     journalOnly: () => Promise.resolve({ messages: [], beyondCursor: false, total: 0 }),
+    atOneMoment: (_id: string, read: () => Promise<unknown>) => read(),
   } as unknown as PendingMessages;
   return newReader(
     queries,
