@@ -1,41 +1,14 @@
+import { parse, print, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import {
-  buildSchema,
-  Kind,
-  parse,
-  print,
-  type DocumentNode,
-  type GraphQLSchema,
-  type OperationDefinitionNode,
-} from 'graphql';
-import { FIELD_SCOPE } from '../auth/field-scope.js';
+  HOST_FIELDS_SDL,
+  operationsOf,
+  SCHEMA_WITH_HOST_FIELDS,
+  schemaWithHostFields,
+} from '../testing/scribe-roots.js';
 import { isMetaField, operationAlone, scribePart, withoutHostFields } from './scribe-fields.js';
 
-/**
- * A schema where the root fields named in `scribe` declare a scope, as RequireScope makes
- * Scribe's, and every other root field declares none, as a host's beside them.
- */
-function schemaOf(sdl: string, scribe: readonly string[]): GraphQLSchema {
-  const schema = buildSchema(sdl);
-  for (const root of [schema.getQueryType(), schema.getMutationType()]) {
-    for (const field of Object.values(root?.getFields() ?? {})) {
-      if (scribe.includes(`${root?.name}.${field.name}`)) {
-        (field as { extensions: object }).extensions = { [FIELD_SCOPE]: 'read' };
-      }
-    }
-  }
-  return schema;
-}
-
-const SDL = `
-  type Query { session: Int, sessions: Int, hostUser: Int, hostClock: Int }
-  type Mutation { append: Int, hostSave: Int }
-`;
-const schema = schemaOf(SDL, ['Query.session', 'Query.sessions', 'Mutation.append']);
-
-const operations = (document: DocumentNode) =>
-  document.definitions.filter(
-    (node): node is OperationDefinitionNode => node.kind === Kind.OPERATION_DEFINITION,
-  );
+const schema = SCHEMA_WITH_HOST_FIELDS;
+const operations = operationsOf;
 
 /** Scribe's part of the first (or named) operation of `query`, printed, or undefined. */
 function partOf(query: string, name?: string, on: GraphQLSchema = schema): string | undefined {
@@ -209,7 +182,11 @@ describe(scribePart.name, () => {
     expect(scribePart(schema, document, b)?.document).toBe(first?.document);
 
     // In this schema `hostUser` is Scribe's: nothing to leave out.
-    const other = schemaOf(SDL, ['Query.session', 'Query.sessions', 'Query.hostUser']);
+    const other = schemaWithHostFields(HOST_FIELDS_SDL, [
+      'Query.session',
+      'Query.sessions',
+      'Query.hostUser',
+    ]);
     expect(scribePart(other, document, a)?.document).toBe(document);
     expect(scribePart(schema, document, a)?.document).toBe(first?.document);
   });

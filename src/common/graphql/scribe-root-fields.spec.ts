@@ -1,40 +1,10 @@
-import {
-  buildSchema,
-  Kind,
-  parse,
-  type DocumentNode,
-  type GraphQLSchema,
-  type OperationDefinitionNode,
-} from 'graphql';
+import { buildSchema, parse, type OperationDefinitionNode } from 'graphql';
 import { FIELD_SCOPE } from '../auth/field-scope.js';
+import { operationsOf, SCHEMA_WITH_HOST_FIELDS } from '../testing/scribe-roots.js';
 import { hostResponseKeys, isScribeRootField } from './scribe-fields.js';
 
-/**
- * A schema where the root fields named in `scribe` declare a scope, as RequireScope makes
- * Scribe's, and every other root field declares none, as a host's beside them.
- */
-function schemaOf(sdl: string, scribe: readonly string[]): GraphQLSchema {
-  const schema = buildSchema(sdl);
-  for (const root of [schema.getQueryType(), schema.getMutationType()]) {
-    for (const field of Object.values(root?.getFields() ?? {})) {
-      if (scribe.includes(`${root?.name}.${field.name}`)) {
-        (field as { extensions: object }).extensions = { [FIELD_SCOPE]: 'read' };
-      }
-    }
-  }
-  return schema;
-}
-
-const SDL = `
-  type Query { session: Int, sessions: Int, hostUser: Int, hostClock: Int }
-  type Mutation { append: Int, hostSave: Int }
-`;
-const schema = schemaOf(SDL, ['Query.session', 'Query.sessions', 'Mutation.append']);
-
-const operations = (document: DocumentNode) =>
-  document.definitions.filter(
-    (node): node is OperationDefinitionNode => node.kind === Kind.OPERATION_DEFINITION,
-  );
+const schema = SCHEMA_WITH_HOST_FIELDS;
+const operations = operationsOf;
 
 describe(isScribeRootField.name, () => {
   const document = parse('{ session } mutation M { append } subscription S { x }');
