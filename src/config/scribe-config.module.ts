@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder, Module } from '@nestjs/common';
+import { DataDirectories } from './data-directories.js';
 import { ScribeConfig } from './scribe-config.js';
 import { ScribeInstance } from './scribe-instance.js';
 import { resolveScribeConfig } from './resolve-scribe-config.js';
@@ -49,6 +50,13 @@ export type ScribeConfigModuleAsyncOptions = Parameters<
       provide: Failpoints,
       inject: [ScribeConfig],
       useFactory: (config: ScribeConfig) => new Failpoints(config.failpoint),
+    },
+    // Checks at module init. The module is global, and Nest inits global modules first: a bad
+    // start fails here, before the database and the journal open anything.
+    {
+      provide: DataDirectories,
+      inject: [ScribeConfig],
+      useFactory: (config: ScribeConfig) => new DataDirectories(config),
     },
   ],
   exports: [SCRIBE_OPTIONS, ScribeConfig, ScribeInstance, Failpoints, OrderKeyGenerator],
