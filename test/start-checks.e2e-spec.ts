@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createScribeTestingModule } from '../src/kit/index.js';
@@ -44,12 +44,12 @@ describe('a data directory Scribe cannot use', () => {
     expect(ms).toBeLessThan(10_000);
   });
 
-  it('fails forRoot with a spoolDir that is a file, naming spoolDir', async () => {
-    const file = join(root, 'spool-file');
-    await writeFile(file, '');
-    const { outcome } = await kitStart({ options: { dataDir: root, spoolDir: file } });
+  it('fails forRoot with a spoolDir that cannot be created, naming spoolDir', async () => {
+    const { outcome } = await kitStart({ options: { dataDir: root, spoolDir: '/proc/y' } });
 
-    expect(outcome).toBe(`Scribe option spoolDir (${file}): not a directory`);
+    expect(outcome).toBe(
+      "Scribe option spoolDir (/proc/y): cannot be created (ENOENT: no such file or directory, mkdir '/proc/y')",
+    );
   });
 
   it.each(['/proc/x', '/dev/null'])(

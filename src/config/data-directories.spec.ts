@@ -73,13 +73,27 @@ describe('checkDataDirectories', () => {
     );
   });
 
-  it('names dataDir when its default spool is refused, spoolDir when one is given', async () => {
-    await writeFile(join(root, 'pending_messages'), '');
-    expect(await refusal(configOf({ DATA_DIR: root }))).toBe(
-      `Scribe option dataDir (${root}): ${root}/pending_messages is not a directory`,
-    );
+  it('refuses a spool directory that cannot be created where mkdir -p would hang', async () => {
     expect(await refusal(configOf({ DATA_DIR: root, SPOOL_DIR: '/proc/y' }))).toBe(
       "Scribe option spoolDir (/proc/y): cannot be created (ENOENT: no such file or directory, mkdir '/proc/y')",
+    );
+  });
+
+  // The journal's to report: Scribe starts, answers BUFFERED, and takes the fix without a
+  // restart (test/durability.e2e-spec.ts, an unusable on-disk spool).
+  it('leaves a spool directory unusable otherwise to the journal', async () => {
+    await writeFile(join(root, 'file'), '');
+    await writeFile(join(root, 'pending_messages'), '');
+
+    await expect(checkDataDirectories(configOf({ DATA_DIR: root }))).resolves.toBe(undefined);
+    await expect(
+      checkDataDirectories(configOf({ DATA_DIR: root, SPOOL_DIR: join(root, 'file', 'spool') })),
+    ).resolves.toBe(undefined);
+  });
+
+  it("refuses the data directory as the default spool's parent with PostgreSQL too", async () => {
+    expect(await refusal(configOf({ DATA_DIR: '/dev/null', DATABASE_URL: POSTGRES }))).toBe(
+      'Scribe option dataDir (/dev/null): not a directory',
     );
   });
 

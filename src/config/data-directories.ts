@@ -53,10 +53,16 @@ export class DataDirectories implements OnModuleInit {
 }
 
 /**
- * Creates what is missing of the data directory (SQLite only: PostgreSQL keeps nothing there)
- * and of the spool directory (mode 0700, as the journal makes it), and throws
- * UnusableDirectoryError at the first that is not a directory this process can write. A
- * symlink is followed here: the journal refuses one itself, and starts degraded.
+ * Creates what is missing of the data directory and of the spool directory (mode 0700, as the
+ * journal makes it), and throws UnusableDirectoryError, one line naming the option:
+ * - for the data directory (SQLite's, and the default spool's parent), when it cannot be
+ *   created, is not a directory or cannot be written: no retry mends it, and SQLite would
+ *   only fail at every retry as if the database were down;
+ * - for the spool directory, only when it cannot be created where the journal's own mkdir
+ *   would hang (below). A spool unusable otherwise (a file in its way, not writable) is the
+ *   journal's to report: Scribe starts, answers BUFFERED and picks up the fix without a
+ *   restart (SpoolService.onModuleInit), as it does for a spool lost while running.
+ * A symlink is followed here: the journal refuses one itself.
  *
  * Why not mkdir's `recursive`, as TypeORM and the journal use: on a file system that answers
  * ENOENT for a directory it will never hold (/proc/x), Node's recursive mkdir never settles,
@@ -67,20 +73,29 @@ export async function checkDataDirectories(
   fs: DirectoryFs = NODE_FS,
 ): Promise<void> {
   const { dataDir, spoolDir, database } = config;
-  if (database.kind === 'sqlite') {
-    const refuse = (reason: string) => new UnusableDirectoryError('dataDir', dataDir, reason);
-    await usableDirectory(fs, dataDir, dataDir, refuse, DATA_DIRECTORY_MODE);
-    const file = await found(fs, database.path, refuse);
-    if (file && !file.isFile()) throw refuse(`${database.path} is not a file`);
-  }
+  const refuseData = (reason: string) => new UnusableDirectoryError('dataDir', dataDir, reason);
   // The default spool is inside dataDir: refused, it is dataDir the operator must fix.
   const inDataDir = spoolDir === resolve(dataDir, 'pending_messages');
-  const refuse = (reason: string) =>
-    inDataDir
-      ? new UnusableDirectoryError('dataDir', dataDir, reason)
-      : new UnusableDirectoryError('spoolDir', spoolDir, reason);
-  await usableDirectory(fs, spoolDir, inDataDir ? dataDir : spoolDir, refuse, SPOOL_DIRECTORY_MODE);
+  if (database.kind === 'sqlite' || inDataDir) {
+    await usableDirectory(fs, dataDir, dataDir, refuseData, DATA_DIRECTORY_MODE);
+  }
+  if (database.kind === 'sqlite') {
+    const file = await found(fs, database.path, refuseData);
+    if (file && !file.isFile()) throw refuseData(`${database.path} is not a file`);
+  }
+  const named = inDataDir ? dataDir : spoolDir;
+  const refuseSpool = (reason: string) =>
+    inDataDir ? refuseData(reason) : new UnusableDirectoryError('spoolDir', spoolDir, reason);
+  try {
+    await usableDirectory(fs, spoolDir, named, (reason, hangs) =>
+      hangs ? refuseSpool(reason) : LEFT_TO_THE_JOURNAL,
+    );
+  } catch (error) {
+    if (error !== LEFT_TO_THE_JOURNAL) throw error;
+  }
 }
+
+const LEFT_TO_THE_JOURNAL = new Error('left to the journal');
 
 /**
  * Makes `directory` (of `mode`, exactly) and its missing parents, then checks it is a
@@ -90,8 +105,9 @@ async function usableDirectory(
   fs: DirectoryFs,
   directory: string,
   named: string,
-  refuse: (reason: string) => Error,
-  mode: number,
+  // `hangs`: a directory mkdir's `recursive` would never settle on (see checkDataDirectories).
+  refuse: (reason: string, hangs: boolean) => Error,
+  mode = SPOOL_DIRECTORY_MODE,
 ): Promise<void> {
   const missing: string[] = [];
   let at = directory;
@@ -101,9 +117,9 @@ async function usableDirectory(
     at = dirname(at);
     existing = await found(fs, at, refuse);
   }
-  if (existing === null) throw refuse(`cannot be created: ${at} does not exist`);
+  if (existing === null) throw refuse(`cannot be created: ${at} does not exist`, false);
   if (!existing.isDirectory()) {
-    throw refuse(at === named ? 'not a directory' : `${at} is not a directory`);
+    throw refuse(at === named ? 'not a directory' : `${at} is not a directory`, false);
   }
   for (const level of missing.reverse()) {
     try {
@@ -112,14 +128,16 @@ async function usableDirectory(
       if (level === directory && mode !== DATA_DIRECTORY_MODE) await fs.chmod(level, mode);
     } catch (error) {
       // Made meanwhile by another instance sharing the directory: as good as made here.
-      if (errorCode(error) !== 'EEXIST') throw refuse(`cannot be created (${osReason(error)})`);
+      const code = errorCode(error);
+      if (code !== 'EEXIST')
+        throw refuse(`cannot be created (${osReason(error)})`, code === 'ENOENT');
     }
   }
   try {
     // Asked of the kernel, not worked out from the mode: ACLs and read-only mounts decide too.
     await fs.access(directory, constants.W_OK | constants.X_OK);
   } catch (error) {
-    throw refuse(`not writable (${osReason(error)})`);
+    throw refuse(`not writable (${osReason(error)})`, false);
   }
 }
 
@@ -127,13 +145,13 @@ async function usableDirectory(
 async function found(
   fs: DirectoryFs,
   path: string,
-  refuse: (reason: string) => Error,
+  refuse: (reason: string, hangs: boolean) => Error,
 ): Promise<Pick<Stats, 'isDirectory' | 'isFile'> | null> {
   try {
     return await fs.stat(path);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return null;
-    throw refuse(osReason(error));
+    throw refuse(osReason(error), false);
   }
 }
 

@@ -39,6 +39,9 @@ export class SingleScribe implements OnModuleInit {
     }
     if (options.length <= 1) return;
     // Options are plain JSON by now (checkOptionShape), so equal ones give equal text.
-    throw new ScribeImportedTwiceError(options.length, new Set(options.map((given) => JSON.stringify(given))).size === 1);
+    throw new ScribeImportedTwiceError(
+      options.length,
+      new Set(options.map((given) => JSON.stringify(given))).size === 1,
+    );
   }
 }
