@@ -1,8 +1,11 @@
 import { ConfigurableModuleBuilder, Module } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
+import { DataDirectories } from './data-directories.js';
 import { ScribeConfig } from './scribe-config.js';
 import { ScribeInstance } from './scribe-instance.js';
 import { resolveScribeConfig } from './resolve-scribe-config.js';
 import { type ScribeOptions } from './scribe-options.js';
+import { SingleScribe } from './single-scribe.js';
 import { SCRIBE_OPTIONS } from './tokens.js';
 import { Failpoints } from '../common/failpoints.js';
 import { OrderKeyGenerator } from '../message/order-key.js';
@@ -49,6 +52,19 @@ export type ScribeConfigModuleAsyncOptions = Parameters<
       provide: Failpoints,
       inject: [ScribeConfig],
       useFactory: (config: ScribeConfig) => new Failpoints(config.failpoint),
+    },
+    // Checks at module init. The module is global, and Nest inits global modules first: a bad
+    // start fails here, before the database and the journal open anything.
+    {
+      provide: SingleScribe,
+      inject: [ModulesContainer],
+      useFactory: (modules: ModulesContainer) =>
+        new SingleScribe(modules, ScribeConfigModule, SCRIBE_OPTIONS),
+    },
+    {
+      provide: DataDirectories,
+      inject: [ScribeConfig],
+      useFactory: (config: ScribeConfig) => new DataDirectories(config),
     },
   ],
   exports: [SCRIBE_OPTIONS, ScribeConfig, ScribeInstance, Failpoints, OrderKeyGenerator],

@@ -66,6 +66,30 @@ describe('the shape of ScribeOptions', () => {
     );
   });
 
+  // validateEnvironment reads '' as unset: the default './data' would have been used silently,
+  // and ' ' made a directory named ' '.
+  it.each([
+    ['dataDir', ''],
+    ['dataDir', ' '],
+    ['dataDir', '\t \n'],
+    ['spoolDir', ''],
+    ['spoolDir', '  '],
+  ])('refuses %s %p: it names no directory', (path, value) => {
+    const error = refusal({ [path]: value });
+    expect(error.path).toBe(path);
+    expect(error.message).toBe(
+      `Invalid Scribe option ${path}: must name a directory, not be empty or only spaces (got ${JSON.stringify(value)})`,
+    );
+  });
+
+  it.each(['DATA_DIR', 'SPOOL_DIR'])('refuses %s of only spaces, naming it', (variable) => {
+    expect(() => validateEnvironment({ [variable]: '  ' })).toThrow(
+      `${variable} must name a directory, not be empty or only spaces`,
+    );
+    // Empty is unset, as for every variable: the default.
+    expect(() => validateEnvironment({ [variable]: '' })).not.toThrow();
+  });
+
   it('refuses origins that are not all strings', () => {
     expect(refusal({ http: { corsOrigins: ['https://a.example.com', 5] } }).message).toBe(
       'Invalid Scribe option http.corsOrigins: must be an array of strings (got an array)',

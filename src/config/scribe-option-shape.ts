@@ -1,4 +1,5 @@
 import { InvalidScribeOptionsError } from './invalid-scribe-options.error.js';
+import { BLANK_DIRECTORY } from './store-settings.js';
 import { SCRIBE_OPTION_TABLE, optionAt, type OptionKind } from './scribe-option-table.js';
 
 // The shape of a ScribeOptions object, checked before its values are: no key the table does not
@@ -39,12 +40,20 @@ function checkGroup(group: Record<string, unknown>, prefix: string): void {
         `must be ${KIND_TYPES[kind]} (got ${typeName(value)})`,
       );
     }
+    // validateEnvironment reads an empty variable as unset: '' would silently mean the default.
+    if (kind === 'directory' && typeof value === 'string' && value.trim() === '') {
+      throw new InvalidScribeOptionsError(
+        path,
+        `${BLANK_DIRECTORY} (got ${JSON.stringify(value)})`,
+      );
+    }
   }
 }
 
 const KIND_TYPES: Record<OptionKind, string> = {
   integer: 'a number',
   string: 'a string',
+  directory: 'a string',
   secret: 'a string',
   boolean: 'a boolean',
   development: 'a boolean',
@@ -58,6 +67,7 @@ function hasKindType(kind: OptionKind, value: unknown): boolean {
     case 'integer':
       return typeof value === 'number';
     case 'string':
+    case 'directory':
     case 'secret':
       return typeof value === 'string';
     case 'boolean':

@@ -4,6 +4,7 @@ import { type Environment } from './environment.js';
  * How an option's value is typed, and so how it crosses to and from its variable:
  * - integer: a number (the variable's decimal digits);
  * - string, secret: a string as is (a secret's value is never echoed in an error);
+ * - directory: a string naming a directory, never empty or only spaces;
  * - boolean: true or false ('true' / 'false');
  * - origins: a string[] (comma-separated);
  * - proxy: false, a number of proxies, or a string (TRUST_PROXY's forms);
@@ -11,7 +12,15 @@ import { type Environment } from './environment.js';
  * - mode: 'own' or 'host' (no variable).
  */
 export type OptionKind =
-  'integer' | 'string' | 'secret' | 'boolean' | 'origins' | 'proxy' | 'development' | 'mode';
+  | 'integer'
+  | 'string'
+  | 'directory'
+  | 'secret'
+  | 'boolean'
+  | 'origins'
+  | 'proxy'
+  | 'development'
+  | 'mode';
 
 /** A variable of Environment that a Scribe option stands for (PORT and HOST are not options). */
 export type OptionVariable = Exclude<keyof Environment, 'PORT' | 'HOST'>;
@@ -29,9 +38,9 @@ export type OptionRow = readonly [
  * Environment's order, so that of two bad options the one its variable would be is named.
  */
 export const SCRIBE_OPTION_TABLE: readonly OptionRow[] = [
-  ['dataDir', 'DATA_DIR', 'string'],
+  ['dataDir', 'DATA_DIR', 'directory'],
   ['database.url', 'DATABASE_URL', 'secret'],
-  ['spoolDir', 'SPOOL_DIR', 'string'],
+  ['spoolDir', 'SPOOL_DIR', 'directory'],
   ['database.sqliteSynchronous', 'SQLITE_SYNCHRONOUS', 'string'],
   ['database.maxPendingPerSession', 'MAX_PENDING_PER_SESSION', 'integer'],
   ['database.retryIntervalMs', 'DB_RETRY_INTERVAL_MS', 'integer'],

@@ -8,6 +8,9 @@ import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Max, Min } from
 export const SQLITE_SYNCHRONOUS_MODES = ['FULL', 'NORMAL'] as const;
 export type SqliteSynchronousMode = (typeof SQLITE_SYNCHRONOUS_MODES)[number];
 
+/** The refusal of a directory given as only spaces (or, as an option, empty). */
+export const BLANK_DIRECTORY = 'must name a directory, not be empty or only spaces';
+
 /** The variables of StoreSettings that are whole numbers, read from plain decimal digits. */
 export const STORE_INTEGERS = [
   'PORT',
@@ -32,8 +35,9 @@ export class StoreSettings {
   @IsNotEmpty()
   HOST = '127.0.0.1';
 
+  // Empty is unset (the default); only spaces would be a directory named ' '.
   @IsString()
-  @IsNotEmpty()
+  @Matches(/\S/, { message: `DATA_DIR ${BLANK_DIRECTORY}` })
   DATA_DIR = './data';
 
   @IsOptional()
@@ -44,7 +48,7 @@ export class StoreSettings {
 
   @IsOptional()
   @IsString()
-  @IsNotEmpty()
+  @Matches(/\S/, { message: `SPOOL_DIR ${BLANK_DIRECTORY}` })
   SPOOL_DIR?: string;
 
   @IsIn(SQLITE_SYNCHRONOUS_MODES)

@@ -22,7 +22,7 @@ import { DatabaseHealth, type DatabaseHealthStatus } from './database-health.js'
 import { DurableWriter } from './durable-writer.js';
 import { conflictingField } from './idempotency.js';
 import { checkAppendTarget, checkNewMessages } from './input-rules.js';
-import { checkMessageShapes } from './message-shapes.js';
+import { plainMessagesOf } from './message-shapes.js';
 import { type AppendMessagesPayload } from './models/append-payload.model.js';
 import { type MessageInput } from './dto/message.input.js';
 import { TranscriptRecovery } from './recovery.js';
@@ -88,8 +88,9 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     sessionId: string,
     messages: readonly MessageInput[],
   ): Promise<AppendMessagesPayload> {
-    checkMessageShapes(sessionId, messages, batchFieldOf, BATCH_FIELD);
-    const { records, status } = await this.appendRecords(sessionId, messages, batchFieldOf);
+    // Copies, read once: a host's getter cannot answer the checks one value and the store another.
+    const inputs = plainMessagesOf(sessionId, messages, batchFieldOf, BATCH_FIELD);
+    const { records, status } = await this.appendRecords(sessionId, inputs, batchFieldOf);
     return { messages: records.map((record) => toMessageModel(record, status)), status };
   }
 
