@@ -92,7 +92,7 @@ describe('ScribeModule imported twice', () => {
   it('fails the start when two host modules each call forRoot with different options', async () => {
     @Module({ imports: [ScribeModule.forRoot({ dataDir: dirs[0] })] })
     class ChatModule {}
-    @Module({ imports: [ScribeModule.forRoot({ dataDir: dirs[1], logLevel: 'warn' })] })
+    @Module({ imports: [ScribeModule.forRoot({ dataDir: dirs[1], development: true })] })
     class BillingModule {}
 
     const { outcome } = await kitStart({

@@ -1,11 +1,6 @@
 import { resolve } from 'node:path';
 import { accessSettings, accessVariablesOf, type AccessSettings } from './access-settings.js';
-import {
-  Environment,
-  maxResponseBytesOf,
-  type LogLevelName,
-  type SqliteSynchronousMode,
-} from './environment.js';
+import { Environment, maxResponseBytesOf, type SqliteSynchronousMode } from './environment.js';
 import { corsOriginsOf } from './http-front.js';
 import { resolveScribeConfig } from './resolve-scribe-config.js';
 import { scribeOptionsFromEnvironment } from './scribe-options-from-environment.js';
@@ -106,7 +101,6 @@ export class ScribeConfig {
   /** Origins browsers may call from (CORS); empty: none. */
   readonly corsOrigins: string[];
   readonly access: AccessSettings;
-  readonly logLevel: LogLevelName;
   readonly development: boolean;
   /** Whether the schema can be introspected (GRAPHQL_INTROSPECTION, else development only). */
   readonly introspection: boolean;
@@ -204,7 +198,6 @@ export class ScribeConfig {
     // No host here: whether anonymous callers may reach a non-loopback address is the
     // listener's to check (scribeOptionsFromEnvironment does for `npm start`).
     this.access = accessSettings(accessVariablesOf(environment, undefined));
-    this.logLevel = get('LOG_LEVEL');
     this.development = get('NODE_ENV') === 'development';
     const introspection = get('GRAPHQL_INTROSPECTION');
     this.introspection = introspection === undefined ? this.development : introspection === 'true';

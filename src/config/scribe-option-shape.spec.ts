@@ -35,8 +35,8 @@ describe('the shape of ScribeOptions', () => {
   });
 
   it('takes an object of no prototype, or of another realm, as plain', () => {
-    const bare = Object.assign(Object.create(null) as object, { logLevel: 'debug' });
-    expect(resolveScribeConfig(bare as ScribeOptions).logLevel).toBe('debug');
+    const bare = Object.assign(Object.create(null) as object, { development: true });
+    expect(resolveScribeConfig(bare as ScribeOptions).development).toBe(true);
     const foreign = runInNewContext('({ limits: { maxPageBytes: 70000 } })') as ScribeOptions;
     expect(resolveScribeConfig(foreign).maxPageBytes).toBe(70_000);
   });

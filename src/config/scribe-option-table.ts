@@ -83,7 +83,6 @@ export const SCRIBE_OPTION_TABLE: readonly OptionRow[] = [
   ['auth.jwtIssuer', 'JWT_ISSUER', 'string'],
   ['auth.jwtAudience', 'JWT_AUDIENCE', 'string'],
   ['auth.allowAnonymous', 'ALLOW_ANONYMOUS', 'boolean'],
-  ['logLevel', 'LOG_LEVEL', 'string'],
   ['graphql.introspection', 'GRAPHQL_INTROSPECTION', 'boolean'],
   ['graphql.path', 'GRAPHQL_PATH', 'string'],
   ['graphql.mode', undefined, 'mode'],

@@ -1,4 +1,3 @@
-import { type LogLevelName } from './run-settings.js';
 import { type SqliteSynchronousMode } from './store-settings.js';
 
 // What a host passes to ScribeModule.forRoot: every field optional, each defaulting as its
@@ -154,8 +153,6 @@ export interface ScribeOptions {
   auth?: ScribeAuthOptions;
   /** Development mode: stack traces, introspection by default; default false (NODE_ENV=development). */
   development?: boolean;
-  /** 'fatal', 'error', 'warn', 'log' (default), 'debug' or 'verbose' (LOG_LEVEL). */
-  logLevel?: LogLevelName;
   /** Test only: where the process kills itself, `name` or `name@n` (SCRIBE_FAILPOINT). */
   failpoint?: string;
 }
