@@ -84,6 +84,17 @@ describe("a host's append of values JSON cannot hold", () => {
     },
   );
 
+  it('refuses a boxed String as a client id: two of them would be taken for one message', async () => {
+    const boxed = (id: string) => [{ role: 'USER', content: id, clientMessageId: new String(id) }];
+    for (const id of ['id-A', 'id-B']) {
+      await expect(transcripts.append('boxed', boxed(id) as never[])).rejects.toMatchObject({
+        code: ScribeErrorCode.InvalidInput,
+        field: 'input.messages.0.clientMessageId',
+      });
+    }
+    expect(await stored('boxed')).toBeNull();
+  });
+
   it('refuses metadata nested too deep with the code and words GraphQL answers', async () => {
     let deep: unknown = 1;
     for (let level = 0; level < 25; level++) deep = { a: deep };

@@ -73,6 +73,28 @@ describe('checkDataDirectories', () => {
     );
   });
 
+  it.each([
+    ['at the database file', (root: string) => join(root, 'scribe.sqlite')],
+    ['under the database file', (root: string) => join(root, 'scribe.sqlite', 'spool')],
+    ['holding the database file', (root: string) => root],
+  ])('refuses a spool directory %s, creating nothing', async (_case, spoolOf) => {
+    const spoolDir = spoolOf(root);
+    const database = join(root, 'scribe.sqlite');
+
+    expect(await refusal(configOf({ DATA_DIR: root, SPOOL_DIR: spoolDir }))).toBe(
+      `Scribe option spoolDir (${spoolDir}): holds or is held by the SQLite database ${database}: give the journal a folder of its own`,
+    );
+    await expect(stat(database)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('takes a spool directory beside the database file whose name begins with it', async () => {
+    await checkDataDirectories(
+      configOf({ DATA_DIR: root, SPOOL_DIR: join(root, 'scribe.sqlite-spool') }),
+    );
+
+    expect((await stat(join(root, 'scribe.sqlite-spool'))).isDirectory()).toBe(true);
+  });
+
   it('refuses a spool directory that cannot be created where mkdir -p would hang', async () => {
     expect(await refusal(configOf({ DATA_DIR: root, SPOOL_DIR: '/proc/y' }))).toBe(
       "Scribe option spoolDir (/proc/y): cannot be created (ENOENT: no such file or directory, mkdir '/proc/y')",

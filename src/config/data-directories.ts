@@ -1,7 +1,7 @@
 import { type OnModuleInit } from '@nestjs/common';
 import { constants, type Stats } from 'node:fs';
 import { access, chmod, mkdir, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { errorCode } from '../common/errors/describe-error.js';
 import { ScribeConfig } from './scribe-config.js';
 
@@ -80,6 +80,15 @@ export async function checkDataDirectories(
     await usableDirectory(fs, dataDir, dataDir, refuseData, DATA_DIRECTORY_MODE);
   }
   if (database.kind === 'sqlite') {
+    // The spool at the database's path (or the database in the spool) would start a Scribe that
+    // can never open its database, or whose journal holds SQLite's files as foreign ones.
+    if (within(spoolDir, database.path) || within(database.path, spoolDir)) {
+      throw new UnusableDirectoryError(
+        'spoolDir',
+        spoolDir,
+        `holds or is held by the SQLite database ${database.path}: give the journal a folder of its own`,
+      );
+    }
     const file = await found(fs, database.path, refuseData);
     if (file && !file.isFile()) throw refuseData(`${database.path} is not a file`);
   }
@@ -160,4 +169,10 @@ function osReason(error: unknown): string {
   return typeof error === 'object' && error !== null && 'message' in error
     ? String(error.message)
     : String(error);
+}
+
+/** Whether `inner` is `outer` or lies under it. */
+function within(inner: string, outer: string): boolean {
+  const path = relative(resolve(outer), resolve(inner));
+  return path === '' || (!path.startsWith('..') && !isAbsolute(path));
 }

@@ -38,6 +38,20 @@ function nested(depth: number): unknown {
 }
 
 describe(plainMessagesOf.name, () => {
+  it.each(['role', 'content', 'clientMessageId', 'toolName', 'toolCallId'])(
+    'refuses a boxed String (or any object) as %s: stored, it would be "[object Object]"',
+    (key) => {
+      const message = { role: 'USER', content: 'hi', [key]: new String('USER') };
+      expect(refusal([message])).toEqual({
+        field: `input.messages.0.${key}`,
+        message: `input.messages.0.${key}: must be a string, not an object`,
+      });
+      expect(refusal([{ role: 'USER', content: 'hi', [key]: () => 'x' }]).field).toBe(
+        `input.messages.0.${key}`,
+      );
+    },
+  );
+
   it('copies plain JSON as given', () => {
     const metadata = { n: 1, s: 'x', list: [1, null, { b: true }], none: null };
     const [input] = hostAppend(withMetadata(metadata));

@@ -76,6 +76,11 @@ function plainMessageOf(message: unknown, field: string): MessageInput {
       throw ScribeException.invalidInput(`${field}.${key}`, `property ${key} should not exist`);
     }
     const read = attempt(`${field}.${key}`, () => (message as Record<string, unknown>)[key]);
+    // A boxed String passes class-validator's IsString, answers as its text and is stored as
+    // "[object Object]": two client ids would be one. Every field but the JSON ones is text.
+    if (!JSON_FIELDS.has(key) && isObjectLike(read)) {
+      throw ScribeException.invalidInput(`${field}.${key}`, 'must be a string, not an object');
+    }
     const value = JSON_FIELDS.has(key) ? plainJsonCopy(read, `${field}.${key}`) : read;
     Object.defineProperty(input, key, {
       value,
@@ -87,4 +92,8 @@ function plainMessageOf(message: unknown, field: string): MessageInput {
   const failure = firstValidationFailure(validateSync(input, RULES), field);
   if (failure) throw ScribeException.invalidInput(failure.field, failure.reason);
   return input;
+}
+
+function isObjectLike(value: unknown): boolean {
+  return (typeof value === 'object' && value !== null) || typeof value === 'function';
 }

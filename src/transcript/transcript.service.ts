@@ -97,6 +97,9 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
   /**
    * Accepts `inputs` for `sessionId`, in order. `fieldOf(i)` names input i in errors.
    * Re-sent messages (same clientMessageId) come back as their first acceptance got them.
+   * The resolvers' entry, for inputs GraphQL has checked and built: a host calls append(),
+   * which copies and checks what it is given first.
+   * @internal
    */
   async appendRecords(
     sessionId: string,
