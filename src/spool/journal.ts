@@ -7,6 +7,7 @@ import { type DiskEntry, type JournalIndex, type RecordLocation } from './journa
 import { cacheableIn, type DrainReader } from './drain-reader.js';
 import { type SegmentCache, readBack } from './journal-reader.js';
 import { selectWindow } from './journal-window.js';
+import { RecordUnreadableError } from './record-unreadable.error.js';
 import { type JournalAppend, type JournalWriter } from './journal-writer.js';
 import { type SetAsideEntry, type SetAsideLog } from './set-aside-log.js';
 
@@ -286,16 +287,4 @@ function diskEntryOf({ record, location }: JournaledRecord): DiskEntry {
     acceptedAt: record.acceptedAt,
     location,
   };
-}
-
-/** A record the journal owes, in a file that cannot be read now (see BlockedFiles). */
-export class RecordUnreadableError extends Error {
-  override readonly name = 'RecordUnreadableError';
-
-  constructor(
-    readonly messageId: string,
-    readonly reason: string,
-  ) {
-    super(`journaled message ${messageId} cannot be read now: ${reason}`);
-  }
 }

@@ -43,7 +43,7 @@ export type {
   JournaledRecord,
   RefusedRecord,
 } from './journal.js';
-export { RecordUnreadableError } from './journal.js';
+export { RecordUnreadableError } from './record-unreadable.error.js';
 export type { JournalAppend } from './journal-writer.js';
 export type { RecordLocation } from './journal-index.js';
 
