@@ -126,32 +126,31 @@ export class SessionResolver {
     @Context() context: GraphQLContext,
   ): Promise<Connection<Message>> {
     const request = messagePageRequest(args);
-    const budget = context.budget;
-    const admit = budget && ((bytes: number) => budget.admit(bytes));
-    // Read before the messages (see ResolvedSession), and before asking whether the journal
-    // alone holds some: a message that leaves memory after this is in `held`.
+    // Read before the transcript was loaded (see ResolvedSession), and before asking whether
+    // the journal alone holds some: a message that leaves memory after this is in `held`.
     const held = session.held ?? this.reader.pending(session.id);
-    if (session.journaled || this.reader.inJournalOnly(session.id)) {
-      return this.withJournal(session.id, request, context);
+    const transcript = session.transcript;
+    if (!transcript || session.journaled || this.reader.inJournalOnly(session.id)) {
+      return this.fromDatabase(session.id, request, context);
     }
-    const page = session.transcript
-      ? this.reader.transcriptPage(session.transcript, request)
-      : await this.reader.messagePage(session.id, request, admit);
+    const page = this.reader.transcriptPage(transcript, request);
     const listed = withPending(page, request, held);
-    const onPage = new Set(page.items.map((record) => record.id));
-    // What a database page reserved is paid; the rest (a cached transcript's page, held
-    // messages) is in memory already, and its answer is charged before it is built.
-    await chargeUnreserved(context, listed, session.transcript ? new Set() : onPage);
-    const unstored = held.filter((message) => !onPage.has(message.record.id)).length;
+    // A cached transcript's page and held messages are in memory already: charged before the
+    // answer is built.
+    await chargeUnreserved(context, listed, new Set());
+    // Stored since `held` was read, a held message is in the transcript too: counted there.
+    const unstored = held.filter(({ record }) => !inTranscript(transcript, record)).length;
     return connectionOf(listed, session.messageCount + unstored);
   }
 
   /**
-   * A page of a session some of whose messages only the journal holds: those of the page read
-   * back, then the page from the database (never a cached transcript, which may lack what the
-   * write-back stored since), so that a message stored meanwhile is in one or both.
+   * A page from the database (never a cached transcript, which may lack what the write-back
+   * stored since), beside what this instance holds of the session in memory and, for the page,
+   * in the journal only: the stored count and what is held are read at one moment (see
+   * SessionReader.heldWithJournal), so that a message the write-back stores meanwhile is
+   * counted once, and the page lists it from one or both.
    */
-  private async withJournal(
+  private async fromDatabase(
     id: string,
     request: PageRequest<string>,
     context: GraphQLContext,
@@ -196,4 +195,16 @@ export class SessionResolver {
       transcript: [],
     };
   }
+}
+
+/** Whether `record` is in `transcript` (ordered by order key): found by its key, then its id. */
+function inTranscript(transcript: readonly MessageRecord[], record: MessageRecord): boolean {
+  let low = 0;
+  let high = transcript.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (transcript[middle].orderKey < record.orderKey) low = middle + 1;
+    else high = middle;
+  }
+  return transcript[low]?.id === record.id;
 }
