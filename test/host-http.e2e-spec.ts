@@ -51,6 +51,8 @@ async function hostApp(
   dataDir: string,
   appOptions: { bodyParser?: boolean },
   refusals: number,
+  setup: (app: INestApplication) => void = () => undefined,
+  environment: Record<string, string> = {},
 ): Promise<INestApplication> {
   const options = scribeOptionsFromEnvironment({
     DATA_DIR: dataDir,
@@ -58,6 +60,7 @@ async function hostApp(
     MAX_REFUSALS_PER_MINUTE: String(refusals),
     CORS_ORIGINS: ORIGIN,
     API_TOKENS: 'good=read+append',
+    ...environment,
   });
   const moduleRef = await Test.createTestingModule({
     imports: [
@@ -66,6 +69,7 @@ async function hostApp(
     ],
   }).compile();
   const app = moduleRef.createNestApplication({ logger: ['fatal'], ...appOptions });
+  setup(app);
   await app.init();
   return app;
 }
@@ -226,6 +230,53 @@ describe.each([
     },
   );
 
+  // Found by the stranger (issue 02): a form body was skipped by Scribe's JSON parser, read by
+  // Nest's urlencoded one (qs), and run by Apollo (a custom header passes its CSRF check).
+  it.each([
+    ['application/x-www-form-urlencoded', (query: string) => `query=${encodeURIComponent(query)}`],
+    ['text/plain', (query: string) => JSON.stringify({ query })],
+    ['multipart/form-data; boundary=x', (query: string) => `--x\r\n${query}\r\n--x--\r\n`],
+    ['application/graphql', (query: string) => query],
+  ])('refuses a %s body on /graphql, 415, unread and unrun', async (type, encode) => {
+    const query =
+      'mutation { appendMessage(input: { sessionId: "form", role: USER, content: "x" }) { status } }';
+    const answer = await post('/graphql')
+      .set({ 'content-type': type, 'apollo-require-preflight': '1' })
+      .send(encode(query));
+    expect(answer.status).toBe(415);
+    expect(answer.headers.connection).toBe('close');
+    expect(answer.body).toEqual({
+      errors: [
+        {
+          message: 'GraphQL request bodies must be JSON (Content-Type: application/json)',
+          extensions: { code: 'UNSUPPORTED_MEDIA_TYPE' },
+        },
+      ],
+    });
+    const read = await post('/graphql').send({
+      query: '{ session(id: "form") { messages(first: 1) { totalCount } } }',
+    });
+    expect(read.body.data).toEqual({ session: null });
+  });
+
+  it('still takes JSON with parameters, and a GET or an empty POST with no type', async () => {
+    const json = await post('/graphql')
+      .set('content-type', 'Application/JSON; charset=UTF-8')
+      .send(JSON.stringify({ query: '{ __typename }' }));
+    expect(json.status).toBe(200);
+    const get = await request(app.getHttpServer())
+      .get(`/graphql?query=${encodeURIComponent('{ __typename }')}`)
+      .set({ authorization: 'Bearer good', 'apollo-require-preflight': '1' });
+    expect(get.status).toBe(200);
+    expect(get.body.data).toEqual({ __typename: 'Query' });
+    const empty = await request(app.getHttpServer())
+      .post('/graphql')
+      .set({ authorization: 'Bearer good', 'apollo-require-preflight': '1' });
+    // Apollo's own answer to a POST with no body: nothing for Scribe to refuse by its type.
+    expect(empty.status).toBe(400);
+    expect(empty.body.errors?.[0].extensions?.code).not.toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+
   // /graphql/report is the host's for GET only: a POST there is no route's, nor Apollo's.
   it.each(['/graphql/nothing', '/GraphQL/x/y', '/graphql/report'])(
     "answers no GraphQL on %s, which no host route takes: the app's 404",
@@ -243,4 +294,58 @@ describe.each([
       expect(get.body.data).toBeUndefined();
     },
   );
+});
+
+// Found by the stranger (issue 06a): under a host's global prefix Nest serves Scribe's /health
+// and /metrics at /api/health and /api/metrics, where Scribe's steps did not stand (CORS, the
+// refusal budget, its error handler). They stand where Nest serves them, the prefix's
+// exclusions followed.
+describe.each([
+  [
+    'a global prefix',
+    (app: INestApplication) => app.setGlobalPrefix('api'),
+    '/api/health',
+    '/api/metrics',
+  ],
+  [
+    'a global prefix that excludes /health',
+    (app: INestApplication) => app.setGlobalPrefix('api', { exclude: ['health'] }),
+    '/health',
+    '/api/metrics',
+  ],
+])("Scribe's routes under %s", (_name, setup, health, metrics) => {
+  let app: INestApplication;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'scribe-host-'));
+    app = await hostApp(dataDir, {}, 2, setup, { MAX_QUERY_BYTES: '1024' });
+  });
+
+  afterAll(async () => {
+    await app.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['health', health],
+    ['metrics', metrics],
+  ])("serves %s at %s with Scribe's CORS", async (_route, path) => {
+    const answer = await request(app.getHttpServer()).get(path).set('origin', ORIGIN);
+    expect(answer.status).toBe(200);
+    expect(answer.headers['access-control-allow-origin']).toBe(ORIGIN);
+  });
+
+  it("keeps Scribe's GraphQL endpoint and its steps on /graphql", async () => {
+    const anonymous = await request(app.getHttpServer())
+      .post('/graphql')
+      .send({ query: '{ __typename }' });
+    expect(anonymous.status).toBe(401);
+    const long = await request(app.getHttpServer())
+      .get(`/graphql?query=${encodeURIComponent(`{ __typename ${' '.repeat(2000)}}`)}`)
+      .set({ authorization: 'Bearer good', 'apollo-require-preflight': '1' });
+    // MAX_QUERY_BYTES, checked on a GET's query once Nest's middleware no longer checked it.
+    expect(long.status).toBe(413);
+    expect(long.body.errors[0].extensions.code).toBe('PAYLOAD_TOO_LARGE');
+  });
 });

@@ -249,16 +249,25 @@ describe.each(['own', 'host'] as const)("Scribe in a host app, GraphQL in '%s' m
       }
     });
 
-    it("leaves the host's operations to the host's limits, not Scribe's", async () => {
+    it("leaves the host's operations to the host's limits, not Scribe's, but its tokens", async () => {
       const many = await host(`{ ${aliases(200, 'hello')} }`);
       expect(many.status).toBe(200);
       expect(many.errors).toBeUndefined();
       expect(Object.keys(many.data)).toHaveLength(200);
-      // 400 aliases: 1,202 tokens, past MAX_QUERY_TOKENS; 15 fields deep, past the depth.
-      const tokens = await host(`{ ${aliases(400, 'hello')} }`);
-      expect(tokens.errors).toBeUndefined();
-      const typenames = await host(`{ hello ${aliases(400, '__typename')} }`);
-      expect(typenames.errors).toBeUndefined();
+      // 400 aliases: 1,202 tokens, past MAX_QUERY_TOKENS, which bounds every document while
+      // it is parsed (the host gave no parseOptions.maxTokens), before it is validated whole.
+      for (const query of [
+        `{ ${aliases(400, 'hello')} }`,
+        `{ hello ${aliases(400, '__typename')} }`,
+      ]) {
+        const tokens = await host(query);
+        expect(tokens.status).toBe(400);
+        expect(codes(tokens)).toEqual(['QUERY_TOO_COMPLEX']);
+        expect(tokens.errors?.[0].message).toBe(
+          'Query document has more than 1000 tokens (MAX_QUERY_TOKENS)',
+        );
+      }
+      // 15 fields deep, past Scribe's depth: the host's to bound.
       const deep = await host(`{ ${deepHost(15)} }`);
       expect(deep.status).toBe(200);
       expect(deep.errors).toBeUndefined();
@@ -374,5 +383,95 @@ describe("Scribe's refusal budget in 'host' mode", () => {
     const turnedAway = await sut.gql('{ hello }');
     expect(turnedAway.status).toBe(429);
     expect(codes(turnedAway)).toEqual(['RATE_LIMITED']);
+  });
+});
+
+// Found by the stranger (issues 04, 16): the host's own GraphQLModule options, with forHost.
+describe("a host's own options in 'host' mode", () => {
+  let sut: ScribeTesting;
+
+  beforeAll(async () => {
+    sut = await createScribeTestingModule({
+      imports: [
+        HostModule,
+        GraphQLModule.forRootAsync<ApolloDriverConfig>({
+          driver: ApolloDriver,
+          inject: [ScribeGraphQL],
+          useFactory: (scribe: ScribeGraphQL) =>
+            scribe.forHost({
+              autoSchemaFile: true,
+              // The host's own token limit, higher than Scribe's; and stack traces in its
+              // answers, as Apollo gives them when NODE_ENV is unset.
+              parseOptions: { maxTokens: 5000 },
+              includeStacktraceInErrorResponses: true,
+            }),
+        }),
+      ],
+      graphql: { mode: 'host' },
+      options: { auth: { apiTokens: 'ro=read' } },
+    });
+  });
+
+  afterAll(async () => {
+    await sut?.close();
+  });
+
+  it("answers a host's operation past Scribe's tokens under the host's parseOptions.maxTokens", async () => {
+    const tokens = await sut.gql(`{ ${aliases(400, 'hello')} }`);
+    expect(tokens.status).toBe(200);
+    expect(tokens.errors).toBeUndefined();
+    expect(Object.keys(tokens.data)).toHaveLength(400);
+    const over = await sut.gql(`{ ${aliases(2000, 'hello')} }`);
+    expect(over.status).toBe(400);
+    // The host's limit, the host's answer (its formatting, not Scribe's message).
+    expect(over.errors?.[0].message).toMatch(
+      /Syntax Error: Document contains more th.. 5000 tokens/,
+    );
+  });
+
+  it("formats Scribe's refusals as Scribe's, with no stack trace, the host's with its own", async () => {
+    const one = 'sessions(first: 1) { totalCount }';
+    for (const query of [
+      `{ ${aliases(31, one)} }`,
+      `{ ${one} ${aliases(400, 'hello')} }`,
+      `{ ${one} ${deepHost(13)} }`,
+    ]) {
+      const refused = await sut.gql(query, undefined, as('ro'));
+      expect(refused.status).toBe(400);
+      expect(codes(refused)).toEqual(['QUERY_TOO_COMPLEX']);
+      expect(refused.errors?.[0].extensions).toEqual({ code: 'QUERY_TOO_COMPLEX' });
+    }
+    const subscription = await sut.gql(LIVE, { s: 'x' }, as('ro'));
+    expect(subscription.errors?.[0].extensions).toEqual({ code: 'BAD_REQUEST' });
+    const hosts = await sut.gql('{ hostCoded }');
+    expect(hosts.errors?.[0].extensions?.code).toBe('HOST_TEAPOT');
+    expect(hosts.errors?.[0].extensions?.stacktrace).toEqual(expect.any(Array));
+  });
+});
+
+// Found by the stranger (issue 06): a host's GraphQLModule under the app's global prefix
+// served Scribe's fields at /api/graphql, where none of Scribe's HTTP steps stand.
+describe("'host' mode under a global prefix", () => {
+  it("refuses to start when the server of Scribe's fields is not on its path", async () => {
+    const started = createScribeTestingModule({
+      imports: [
+        HostModule,
+        GraphQLModule.forRootAsync<ApolloDriverConfig>({
+          driver: ApolloDriver,
+          inject: [ScribeGraphQL],
+          // forHost refuses useGlobalPrefix itself; a host that sets it past forHost's back
+          // is still refused at the start.
+          useFactory: (scribe: ScribeGraphQL) => ({
+            ...scribe.forHost({ autoSchemaFile: true }),
+            path: '/elsewhere',
+          }),
+        }),
+      ],
+      graphql: { mode: 'host' },
+      listen: false,
+    });
+    await expect(started).rejects.toThrow(
+      /no GraphQL server mounted on its graphql.path \/graphql/,
+    );
   });
 });

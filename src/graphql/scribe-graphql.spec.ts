@@ -7,6 +7,7 @@ import { AuthFailureLog } from '../common/auth/auth-failure-log.js';
 import { Authenticator } from '../common/auth/authenticator.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
+import { queryTooComplexError } from '../common/graphql/query-limits.js';
 import { ServedSchema } from '../common/graphql/served-schema.js';
 import { resolveScribeConfig } from '../config/resolve-scribe-config.js';
 import { type ScribeOptions } from '../config/scribe-options.js';
@@ -106,16 +107,28 @@ describe(ScribeGraphQL.name, () => {
       expect(graphql.forHost().validationRules).toEqual([]);
     });
 
-    it("leaves the parse to the host's options: Scribe counts the tokens of its operations", () => {
+    it("bounds every document's tokens by Scribe's limit, unless the host gives its own", () => {
       const { graphql } = scribeGraphQL({ limits: { maxQueryTokens: 1234 } });
       expect(graphql.queryProtection().parseOptions).toEqual({ maxTokens: 1234 });
-      expect(graphql.forHost().parseOptions).toEqual({});
+      expect(graphql.forHost().parseOptions).toEqual({ maxTokens: 1234 });
       expect(graphql.forHost({ parseOptions: { noLocation: true } }).parseOptions).toEqual({
         noLocation: true,
+        maxTokens: 1234,
       });
       expect(graphql.forHost({ parseOptions: { maxTokens: 9 } }).parseOptions).toEqual({
         maxTokens: 9,
       });
+      expect(graphql.forHost({ parseOptions: { maxTokens: 50_000 } }).parseOptions).toEqual({
+        maxTokens: 50_000,
+      });
+    });
+
+    it('refuses useGlobalPrefix, telling the host to give the full path instead', () => {
+      const { graphql } = scribeGraphQL();
+      expect(() => graphql.forHost({ useGlobalPrefix: true })).toThrow(
+        /useGlobalPrefix.*full path.*graphql\.path/,
+      );
+      expect(graphql.forHost({ useGlobalPrefix: false }).path).toBe('/graphql');
     });
 
     it("keeps the host's stringifyResult, else writes answers as Scribe does", async () => {
@@ -141,6 +154,39 @@ describe(ScribeGraphQL.name, () => {
         expect(own.extensions?.code).toBe('FORBIDDEN');
         expect(format(formatted, error)).toEqual(own);
         expect(hostFormat).not.toHaveBeenCalled();
+      });
+
+      it("formats Scribe's own refusals (ScribeRefusal) and its token limit as Scribe does", () => {
+        const { graphql } = scribeGraphQL();
+        const hostFormat = jest.fn<Format>(() => ({ message: 'host' }));
+        const format = graphql.forHost({ formatError: hostFormat }).formatError as Format;
+        const stack = (code: string) => ({
+          message: 'too many',
+          extensions: { code, stacktrace: ['at x'] },
+        });
+        const refusal = queryTooComplexError('too many');
+        expect(format(stack('QUERY_TOO_COMPLEX'), refusal)).toEqual({
+          message: 'too many',
+          extensions: { code: 'QUERY_TOO_COMPLEX' },
+        });
+        // As Apollo wraps a validation rule's error.
+        const wrapped = new GraphQLError('too many', { originalError: refusal });
+        expect(format(stack('GRAPHQL_VALIDATION_FAILED'), wrapped).extensions).toEqual({
+          code: 'QUERY_TOO_COMPLEX',
+        });
+        const tokens = {
+          message: 'Syntax Error: Document contains more than 1000 tokens. Parsing aborted.',
+          extensions: { code: 'GRAPHQL_PARSE_FAILED', stacktrace: ['at x'] },
+        };
+        const parse = new GraphQLError(tokens.message);
+        expect(format(tokens, parse)).toEqual({
+          message: 'Query document has more than 1000 tokens (MAX_QUERY_TOKENS)',
+          extensions: { code: 'QUERY_TOO_COMPLEX' },
+        });
+        expect(hostFormat).not.toHaveBeenCalled();
+        // The host's own token limit is the host's to answer.
+        const own = graphql.forHost({ formatError: hostFormat, parseOptions: { maxTokens: 5 } });
+        expect((own.formatError as Format)(tokens, parse)).toEqual({ message: 'host' });
       });
 
       it("leaves every other error to the host's formatError", () => {

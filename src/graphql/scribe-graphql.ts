@@ -8,7 +8,7 @@ import { Authenticator } from '../common/auth/authenticator.js';
 import { fieldScopesPlugin } from '../common/auth/field-scopes.plugin.js';
 import { BoundedSlots } from '../common/concurrency/bounded-slots.js';
 import { errorLogPlugin } from '../common/errors/error-log.plugin.js';
-import { formatGraphQLError } from '../common/errors/graphql-error.util.js';
+import { formatGraphQLError, stoppedByTokenLimit } from '../common/errors/graphql-error.util.js';
 import { requestAbortSignal } from '../common/http/request-abort-signal.js';
 import { requestIdOf } from '../common/http/request-id.js';
 import { ScribeConfig } from '../config/scribe-config.js';
@@ -20,6 +20,7 @@ import { httpOperationsPlugin } from '../common/graphql/http-operations.plugin.j
 import { queryProtection } from '../common/graphql/query-protection.js';
 import { ResponseBudget } from '../common/graphql/response-budget.js';
 import { responseBudgetPlugin } from '../common/graphql/response-budget.plugin.js';
+import { isScribeRefusal } from '../common/graphql/scribe-refusal.js';
 import { ServedSchema } from '../common/graphql/served-schema.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 
@@ -142,17 +143,28 @@ export class ScribeGraphQL {
   /**
    * For 'host' mode: the host's GraphQLModule options with Scribe's pieces joined in, so that
    * Scribe's fields keep Scribe's checks on the host's endpoint. Scribe's plugins run first, a
-   * request's context carries Scribe's part beside the host's, the host's parse options and
-   * validation rules are kept as given, and an error a Scribe resolver raised is formatted as
-   * Scribe formats it (the host's formatError, or none, formats the rest). The path must be
-   * Scribe's `graphql.path`: Scribe's HTTP steps and its WebSocket server stand on that path.
-   * Scribe's bounds on a document (tokens, aliases, depth, cost) bound the operations that
-   * select Scribe's fields, whole, and leave the host's own to the host: a plugin checks
-   * them once the operation is known (documentRulesPlugin), and Scribe adds no parse option
-   * or validation rule, which would judge every document. A request is claimed for Scribe's
-   * refusal budget by the same test (claimRequestsPlugin).
+   * request's context carries Scribe's part beside the host's, the host's validation rules are
+   * kept as given, and an error Scribe raised (a resolver's, or one of its refusals) is
+   * formatted as Scribe formats it (the host's formatError, or none, formats the rest). The
+   * path must be Scribe's `graphql.path`, in full: Scribe's HTTP steps and its WebSocket
+   * server stand on that path, and `useGlobalPrefix` (which would serve it under the app's
+   * prefix, where none of them stand) is refused. The document's tokens are bounded while it is
+   * parsed, on every document: `parseOptions.maxTokens` is Scribe's MAX_QUERY_TOKENS unless the
+   * host's parseOptions give their own (higher or lower: the host's endpoint, the host's
+   * parse), because graphql-js validates a whole document before any plugin sees its
+   * operation, at a cost that grows with it. Scribe's other bounds on a document (aliases,
+   * depth, cost), and its tokens whatever the host's maxTokens, bound the operations that
+   * select Scribe's fields, whole, and leave the host's own to the host: a plugin checks them
+   * once the operation is known (documentRulesPlugin), and Scribe adds no validation rule,
+   * which would judge every document. A request is claimed for Scribe's refusal budget by the
+   * same test (claimRequestsPlugin).
    */
   forHost(host: ApolloDriverConfig = {}): ApolloDriverConfig {
+    if (host.useGlobalPrefix) {
+      throw new Error(
+        `Scribe's fields cannot be served under the app's global prefix (useGlobalPrefix), where Scribe's HTTP steps do not stand: set useGlobalPrefix to false and give the full path (prefix included) as Scribe's graphql.path and the GraphQLModule's path`,
+      );
+    }
     const path = host.path ?? this.config.graphqlPath;
     if (path !== this.config.graphqlPath) {
       throw new Error(
@@ -162,17 +174,20 @@ export class ScribeGraphQL {
     const protection = this.hostProtection;
     const hostContext = host.context as ((...args: unknown[]) => unknown) | object | undefined;
     const hostFormat = host.formatError;
+    const maxTokens = host.parseOptions?.maxTokens ?? this.config.queryLimits.maxTokens;
+    // A document stopped by Scribe's token limit is Scribe's refusal; by the host's, the host's.
+    const scribeTokens = host.parseOptions?.maxTokens === undefined;
     return {
       autoSchemaFile: true,
       sortSchema: true,
       ...host,
       path,
-      parseOptions: { ...protection.parseOptions, ...host.parseOptions },
+      parseOptions: { ...protection.parseOptions, ...host.parseOptions, maxTokens },
       validationRules: [...(host.validationRules ?? []), ...(protection.validationRules ?? [])],
       stringifyResult: host.stringifyResult ?? this.stringifyResult(),
       plugins: [...this.pluginsWith(protection), claimRequestsPlugin(), ...(host.plugins ?? [])],
       formatError: (formatted, error) =>
-        raisedByScribe(error)
+        raisedByScribe(error) || (scribeTokens && stoppedByTokenLimit(formatted))
           ? this.formatError(formatted, error)
           : hostFormat
             ? hostFormat(formatted, error)
@@ -186,8 +201,11 @@ export class ScribeGraphQL {
   }
 }
 
-/** Whether a GraphQL error carries a ScribeException (Scribe's resolvers raise nothing else). */
+/**
+ * Whether Scribe raised a GraphQL error: it carries a ScribeException (Scribe's resolvers raise
+ * nothing else), or is one of the refusals Scribe's plugins and rules raise (ScribeRefusal).
+ */
 function raisedByScribe(error: unknown): boolean {
   const original = (error as { originalError?: unknown } | undefined)?.originalError;
-  return original instanceof ScribeException;
+  return original instanceof ScribeException || isScribeRefusal(error);
 }

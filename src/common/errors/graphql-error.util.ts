@@ -68,6 +68,13 @@ const SUGGESTION = / ?Did you mean .*\?$/;
 // graphql-js's parser, stopped by `parseOptions.maxTokens` ("more that" is its spelling).
 const TOKEN_LIMIT = /Document contains more th(?:an|at) (\d+) tokens/;
 
+/** Whether Apollo answers a document stopped by `parseOptions.maxTokens` while parsing. */
+export function stoppedByTokenLimit(formatted: GraphQLFormattedError): boolean {
+  return (
+    formatted.extensions?.code === 'GRAPHQL_PARSE_FAILED' && TOKEN_LIMIT.test(formatted.message)
+  );
+}
+
 /**
  * What an error is at heart: a resolver's own error, or the Scribe error that a refusal raised
  * before anything ran carries (a GraphQLError without a path, from a plugin).

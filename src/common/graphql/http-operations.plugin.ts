@@ -1,7 +1,8 @@
 import { type ApolloServerPlugin } from '@apollo/server';
-import { GraphQLError, OperationTypeNode } from 'graphql';
+import { OperationTypeNode } from 'graphql';
 import { type GraphQLContext } from './graphql-context.js';
 import { scribePart } from './scribe-fields.js';
+import { ScribeRefusal } from './scribe-refusal.js';
 
 /**
  * Subscriptions run over the WebSocket only (graphql-ws, with its own checks and slots). Sent
@@ -17,7 +18,7 @@ export function httpOperationsPlugin(): ApolloServerPlugin<GraphQLContext> {
         didResolveOperation: ({ operation, schema, document }) => {
           if (operation?.operation !== OperationTypeNode.SUBSCRIPTION) return Promise.resolve();
           if (!scribePart(schema, document, operation)) return Promise.resolve();
-          throw new GraphQLError(
+          throw new ScribeRefusal(
             'Subscriptions run over the WebSocket at this URL (graphql-ws); over HTTP, send queries and mutations',
             { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } },
           );

@@ -1,13 +1,14 @@
 import {
-  GraphQLError,
   isInputObjectType,
   isListType,
   isNonNullType,
   typeFromAST,
+  type GraphQLError,
   type GraphQLInputType,
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
+import { ScribeRefusal } from './scribe-refusal.js';
 
 // No list Scribe takes holds more: appendMessages takes 1 to 1,000 messages.
 export const MAX_INPUT_LIST_ITEMS = 1000;
@@ -93,7 +94,7 @@ function walk(
 
 /** The refusal of an oversized list: the client's input, answered before anything runs. */
 export function inputListTooLongError(message: string): GraphQLError {
-  return new GraphQLError(message, {
+  return new ScribeRefusal(message, {
     extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
   });
 }

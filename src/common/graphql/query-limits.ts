@@ -1,12 +1,13 @@
 import {
-  GraphQLError,
   Kind,
+  type GraphQLError,
   type DocumentNode,
   type FragmentDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
 import { type ComplexityEstimator } from 'graphql-query-complexity';
 import { DEFAULT_PAGE_SIZE } from '../pagination/page.args.js';
+import { ScribeRefusal } from './scribe-refusal.js';
 
 export const MAX_QUERY_DEPTH = 12;
 export const MAX_MESSAGES_PER_QUERY = 100_000;
@@ -99,8 +100,9 @@ export function queryDepth(document: DocumentNode): number {
   return deepest;
 }
 
+/** Scribe's refusal of a document past one of its bounds (a ScribeRefusal: Scribe formats it). */
 export function queryTooComplexError(message: string): GraphQLError {
-  return new GraphQLError(message, {
+  return new ScribeRefusal(message, {
     extensions: { code: 'QUERY_TOO_COMPLEX', http: { status: 400 } },
   });
 }

@@ -37,6 +37,30 @@ export function declaredSizeCheck(maxBodyBytes: number): RequestHandler {
   };
 }
 
+/**
+ * A body on the GraphQL path is JSON (`application/json`, as express.json reads it) or is
+ * refused unread, 415. Why: the JSON parser skips any other type, and the next parser in the
+ * app (Nest's urlencoded one, unless the host turned them off) would read it instead, with its
+ * own limits and none of Scribe's checks, and Apollo, which takes whatever body it is handed,
+ * would run it (form bodies pass Apollo's CSRF check with any non-simple header). GraphQL over
+ * HTTP sends JSON only; `application/*+json` is left out too: no parser of the app reads it.
+ */
+export function jsonBodiesOnly(request: Request, response: Response, next: NextFunction): void {
+  if (!hasBody(request) || isJson(request.headers['content-type'])) return next();
+  answerRefusal(
+    response,
+    415,
+    'UNSUPPORTED_MEDIA_TYPE',
+    'GraphQL request bodies must be JSON (Content-Type: application/json)',
+    { close: true },
+  );
+}
+
+/** Whether a Content-Type header names application/json (any parameters, any case). */
+function isJson(contentType: string | undefined): boolean {
+  return contentType?.split(';', 1)[0].trim().toLowerCase() === 'application/json';
+}
+
 /** The body's deadline (bodyDeadline), answered 408 and charged to the source. */
 export function scribeBodyDeadline(timeouts: HttpTimeoutSettings): RequestHandler {
   const { bodyTimeoutMs, bodyMinBytesPerSecond } = timeouts;

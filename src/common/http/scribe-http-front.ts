@@ -6,7 +6,14 @@ import { type ScribeOptions } from '../../config/scribe-options.js';
 import { SCRIBE_OPTIONS } from '../../config/tokens.js';
 import { AuthFailureLog } from '../auth/auth-failure-log.js';
 import { Authenticator } from '../auth/authenticator.js';
-import { declaredSizeCheck, scribeBodyDeadline, scribeJsonBody } from './body-checks.js';
+import {
+  closeUnreadBodies,
+  declaredSizeCheck,
+  jsonBodiesOnly,
+  queryBound,
+  scribeBodyDeadline,
+  scribeJsonBody,
+} from './body-checks.js';
 import { credentialsFirst } from './credentials-first.js';
 import { serveGraphqlIde } from './graphql-ide.js';
 import { httpErrorHandler } from './http-error-handler.js';
@@ -18,8 +25,9 @@ import { errorsWhere, onlyWhere, ScribePaths } from './scribe-paths.js';
 /**
  * Everything a request to Scribe meets before its body is read, cheapest first: CORS, the
  * refusal budget of its source, the caller's credentials (from the head: no byte of the body
- * is read for refused ones), the body's declared size, its deadline, its size and shape
- * (checked on the bytes, before parsing); and plain JSON answers for what is refused on the way.
+ * is read for refused ones), the body's type (JSON only), its declared size, its deadline,
+ * its size and shape (checked on the bytes, before parsing), the query's size; and plain JSON
+ * answers for what is refused on the way.
  *
  * Why on the Express instance, at construction, and not in ScribeHttpModule.configure: unless
  * a host creates its app with `bodyParser: false`, app.init() registers Nest's JSON and
@@ -79,12 +87,17 @@ export class ScribeHttpFront {
       // For the same reason, only Scribe's refusals there spend the source's refusal budget.
       express.use(onlyWhere(isGraphql, claimedRefusalsOnly));
     }
+    express.use(onlyWhere(isGraphql, jsonBodiesOnly));
     express.use(onlyWhere(isGraphql, declaredSizeCheck(config.maxBodyBytes)));
     express.use(onlyWhere(isGraphql, scribeBodyDeadline(config.httpTimeouts)));
     // Bodies are read for GraphQL only: no other route of Scribe takes one.
     express.use(
       onlyWhere(isGraphql, scribeJsonBody(config.maxBodyBytes, config.queryLimits.maxBytes)),
     );
+    // Here too, not as Nest middleware: Nest puts a host's global prefix before its routes,
+    // which would take them off Scribe's GraphQL path (served without the prefix).
+    express.use(onlyWhere(isGuarded, closeUnreadBodies));
+    express.use(onlyWhere(isGraphql, queryBound(config.queryLimits.maxBytes)));
     express.use(errorsWhere(isScribe, httpErrorHandler(config.maxBodyBytes)));
   }
 }

@@ -1,45 +1,39 @@
-import {
-  Inject,
-  Module,
-  Optional,
-  RequestMethod,
-  type MiddlewareConsumer,
-  type NestModule,
-  type OnApplicationBootstrap,
-} from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { Inject, Module, Optional, type OnApplicationBootstrap } from '@nestjs/common';
+import { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
 import { type Server } from 'node:http';
 import { ScribeConfig } from '../../config/scribe-config.js';
 import { type ScribeOptions } from '../../config/scribe-options.js';
 import { SCRIBE_OPTIONS } from '../../config/tokens.js';
-import { closeUnreadBodies, queryBound } from './body-checks.js';
 import { closeGraphqlSubtree, type MountedLayers } from './graphql-subtree.js';
+import { nestRoutePaths } from './nest-route-paths.js';
 import { RefusalBudget } from './refusal-budget.js';
 import { ScribeHttpFront } from './scribe-http-front.js';
-import { onlyWhere, ScribePaths, type RouterView } from './scribe-paths.js';
+import { ScribePaths, type RouterView } from './scribe-paths.js';
 import { applyServerDeadlines } from './server-deadlines.js';
 
 /**
  * Scribe's HTTP protections, installed by the module itself: no step for a host or main.ts.
- * ScribeHttpFront mounts what must come before any body parser; the steps after the body is
- * read are Nest middleware on Scribe's routes; the server's own deadlines are set once the
- * application is bootstrapped. A host's routes are left as the host made them.
+ * ScribeHttpFront mounts every step on the Express instance, ahead of any body parser and of
+ * Nest's routes and middleware (a host's global prefix does not move them); the server's own
+ * deadlines are set once the application is bootstrapped. A host's routes are left as the
+ * host made them.
  */
 @Module({
   providers: [
     {
       provide: ScribePaths,
-      inject: [ScribeConfig, HttpAdapterHost],
-      useFactory: (config: ScribeConfig, adapterHost: HttpAdapterHost) =>
+      inject: [ScribeConfig, HttpAdapterHost, ApplicationConfig],
+      useFactory: (config: ScribeConfig, adapterHost: HttpAdapterHost, app: ApplicationConfig) =>
         new ScribePaths(
           config,
           () => adapterHost.httpAdapter?.getInstance<{ router?: RouterView }>().router,
+          (controller) => nestRoutePaths(app, controller),
         ),
     },
     ScribeHttpFront,
   ],
 })
-export class ScribeHttpModule implements NestModule, OnApplicationBootstrap {
+export class ScribeHttpModule implements OnApplicationBootstrap {
   constructor(
     private readonly config: ScribeConfig,
     private readonly adapterHost: HttpAdapterHost,
@@ -47,16 +41,6 @@ export class ScribeHttpModule implements NestModule, OnApplicationBootstrap {
     private readonly paths: ScribePaths,
     @Optional() @Inject(SCRIBE_OPTIONS) private readonly options?: ScribeOptions,
   ) {}
-
-  configure(consumer: MiddlewareConsumer): void {
-    // On every path, each step then picks Scribe's routes as the front does (ScribePaths):
-    // Nest's own path matching would take the subtree under the GraphQL path, a host's too.
-    const everyPath = { path: '{*splat}', method: RequestMethod.ALL };
-    consumer.apply(onlyWhere(this.paths.isGuarded, closeUnreadBodies)).forRoutes(everyPath);
-    consumer
-      .apply(onlyWhere(this.paths.isGraphql, queryBound(this.config.queryLimits.maxBytes)))
-      .forRoutes(everyPath);
-  }
 
   onApplicationBootstrap(): void {
     this.closeGraphqlSubtree();
@@ -76,10 +60,16 @@ export class ScribeHttpModule implements NestModule, OnApplicationBootstrap {
     const express = this.adapterHost.httpAdapter.getInstance<{ router?: MountedLayers }>();
     const path = this.config.graphqlPath;
     const wrapped = closeGraphqlSubtree(express.router, path, this.paths.isGraphql);
-    // Scribe's own endpoint is mounted by ScribeModule: not finding it, Scribe cannot keep the
-    // paths under it from bypassing its steps, and refuses to start (a host's may be absent).
-    if (wrapped === 0 && this.options?.graphql?.mode !== 'host') {
-      throw new Error(`Scribe found no GraphQL server mounted on ${path} to keep to that path`);
-    }
+    if (wrapped > 0) return;
+    // Scribe's own endpoint is mounted by ScribeModule, a host's by its GraphQLModule ('host'
+    // mode cannot start without one: the WebSocket server needs its schema). Not finding it on
+    // Scribe's path, Scribe cannot keep the paths under it from bypassing its steps; and a
+    // host's mounted elsewhere (a global prefix, another path) serves Scribe's fields with none
+    // of Scribe's HTTP steps before it. Either way, Scribe refuses to start.
+    throw new Error(
+      this.options?.graphql?.mode === 'host'
+        ? `Scribe found no GraphQL server mounted on its graphql.path ${path}, where its HTTP steps stand: mount the host's GraphQLModule on exactly that path (forHost), with no global prefix`
+        : `Scribe found no GraphQL server mounted on ${path} to keep to that path`,
+    );
   }
 }

@@ -20,8 +20,9 @@ const escape = (path: string) => path.replace(/[.\\^$*+?()[\]{}|]/g, '\\$&');
 
 /**
  * Where Scribe's HTTP steps apply: Scribe's own routes, each matched as Express matches it, and
- * nothing else of the app. /health and /metrics are Nest routes: the path itself (and with a
- * trailing slash unless 'strict routing' is on). The GraphQL endpoint is the path and the path
+ * nothing else of the app. /health and /metrics are Nest routes: the path Nest serves each at
+ * (under the host's global prefix, if any), and with a trailing slash unless 'strict routing'
+ * is on. The GraphQL endpoint is the path and the path
  * with a trailing slash, both of which reach Apollo's `app.use(path)`; the paths under it are
  * not Scribe's (closeGraphqlSubtree keeps Apollo from answering them). Case-insensitive unless
  * the router is case sensitive ('case sensitive routing'), as Express's own matching. With
@@ -35,6 +36,10 @@ export class ScribePaths {
     private readonly config: Pick<ScribeConfig, 'graphqlPath' | 'guardAllPaths'>,
     /** The app's router, read at request time (the settings and routes it has by then). */
     private readonly router: () => RouterView | undefined,
+    /** Where Nest serves a controller of Scribe's (a host's global prefix: nestRoutePaths). */
+    private readonly servedAt: (controller: 'health' | 'metrics') => string[] = (controller) => [
+      `/${controller}`,
+    ],
   ) {}
 
   /** Which of Scribe's routes `request` is for, if any (worked out once per request). */
@@ -65,9 +70,11 @@ export class ScribePaths {
     const flags = router?.caseSensitive ? '' : 'i';
     const slash = router?.strict ? '' : '/?';
     const graphql = escape(this.config.graphqlPath);
+    const route = (controller: 'health' | 'metrics') =>
+      new RegExp(`^(?:${this.servedAt(controller).map(escape).join('|')})${slash}$`, flags);
     return {
-      health: new RegExp(`^/health${slash}$`, flags),
-      metrics: new RegExp(`^/metrics${slash}$`, flags),
+      health: route('health'),
+      metrics: route('metrics'),
       graphql: new RegExp(`^${graphql}/?$`, flags),
     };
   }
