@@ -38,6 +38,36 @@ function nested(depth: number): unknown {
 }
 
 describe(plainMessagesOf.name, () => {
+  it('refuses a message that is no plain object: its fields on a prototype would be dropped', () => {
+    class Message {
+      role = 'USER';
+      content = 'hi';
+      get clientMessageId() {
+        return 'c-1';
+      }
+    }
+    expect(refusal([new Message()])).toEqual({
+      field: 'input.messages.0',
+      message: 'input.messages.0: must be a plain object (as JSON.parse gives)',
+    });
+    expect(refusal([new Date(0)]).field).toBe('input.messages.0');
+    // Of another realm, or of no prototype, a message is plain.
+    const foreign = runInNewContext("({ role: 'USER', content: 'hi' })") as object;
+    const bare = Object.assign(Object.create(null) as object, { role: 'USER', content: 'hi' });
+    expect(hostAppend([foreign, bare])).toHaveLength(2);
+  });
+
+  it('refuses a field that is not enumerable, which would be read as absent', () => {
+    const message = Object.defineProperty({ role: 'USER', content: 'hi' }, 'clientMessageId', {
+      value: 'c-1',
+      enumerable: false,
+    });
+    expect(refusal([message])).toEqual({
+      field: 'input.messages.0.clientMessageId',
+      message: 'input.messages.0.clientMessageId: must be an enumerable property',
+    });
+  });
+
   it.each(['role', 'content', 'clientMessageId', 'toolName', 'toolCallId'])(
     'refuses a boxed String (or any object) as %s: stored, it would be "[object Object]"',
     (key) => {

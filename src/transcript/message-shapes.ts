@@ -63,6 +63,20 @@ function plainMessageOf(message: unknown, field: string): MessageInput {
   ) {
     throw ScribeException.invalidInput(field, 'must be an object');
   }
+  // A class instance's fields on its prototype (getters), or own ones not enumerable, would be
+  // read as absent: a clientMessageId dropped so, a re-send is stored twice.
+  const prototype = attempt(field, () => Object.getPrototypeOf(message) as object | null);
+  if (prototype !== null && Object.getPrototypeOf(prototype) !== null) {
+    throw ScribeException.invalidInput(field, 'must be a plain object (as JSON.parse gives)');
+  }
+  const hidden = attempt(field, () =>
+    Object.getOwnPropertyNames(message).find(
+      (key) => !Object.prototype.propertyIsEnumerable.call(message, key),
+    ),
+  );
+  if (hidden !== undefined) {
+    throw ScribeException.invalidInput(`${field}.${hidden}`, 'must be an enumerable property');
+  }
   if (attempt(field, () => Object.getOwnPropertySymbols(message)).length > 0) {
     throw ScribeException.invalidInput(field, 'has a symbol key, which is no field of a message');
   }
