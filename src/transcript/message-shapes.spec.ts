@@ -3,6 +3,7 @@ import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { MAX_JSON_DEPTH, MAX_JSON_KEYS } from '../common/validation/json-body.js';
 import { checkNewMessages } from './input-rules.js';
+import { MessageInput } from './dto/message.input.js';
 import { plainMessagesOf } from './message-shapes.js';
 
 const BATCH = 'input.messages';
@@ -54,7 +55,8 @@ describe(plainMessagesOf.name, () => {
     // Of another realm, or of no prototype, a message is plain.
     const foreign = runInNewContext("({ role: 'USER', content: 'hi' })") as object;
     const bare = Object.assign(Object.create(null) as object, { role: 'USER', content: 'hi' });
-    expect(hostAppend([foreign, bare])).toHaveLength(2);
+    const input = Object.assign(new MessageInput(), { role: 'USER', content: 'hi' });
+    expect(hostAppend([foreign, bare, input])).toHaveLength(3);
   });
 
   it('refuses a field that is not enumerable, which would be read as absent', () => {

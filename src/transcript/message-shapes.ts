@@ -64,9 +64,11 @@ function plainMessageOf(message: unknown, field: string): MessageInput {
     throw ScribeException.invalidInput(field, 'must be an object');
   }
   // A class instance's fields on its prototype (getters), or own ones not enumerable, would be
-  // read as absent: a clientMessageId dropped so, a re-send is stored twice.
+  // read as absent: a clientMessageId dropped so, a re-send is stored twice. A MessageInput
+  // (a host's own GraphQL argument, built by class-transformer) holds its fields as its own.
   const prototype = attempt(field, () => Object.getPrototypeOf(message) as object | null);
-  if (prototype !== null && Object.getPrototypeOf(prototype) !== null) {
+  const plain = prototype === null || Object.getPrototypeOf(prototype) === null;
+  if (!plain && prototype !== MessageInput.prototype) {
     throw ScribeException.invalidInput(field, 'must be a plain object (as JSON.parse gives)');
   }
   const hidden = attempt(field, () =>
