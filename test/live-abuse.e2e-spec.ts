@@ -53,7 +53,8 @@ describe('the WebSocket endpoint against abuse', () => {
   });
 
   it('a connection whose JWT expires is closed with 4401, its subscriptions with it', async () => {
-    const token = jwt.sign({ scope: 'read' }, { secret: SECRET, expiresIn: 1 });
+    // Whole seconds: 1 would leave 0 to 1 s, less than a loaded machine takes to subscribe.
+    const token = jwt.sign({ scope: 'read' }, { secret: SECRET, expiresIn: 4 });
     const raw = await acknowledged(url, `Bearer ${token}`);
     raw.send({ id: 's', type: 'subscribe', payload: { query: LIVE, variables: { s: 'timed' } } });
     await eventually(() => channels.openCount === 1);

@@ -125,7 +125,9 @@ describe('subscriptions per principal', () => {
   });
 
   it("gives a principal's slots back when its token expires and the connection is closed", async () => {
-    const short = `Bearer ${jwt.sign({ sub: 'u4', scope: 'read' }, { secret: SECRET, expiresIn: 1 })}`;
+    // JWT times are whole seconds: `expiresIn: 1` leaves 0 to 1 s, which a loaded machine spends
+    // before the three subscriptions open. A few seconds is room enough, and still short.
+    const short = `Bearer ${jwt.sign({ sub: 'u4', scope: 'read' }, { secret: SECRET, expiresIn: 4 })}`;
     const expiring = await connected(short);
     expect(await subscribeAll([expiring], 3, 'x')).toEqual({ opened: 3, codes: [] });
     expect((await expiring.closed).code).toBe(4401);
