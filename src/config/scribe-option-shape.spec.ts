@@ -1,25 +1,18 @@
 import { runInNewContext } from 'node:vm';
 import { validateEnvironment } from './environment.js';
-import { InvalidScribeOptionsError, resolveScribeConfig } from './resolve-scribe-config.js';
+import { resolveScribeConfig } from './resolve-scribe-config.js';
 import { ScribeConfig } from './scribe-config.js';
 import { type ScribeOptions } from './scribe-options.js';
 import {
   scribeOptionsFromEnvironment,
   serveSettingsFromEnvironment,
 } from './scribe-options-from-environment.js';
+import { optionsRefusal } from './testing/options-refusal.js';
 
 // Beside scribe-options.spec.ts: the shape check, how each kind of option crosses to and from
 // its variable, and how a variable's refusal is reworded for the option.
 
-function refusal(options: unknown): InvalidScribeOptionsError {
-  try {
-    resolveScribeConfig(options as ScribeOptions);
-  } catch (error) {
-    expect(error).toBeInstanceOf(InvalidScribeOptionsError);
-    return error as InvalidScribeOptionsError;
-  }
-  throw new Error(`resolveScribeConfig accepted ${JSON.stringify(options)}`);
-}
+const refusal = optionsRefusal;
 
 describe('the shape of ScribeOptions', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { Environment, InvalidEnvironmentError, validateEnvironment } from './environment.js';
 import { integerBounds } from './integer-bounds.js';
-import { InvalidScribeOptionsError, resolveScribeConfig } from './resolve-scribe-config.js';
+import { resolveScribeConfig } from './resolve-scribe-config.js';
 import { ScribeConfig } from './scribe-config.js';
 import { SCRIBE_OPTION_TABLE, setOptionAt } from './scribe-option-table.js';
 import { type ScribeOptions } from './scribe-options.js';
@@ -9,6 +9,7 @@ import {
   scribeOptionsFromEnvironment,
   serveSettingsFromEnvironment,
 } from './scribe-options-from-environment.js';
+import { optionsRefusal } from './testing/options-refusal.js';
 
 /** The options with `value` at `path`, over `base`. */
 function withOption(path: string, value: unknown, base: ScribeOptions = {}): ScribeOptions {
@@ -17,15 +18,7 @@ function withOption(path: string, value: unknown, base: ScribeOptions = {}): Scr
   return options;
 }
 
-function refusal(options: unknown): InvalidScribeOptionsError {
-  try {
-    resolveScribeConfig(options as ScribeOptions);
-  } catch (error) {
-    expect(error).toBeInstanceOf(InvalidScribeOptionsError);
-    return error as InvalidScribeOptionsError;
-  }
-  throw new Error(`resolveScribeConfig accepted ${JSON.stringify(options)}`);
-}
+const refusal = optionsRefusal;
 
 const INTEGER_ROWS = SCRIBE_OPTION_TABLE.filter(([, , kind]) => kind === 'integer').map(
   ([path, variable]) => [path, variable as string] as const,
