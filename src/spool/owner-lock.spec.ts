@@ -30,6 +30,32 @@ const database = new sqlite3.Database(process.argv[1], (error) => {
 setInterval(() => undefined, 1 << 30);
 `;
 
+// Another instance trying the lock once, as the kernel answers it to another process: prints
+// BUSY while this one holds it (an in-process try cannot tell: SQLite tracks its own locks).
+const TRIER = `
+const sqlite3 = require('sqlite3');
+const database = new sqlite3.Database(process.argv[1], sqlite3.OPEN_READWRITE, (error) => {
+  if (error) throw error;
+  database.configure('busyTimeout', 0);
+  database.exec('PRAGMA journal_mode = OFF; BEGIN EXCLUSIVE', (error) => {
+    process.stdout.write(error ? error.code : 'ACQUIRED');
+    database.close();
+  });
+});
+`;
+
+/** What another process gets when it tries the lock on `path` once. */
+async function tryInChild(path: string): Promise<string> {
+  const child = spawn(process.execPath, ['-e', TRIER, path], {
+    cwd: process.cwd(),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await once(child, 'exit');
+  return output;
+}
+
 /** Starts a holder of the lock on `path`; resolves once it holds it. */
 async function holdInChild(path: string): Promise<ChildProcess> {
   // -e resolves require() from the working directory: the repository, with its sqlite3.
@@ -94,6 +120,31 @@ describe(OwnerLock.name, () => {
     locks.splice(0);
 
     expect(await acquire()).not.toBeNull();
+  });
+
+  it('is held against other processes for as long as it is held', async () => {
+    // A second descriptor opened and closed on the file by this process (a chmod, a stat
+    // through a handle) drops every POSIX lock the process holds on it: then a second
+    // instance would adopt the live journal. Checked from another process, as the kernel sees it.
+    const held = await acquire();
+
+    expect(await tryInChild(join(directory, 'owner-abcdef01.lock'))).toBe('SQLITE_BUSY');
+    expect(await held?.intact()).toBe(true);
+    expect(await tryInChild(join(directory, 'owner-abcdef01.lock'))).toBe('SQLITE_BUSY');
+
+    await held?.release();
+    locks.splice(0);
+    expect(await tryInChild(join(directory, 'owner-abcdef01.lock'))).toBe('ACQUIRED');
+  });
+
+  it("is held against other processes once taken over from a dead owner's file", async () => {
+    const path = join(directory, 'owner-abcdef01.lock');
+    const holder = await holdInChild(path);
+    holder.kill('SIGKILL');
+    await once(holder, 'exit');
+
+    expect(await acquire()).not.toBeNull();
+    expect(await tryInChild(path)).toBe('SQLITE_BUSY');
   });
 
   it('holds one lock per file', async () => {

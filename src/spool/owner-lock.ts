@@ -39,11 +39,12 @@ export class OwnerLock {
    */
   static async tryAcquire(directory: string, name: string): Promise<OwnerLock | null> {
     const path = join(directory, name);
-    await refuseIrregular(path);
+    await createIfMissing(path);
     const database = await new Promise<sqlite3.Database>((resolve, reject) => {
+      // No OPEN_CREATE: the file was made above, with its mode; one deleted since is an error.
       const opened = new sqlite3.Database(
         path,
-        sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
+        sqlite3.OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW,
         (error) => (error ? reject(error) : resolve(opened)),
       );
     });
@@ -52,8 +53,13 @@ export class OwnerLock {
       // No rollback journal beside the file: the lock is all this database is for.
       await run(database, 'PRAGMA journal_mode = OFF');
       await run(database, 'BEGIN EXCLUSIVE');
-      const identity = await restrict(path);
-      return new OwnerLock(path, database, identity);
+      // From here on no descriptor of this process may be opened and closed on the file:
+      // closing any descriptor of a file drops every POSIX lock the process holds on it (a
+      // kernel rule SQLite works around for its own descriptors only), and another instance
+      // would then adopt this live journal. So the identity comes from the path (lstat).
+      const stats = await lstat(path);
+      if (!stats.isFile()) throw new UnusableLockFileError(path, 'not a regular file');
+      return new OwnerLock(path, database, { dev: stats.dev, ino: stats.ino });
     } catch (error) {
       await close(database);
       if (errorCode(error) === 'SQLITE_BUSY') return null;
@@ -79,30 +85,39 @@ export class OwnerLock {
   }
 }
 
-/** Rejects when `path` exists and is not a regular file; a missing one SQLite creates. */
-async function refuseIrregular(path: string): Promise<void> {
+/**
+ * Makes the lock file, mode 0600, when there is none; rejects when `path` exists and is not a
+ * regular file. An existing file keeps its mode: it may be held by its owner, and opening a
+ * descriptor on a file this process holds would drop the lock (see tryAcquire).
+ */
+async function createIfMissing(path: string): Promise<void> {
   let stats;
   try {
     stats = await lstat(path);
   } catch (error) {
-    if (errorCode(error) === 'ENOENT') return;
-    throw error;
+    if (errorCode(error) !== 'ENOENT') throw error;
+    try {
+      // O_EXCL and O_NOFOLLOW: a name that appeared meanwhile, or a symlink, is not followed.
+      const created = await open(
+        path,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+        0o600,
+      );
+      // A new file nobody holds yet: closing this descriptor drops no lock. open() honours the
+      // umask; the mode must be exact.
+      try {
+        await created.chmod(0o600);
+      } finally {
+        await created.close();
+      }
+      return;
+    } catch (createError) {
+      if (errorCode(createError) !== 'EEXIST') throw createError;
+      stats = await lstat(path);
+    }
   }
   if (stats.isSymbolicLink()) throw new UnusableLockFileError(path, 'a symlink');
   if (!stats.isFile()) throw new UnusableLockFileError(path, 'not a regular file');
-}
-
-/** Mode 0600 through a handle that cannot follow a symlink; resolves with the file's identity. */
-async function restrict(path: string): Promise<{ dev: number; ino: number }> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-  try {
-    const stats = await handle.stat();
-    if (!stats.isFile()) throw new UnusableLockFileError(path, 'not a regular file');
-    await handle.chmod(0o600);
-    return { dev: stats.dev, ino: stats.ino };
-  } finally {
-    await handle.close();
-  }
 }
 
 function run(database: sqlite3.Database, sql: string): Promise<void> {
