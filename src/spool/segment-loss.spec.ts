@@ -1,7 +1,9 @@
 import { JournalIndex } from './journal-index.js';
 import { SegmentWatch } from './segment-loss.js';
 import { formatSegmentName } from './segment-names.js';
+import { SpoolDirectoryError } from './journal-files.js';
 import { FakeJournalFiles } from './testing/fake-journal-files.js';
+import { fsError } from './testing/file-faults.js';
 import { messageRecord } from './testing/records.js';
 
 // What SegmentWatch remembers of given-up segments, to tell when one is back.
@@ -26,6 +28,42 @@ describe(SegmentWatch.name, () => {
       const identity = await files.identity(name);
       sut.watch(name, identity!);
     }
+  });
+
+  describe('intact', () => {
+    it('says what is wrong with SPOOL_DIR when it hides the segment (chmod 000)', async () => {
+      const identity = (await files.identity(names[0]))!;
+      const refused = new SpoolDirectoryError('/spool', 'not writable by uid 65534');
+      files.failNext('identity', fsError('EACCES', 'lstat'));
+      files.failNext('checkDirectory', refused);
+
+      await expect(sut.intact(names[0], identity)).rejects.toBe(refused);
+    });
+
+    it('keeps the raw error when the directory itself passes its check', async () => {
+      const identity = (await files.identity(names[0]))!;
+      const denied = fsError('EPERM', 'lstat');
+      files.failNext('identity', denied);
+
+      await expect(sut.intact(names[0], identity)).rejects.toBe(denied);
+      expect(files.calls('checkDirectory')).toBe(1);
+    });
+
+    it('asks nothing of the directory for another error', async () => {
+      const identity = (await files.identity(names[0]))!;
+      const broken = fsError('EIO', 'lstat');
+      files.failNext('identity', broken);
+
+      await expect(sut.intact(names[0], identity)).rejects.toBe(broken);
+      expect(files.calls('checkDirectory')).toBe(0);
+    });
+
+    it('is true for the same file and false for another or none', async () => {
+      const identity = (await files.identity(names[0]))!;
+      expect(await sut.intact(names[0], identity)).toBe(true);
+      files.takeAway(names[0]);
+      expect(await sut.intact(names[0], identity)).toBe(false);
+    });
   });
 
   it('remembers the 16 newest given-up segments that lost records, and finds each once', async () => {

@@ -1,4 +1,5 @@
 import { SpoolDirectoryError, type FileIdentity, type JournalFiles } from './journal-files.js';
+import { errorCode } from '../common/errors/describe-error.js';
 import { type JournalIndex } from './journal-index.js';
 
 /** A segment of this writer's that vanished or was replaced, and what that did to its records. */
@@ -74,9 +75,21 @@ export class SegmentWatch {
     this.identities.delete(name);
   }
 
-  /** Whether `name` still finds the file `identity` is (one lstat). */
+  /**
+   * Whether `name` still finds the file `identity` is (one lstat). A SPOOL_DIR this process may
+   * no longer search (chmod 000) hides the segment: rejects with what the directory's own check
+   * says (SpoolDirectoryError, SPOOL_DIR_UNUSABLE), not the segment's raw EACCES.
+   */
   async intact(name: string, identity: FileIdentity): Promise<boolean> {
-    return sameFile(await this.files.identity(name), identity);
+    let now: FileIdentity | null;
+    try {
+      now = await this.files.identity(name);
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'EACCES' || code === 'EPERM') await this.files.checkDirectory();
+      throw error;
+    }
+    return sameFile(now, identity);
   }
 
   /**
