@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { Mutex } from 'async-mutex';
 import { type JournalFiles } from './journal-files.js';
 import { OwnerLock } from './owner-lock.js';
 import { type SegmentNamer } from './segment-names.js';
@@ -11,6 +12,10 @@ import { type SegmentNamer } from './segment-names.js';
 export class OwnLock {
   private readonly logger = new Logger('Journal');
   private lock: OwnerLock | null = null;
+  // One of ensure, keep and release at a time: two taking the lock at once would find each
+  // other holding it ("held by another process"), and a keep racing another would let go of
+  // the lock the other has just taken.
+  private readonly turn = new Mutex();
 
   constructor(
     private readonly files: JournalFiles,
@@ -25,7 +30,11 @@ export class OwnLock {
   }
 
   /** The directory exists and the lock is held here: segments may be written. */
-  async ensure(): Promise<void> {
+  ensure(): Promise<void> {
+    return this.turn.runExclusive(() => this.ensureNow());
+  }
+
+  private async ensureNow(): Promise<void> {
     if (this.lock) return;
     await this.files.ensureDirectory();
     this.namer.floor(await this.files.list());
@@ -39,7 +48,11 @@ export class OwnLock {
    * directory (or lock file) took it; without it another instance would adopt the new segment
    * while this one writes to it, so it is taken again first.
    */
-  async keep(): Promise<void> {
+  keep(): Promise<void> {
+    return this.turn.runExclusive(() => this.keepNow());
+  }
+
+  private async keepNow(): Promise<void> {
     if (!this.lock || (await this.lock.intact())) return;
     // A refused SPOOL_DIR (a symlink, another owner's) took the lock with it, and its own ERROR
     // says so; a lock line before it would send the operator after the wrong file. The lock
@@ -55,7 +68,11 @@ export class OwnLock {
   }
 
   /** At shutdown: the file goes too when nothing is owed (nobody need wait for this owner). */
-  async release(owesNothing: boolean): Promise<void> {
+  release(owesNothing: boolean): Promise<void> {
+    return this.turn.runExclusive(() => this.releaseNow(owesNothing));
+  }
+
+  private async releaseNow(owesNothing: boolean): Promise<void> {
     if (this.lock && owesNothing) await this.files.remove(this.name).catch(() => undefined);
     await this.lock?.release();
     this.lock = null;
