@@ -1,4 +1,4 @@
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { databaseKinds, type DatabaseKind } from './support/databases.js';
 import {
@@ -204,6 +204,83 @@ describe('one SPOOL_DIR shared by instances of one database', () => {
       await eventually(async () => {
         expect((await readJournal(spoolDir)).segments).toEqual([]);
       });
+    },
+  );
+});
+
+describe('a spool used before its database answered', () => {
+  const sqliteAt = (dataDir: string) => `sqlite:${join(dataDir, 'scribe.sqlite')}`;
+
+  /** A server on `dataDir` started while another process holds its (new) database locked. */
+  async function startLocked(dataDir: string, spoolDir: string) {
+    await writeFile(join(dataDir, 'scribe.sqlite'), '');
+    const holder = await lockDatabase(dataDir);
+    return { holder, target: await server({ DATA_DIR: dataDir, SPOOL_DIR: spoolDir }) };
+  }
+
+  faultTest(
+    "is claimed provisionally: an instance of another database adopts none of it, and the first database's instance does",
+    async () => {
+      const spoolDir = await dataDirectory();
+      const dataA = await dataDirectory();
+      const { holder, target: a } = await startLocked(dataA, spoolDir);
+      const queued = numbered('early', 5);
+      await appendAll(a, queued, 'QUEUED');
+      await a.stop('SIGKILL');
+      await holder.release();
+      expect(await readFile(join(spoolDir, 'database.id'), 'utf8')).toBe(
+        `provisional\n${sqliteAt(dataA)}\n`,
+      );
+
+      const b = await server({ DATA_DIR: await dataDirectory(), SPOOL_DIR: spoolDir });
+      expect((await readTranscript(b, SESSION)).contents).toEqual([]);
+      expect((await readJournal(spoolDir)).map((line) => line.content)).toEqual(queued);
+      expect(await spoolStatusOf(b, STATUS)).toMatchObject({
+        databaseCheck: 'REFUSED',
+        databaseId: 'provisional',
+        databaseCheckReason: expect.stringContaining(
+          `its database.id was written for the database at ${sqliteAt(dataA)} before that database answered`,
+        ),
+      });
+      await b.stop();
+
+      const restarted = await server({ DATA_DIR: dataA, SPOOL_DIR: spoolDir });
+      expect((await readTranscript(restarted, SESSION)).contents).toEqual(queued);
+      const status = await spoolStatusOf(restarted, STATUS);
+      expect(status).toMatchObject({ databaseCheck: 'VERIFIED' });
+      expect(await spoolDatabaseId(spoolDir)).toBe(status.instanceDatabaseId);
+    },
+  );
+
+  faultTest(
+    "is not journaled into by an instance whose database has not answered, when it is another database's",
+    async () => {
+      const spoolDir = await dataDirectory();
+      const dataA = await dataDirectory();
+      const a = await server({ DATA_DIR: dataA, SPOOL_DIR: spoolDir });
+      await appendAll(a, ['a-stored'], 'PERSISTED');
+      const aId = await spoolDatabaseId(spoolDir);
+
+      const dataB = await dataDirectory();
+      const { holder, target: b } = await startLocked(dataB, spoolDir);
+      const buffered = numbered('b', 3);
+      await appendAll(b, buffered, 'BUFFERED');
+      const reason = `its database.id names database ${aId} at ${sqliteAt(dataA)}, and this instance's database, at ${sqliteAt(dataB)}, has not answered yet: nothing is journaled here until it has`;
+      expect(await spoolStatusOf(b, STATUS)).toMatchObject({
+        writable: false,
+        error: `SPOOL_OF_ANOTHER_DATABASE: the spool may belong to another database: ${reason}`,
+        databaseCheck: 'PENDING',
+        databaseCheckReason: reason,
+      });
+      expect(occurrences(b.output(), `Not journaling into the spool at ${spoolDir}`)).toBe(1);
+      expect((await readJournal(spoolDir)).segments).toEqual([]);
+
+      await holder.release();
+      await eventually(async () => {
+        expect((await readTranscript(b, SESSION)).contents).toEqual(buffered);
+      }, 15_000);
+      expect(await spoolStatusOf(b, STATUS)).toMatchObject({ databaseCheck: 'REFUSED' });
+      expect((await readTranscript(a, SESSION)).contents).toEqual(['a-stored']);
     },
   );
 });

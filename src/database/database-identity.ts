@@ -32,7 +32,8 @@ const SELECT_ID = `SELECT "database_id" FROM "scribe_database" WHERE "slot" = 1`
 export class DatabaseIdentity {
   constructor(
     private readonly dataSource: DataSource,
-    private readonly location: string,
+    /** Where the database is configured to be (without credentials); see databaseLocation. */
+    readonly location: string,
     private readonly candidate: () => string = () => randomBytes(8).toString('hex'),
   ) {}
 

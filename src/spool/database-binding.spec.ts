@@ -1,6 +1,7 @@
 import {
   DatabaseBinding,
   DatabaseCheck,
+  PROVISIONAL_ID,
   SpoolOfAnotherDatabase,
   decideBinding,
   type DatabaseIdentity,
@@ -58,6 +59,24 @@ describe(decideBinding.name, () => {
   });
 });
 
+describe(`${decideBinding.name} of a provisional claim`, () => {
+  it('confirms a claim made for where its database is, or for no place', () => {
+    expect(decideBinding(ours(false), spoolOf(PROVISIONAL_ID, HERE), 2)).toEqual({
+      kind: 'confirm',
+    });
+    expect(decideBinding(ours(true), spoolOf(PROVISIONAL_ID, null), 0)).toEqual({
+      kind: 'confirm',
+    });
+  });
+
+  it("refuses a claim made for a database elsewhere: its journals may be that one's", () => {
+    expect(decideBinding(ours(false), spoolOf(PROVISIONAL_ID, ELSEWHERE), 1)).toEqual({
+      kind: 'refuse',
+      reason: `its database.id was written for the database at ${ELSEWHERE} before that database answered, and this instance's database is ${OURS} at ${HERE}`,
+    });
+  });
+});
+
 class FakeIdStore implements DatabaseIdStore {
   id: string | null = null;
   location: string | null = ELSEWHERE;
@@ -90,6 +109,7 @@ class FakeIdStore implements DatabaseIdStore {
 }
 
 class FakeDatabase implements SpoolDatabase {
+  readonly location = HERE;
   answer: DatabaseIdentity | Error = ours(false);
   calls = 0;
   // When set, answers wait for it.
@@ -126,14 +146,14 @@ describe(DatabaseBinding.name, () => {
   const refusal = (reason: string) =>
     `Refusing the spool at ${DIR}: ${reason}. Its journals are not adopted and nothing is journaled there (what the database cannot take is BUFFERED); one SPOOL_DIR serves the instances of one database only`;
 
-  it('is pending before any check, and lets this instance journal meanwhile', () => {
+  it('is pending before any check, and lets this instance journal meanwhile', async () => {
     expect(sut.status).toEqual({
       databaseCheck: DatabaseCheck.PENDING,
       databaseId: null,
       instanceDatabaseId: null,
       databaseCheckReason: 'the database has not answered yet',
     });
-    expect(() => sut.assertJournalable()).not.toThrow();
+    await expect(sut.assertJournalable()).resolves.toBeUndefined();
     expect(database.calls).toBe(0);
   });
 
@@ -194,8 +214,8 @@ describe(DatabaseBinding.name, () => {
     });
     expect(idFile.calls).toEqual(['read', 'read']);
     expect(logs).toEqual([{ level: 'error', message: refusal(reason) }]);
-    expect(() => sut.assertJournalable()).toThrow(SpoolOfAnotherDatabase);
-    expect(() => sut.assertJournalable()).toThrow(
+    await expect(sut.assertJournalable()).rejects.toThrow(SpoolOfAnotherDatabase);
+    await expect(sut.assertJournalable()).rejects.toThrow(
       `the spool belongs to another database: ${reason}`,
     );
   });
@@ -242,7 +262,7 @@ describe(DatabaseBinding.name, () => {
         message: `The spool at ${DIR} is not verified as this database's yet (${reason}); journals of other instances wait until it is`,
       },
     ]);
-    expect(() => sut.assertJournalable()).not.toThrow();
+    await expect(sut.assertJournalable()).resolves.toBeUndefined();
 
     database.answer = ours(false);
     expect(await sut.verify()).toBe(true);
@@ -273,7 +293,7 @@ describe(DatabaseBinding.name, () => {
       instanceDatabaseId: OURS,
       databaseCheckReason: 'database.id cannot be used: EACCES: permission denied',
     });
-    expect(() => sut.assertJournalable()).not.toThrow();
+    await expect(sut.assertJournalable()).resolves.toBeUndefined();
     expect(logs.map((line) => line.level)).toEqual(['warn']);
   });
 
@@ -282,7 +302,7 @@ describe(DatabaseBinding.name, () => {
     expect(await sut.verify()).toBe(false);
     idFile.id = null;
     expect(await sut.verify()).toBe(true);
-    expect(() => sut.assertJournalable()).not.toThrow();
+    await expect(sut.assertJournalable()).resolves.toBeUndefined();
     expect(logs.map((line) => line.message)).toEqual([
       refusal(`its database.id names database ${THEIRS}, and this instance's database is ${OURS}`),
       `The spool at ${DIR} claimed for database ${OURS}`,
@@ -300,5 +320,88 @@ describe(DatabaseBinding.name, () => {
     expect(database.calls).toBe(1);
     await sut.verify();
     expect(database.calls).toBe(2);
+  });
+  describe('before its database has answered', () => {
+    beforeEach(() => {
+      database.answer = new Error('connect ECONNREFUSED');
+    });
+
+    it('claims a spool that names no database provisionally, then confirms it', async () => {
+      await expect(sut.assertJournalable()).resolves.toBeUndefined();
+      await expect(sut.assertJournalable()).resolves.toBeUndefined();
+      expect(idFile.calls).toEqual(['read', `create ${PROVISIONAL_ID} ${HERE}`]);
+      expect(idFile.id).toBe(PROVISIONAL_ID);
+
+      database.answer = ours(false);
+      expect(await sut.verify()).toBe(true);
+      expect(idFile.calls.slice(2)).toEqual(['read', `replace ${OURS} ${HERE}`]);
+      expect(logs).toEqual([
+        { level: 'log', message: `The spool at ${DIR} claimed for database ${OURS}` },
+      ]);
+    });
+
+    it('journals into a spool claimed for where its database is', async () => {
+      idFile.id = THEIRS;
+      idFile.location = HERE;
+      await expect(sut.assertJournalable()).resolves.toBeUndefined();
+      idFile.location = null;
+      expect(await sut.verify()).toBe(false);
+      await expect(sut.assertJournalable()).resolves.toBeUndefined();
+      expect(idFile.calls).not.toContain(`create ${PROVISIONAL_ID} ${HERE}`);
+    });
+
+    it('journals nothing into a spool of a database elsewhere, saying why once', async () => {
+      idFile.id = THEIRS;
+      const reason = `its database.id names database ${THEIRS} at ${ELSEWHERE}, and this instance's database, at ${HERE}, has not answered yet: nothing is journaled here until it has`;
+
+      await expect(sut.assertJournalable()).rejects.toThrow(SpoolOfAnotherDatabase);
+      await expect(sut.assertJournalable()).rejects.toThrow(
+        `the spool may belong to another database: ${reason}`,
+      );
+      expect(sut.status).toMatchObject({ databaseCheck: 'PENDING', databaseCheckReason: reason });
+      expect(idFile.calls).toEqual(['read']);
+      expect(logs).toEqual([
+        { level: 'warn', message: `Not journaling into the spool at ${DIR}: ${reason}` },
+      ]);
+
+      // The check, whatever it finds, has the last word.
+      database.answer = ours(false);
+      expect(await sut.verify()).toBe(false);
+      expect(sut.status.databaseCheck).toBe(DatabaseCheck.REFUSED);
+    });
+
+    it('names a provisional claim elsewhere as such, and refuses it once its database answers', async () => {
+      idFile.id = PROVISIONAL_ID;
+      await expect(sut.assertJournalable()).rejects.toThrow(
+        `the spool may belong to another database: its database.id names a database at ${ELSEWHERE}, and this instance's database, at ${HERE}, has not answered yet: nothing is journaled here until it has`,
+      );
+
+      database.answer = ours(true);
+      expect(await sut.verify()).toBe(false);
+      expect(sut.status).toMatchObject({
+        databaseCheck: 'REFUSED',
+        databaseCheckReason: `its database.id was written for the database at ${ELSEWHERE} before that database answered, and this instance's database is ${OURS} at ${HERE}`,
+      });
+      expect(idFile.id).toBe(PROVISIONAL_ID);
+    });
+
+    it('reads database.id again after each check, so that a fixed spool is used', async () => {
+      idFile.id = THEIRS;
+      await expect(sut.assertJournalable()).rejects.toThrow(SpoolOfAnotherDatabase);
+      idFile.location = HERE;
+      await expect(sut.assertJournalable()).rejects.toThrow(SpoolOfAnotherDatabase);
+      expect(await sut.verify()).toBe(false);
+      await expect(sut.assertJournalable()).resolves.toBeUndefined();
+      expect(sut.status.databaseCheckReason).toBe(
+        'the database has not answered yet: connect ECONNREFUSED',
+      );
+    });
+
+    it('journals as before when database.id cannot be read, and reads it again next time', async () => {
+      idFile.readError = Object.assign(new Error('permission denied'), { code: 'EACCES' });
+      await expect(sut.assertJournalable()).resolves.toBeUndefined();
+      await expect(sut.assertJournalable()).resolves.toBeUndefined();
+      expect(idFile.calls).toEqual(['read', 'read']);
+    });
   });
 });

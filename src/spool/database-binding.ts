@@ -8,6 +8,9 @@ import { DATABASE_ID_FILE } from './segment-names.js';
  * root binds this to database/'s DatabaseIdentity). Rejects while the database does not answer.
  */
 export abstract class SpoolDatabase {
+  /** Where the database is as configured (without credentials): known before it answers. */
+  abstract readonly location: string;
+
   /**
    * The id, whether this call gave the database its identity (it had none before), and where
    * the database is (without credentials).
@@ -39,10 +42,18 @@ export interface DatabaseBindingView {
   databaseCheckReason: string | null;
 }
 
+/**
+ * What database.id names while the instance that wrote it had not heard from its database yet:
+ * the spool is claimed for the database at the location on its second line, to be confirmed
+ * (or refused) once a database answers. No database id is this word (they are hex digits).
+ */
+export const PROVISIONAL_ID = 'provisional';
+
 /** What to do with the spool, from the database's identity and the spool's. */
 export type BindingDecision =
   | { kind: 'match' }
   | { kind: 'claim' }
+  | { kind: 'confirm' }
   | { kind: 'take-over' }
   | { kind: 'refuse'; reason: string };
 
@@ -62,6 +73,17 @@ export function decideBinding(
 ): BindingDecision {
   if (spool === null) return { kind: 'claim' };
   if (spool.id === database.id) return { kind: 'match' };
+  // Claimed before any database answered: by an instance of this database if it is where
+  // that instance's database was configured to be; else its journals may be another's.
+  if (spool.id === PROVISIONAL_ID) {
+    if (spool.location === null || spool.location === database.location) {
+      return { kind: 'confirm' };
+    }
+    return {
+      kind: 'refuse',
+      reason: `its ${DATABASE_ID_FILE} was written for the database at ${spool.location} before that database answered, and this instance's database is ${database.id} at ${database.location}`,
+    };
+  }
   // Only a successor takes over: a database made anew where the spool's was. A new database
   // elsewhere may be one of two that started at once on an empty spool, the other of which
   // claimed it a moment before (and journals into it): taking over would hand its journal to
@@ -96,6 +118,11 @@ export class DatabaseBinding {
     databaseCheckReason: 'the database has not answered yet',
   };
   private running: Promise<boolean> | null = null;
+  // While the check is pending: why this instance may not journal here (null: it may), the
+  // last such answer, and the last one logged (each said once).
+  private provisional: Promise<string | null> | null = null;
+  private provisionalRefusal: string | null = null;
+  private provisionalLogged: string | null = null;
 
   /** `foreignSegments` counts the segments of other instances in the directory. */
   constructor(
@@ -107,6 +134,9 @@ export class DatabaseBinding {
   ) {}
 
   get status(): DatabaseBindingView {
+    if (this.view.databaseCheck === DatabaseCheck.PENDING && this.provisionalRefusal !== null) {
+      return { ...this.view, databaseCheckReason: this.provisionalRefusal };
+    }
     return { ...this.view };
   }
 
@@ -118,15 +148,56 @@ export class DatabaseBinding {
     return this.running;
   }
 
-  /** Throws when the spool is another database's; before the check, journaling goes on. */
-  assertJournalable(): void {
-    if (this.view.databaseCheck !== DatabaseCheck.REFUSED) return;
-    throw new SpoolOfAnotherDatabase(
-      `the spool belongs to another database: ${this.view.databaseCheckReason}`,
-    );
+  /**
+   * Rejects when the spool is another database's. Before the check (the database has not
+   * answered), this instance journals only into a spool claimed for where its database is
+   * configured to be, claiming a spool that names none provisionally first: so that an
+   * instance of another database, started later on the same spool, neither adopts these
+   * journals nor adds its own to those of a database it cannot know yet.
+   */
+  async assertJournalable(): Promise<void> {
+    if (this.view.databaseCheck === DatabaseCheck.VERIFIED) return;
+    if (this.view.databaseCheck === DatabaseCheck.REFUSED) {
+      throw new SpoolOfAnotherDatabase(
+        `the spool belongs to another database: ${this.view.databaseCheckReason}`,
+      );
+    }
+    this.provisional ??= this.claimProvisionally();
+    const refusal = await this.provisional;
+    if (refusal !== null && this.view.databaseCheck === DatabaseCheck.PENDING) {
+      throw new SpoolOfAnotherDatabase(`the spool may belong to another database: ${refusal}`);
+    }
+  }
+
+  private async claimProvisionally(): Promise<string | null> {
+    const location = this.database.location;
+    let spool: SpoolDatabaseRecord;
+    try {
+      spool =
+        (await this.idFile.read()) ?? (await this.idFile.create({ id: PROVISIONAL_ID, location }));
+    } catch {
+      // An unusable database.id: as before, journaling goes on (the check says why it cannot
+      // be verified); it is read again by the next append.
+      this.provisional = null;
+      return null;
+    }
+    if (spool.location === null || spool.location === location) {
+      this.provisionalRefusal = null;
+      return null;
+    }
+    const named = spool.id === PROVISIONAL_ID ? 'a database' : `database ${spool.id}`;
+    const reason = `its ${DATABASE_ID_FILE} names ${named} at ${spool.location}, and this instance's database, at ${location}, has not answered yet: nothing is journaled here until it has`;
+    this.provisionalRefusal = reason;
+    if (this.provisionalLogged !== reason) {
+      this.provisionalLogged = reason;
+      this.logger.warn(`Not journaling into the spool at ${this.directory}: ${reason}`);
+    }
+    return reason;
   }
 
   private async check(): Promise<boolean> {
+    // database.id is read afresh by the next append that needs it.
+    this.provisional = null;
     let database: DatabaseIdentity;
     try {
       database = await this.database.identity();
@@ -150,6 +221,7 @@ export class DatabaseBinding {
         decision.kind === 'claim'
           ? await this.idFile.create(mine)
           : await this.idFile.replace(mine);
+      // (A confirm replaces only a provisional claim; one replaced meanwhile is read back.)
       // Another database's instance claimed it first.
       if (written.id !== database.id) {
         return this.refuse(database.id, written.id, mismatch(written.id, database.id));
@@ -171,7 +243,11 @@ export class DatabaseBinding {
     };
     if (was !== DatabaseCheck.VERIFIED) {
       const done =
-        how === 'match' ? 'belongs to' : how === 'claim' ? 'claimed for' : 'taken over for';
+        how === 'match'
+          ? 'belongs to'
+          : how === 'claim' || how === 'confirm'
+            ? 'claimed for'
+            : 'taken over for';
       this.logger.log(`The spool at ${this.directory} ${done} database ${databaseId}`);
     }
     return true;

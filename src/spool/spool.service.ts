@@ -140,7 +140,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     let outcome: JournalAppend;
     try {
       await this.ownLock.ensure();
-      this.binding.assertJournalable();
+      await this.binding.assertJournalable();
       outcome = await this.journal.append(records);
     } catch (error) {
       outcome = { kind: 'failed', error };
@@ -191,7 +191,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
 
   /** The spool is this database's, the lock is ours, and the writer's segments are intact. */
   private async checkJournal(): Promise<void> {
-    this.binding.assertJournalable();
+    await this.binding.assertJournalable();
     await this.ownLock.ensure();
     await this.writer.verify();
   }
