@@ -156,6 +156,29 @@ describe('anonymous access', () => {
   });
 });
 
+describe('anonymous access through a proxy on this machine', () => {
+  it.each([{}, { TRUST_PROXY: 'loopback' }])(
+    'is refused for a request that names a forwarded client (%p), though it arrives on loopback',
+    async (settings) => {
+      const open = await createTestApp('sqlite', settings);
+      try {
+        for (const header of ['x-forwarded-for', 'forwarded', 'x-real-ip']) {
+          const proxied = await open.gql(OPERATIONS.session.query, undefined, {
+            [header]: header === 'forwarded' ? 'for=203.0.113.9' : '203.0.113.9',
+          });
+          expect({ header, code: proxied.errors?.[0]?.extensions?.code }).toEqual({
+            header,
+            code: 'UNAUTHENTICATED',
+          });
+        }
+        expect((await open.gql(OPERATIONS.session.query)).errors).toBeUndefined();
+      } finally {
+        await open.close();
+      }
+    },
+  );
+});
+
 describe('starting on a non-loopback address', () => {
   const { faultTest, server, dataDirectory } = faultSuite(30_000);
 

@@ -146,6 +146,8 @@ describe('subscriptions per principal', () => {
     } = await listening({
       JWT_SECRET: '',
       ADMIN_TOKEN: '',
+      // Anonymous callers through a proxy (the forwarded sources below) only when it is forced.
+      ALLOW_ANONYMOUS: 'true',
       MAX_SUBSCRIPTIONS: '6',
       MAX_SUBSCRIPTIONS_PER_PRINCIPAL: '2',
     });
@@ -171,6 +173,24 @@ describe('subscriptions per principal', () => {
     } finally {
       for (const socket of mine) socket.socket.terminate();
       await open.close();
+    }
+  });
+});
+
+describe('anonymous callers through a proxy on this machine', () => {
+  it('are refused unless ALLOW_ANONYMOUS=true, though they arrive on loopback', async () => {
+    const { sut, url } = await listening({ JWT_SECRET: '', ADMIN_TOKEN: '' });
+    try {
+      const proxied = await rawSocket(url, { headers: { 'x-forwarded-for': '203.0.113.9' } });
+      proxied.send({ type: 'connection_init' });
+      expect((await proxied.closed).code).toBe(4401);
+      // The same caller straight on loopback is anonymous.
+      const direct = await rawSocket(url);
+      direct.send({ type: 'connection_init' });
+      await direct.next('connection_ack');
+      direct.socket.terminate();
+    } finally {
+      await sut.close();
     }
   });
 });

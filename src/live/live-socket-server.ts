@@ -13,6 +13,7 @@ import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { type IncomingMessage, type Server } from 'node:http';
 import { type Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { arrivalAddress } from '../common/auth/local-address.js';
 import { describeError } from '../common/errors/describe-error.js';
 import {
   errorKind,
@@ -255,7 +256,7 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
       connection.source,
       authorization,
       crossOrigin(request),
-      request.socket.localAddress,
+      arrivalAddress(request),
     );
     if (admission.kind === 'refused') {
       socket.close(admission.code, closeReason(admission.reason));

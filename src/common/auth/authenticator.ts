@@ -4,7 +4,7 @@ import { type Request } from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { SCOPES, type AccessSettings, type Scope } from '../../config/access-settings.js';
 import { ScribeConfig } from '../../config/scribe-config.js';
-import { isLoopbackAddress } from './local-address.js';
+import { arrivalAddress, isLoopbackAddress } from './local-address.js';
 
 /** Who is calling: what they may do, and the sessions they may touch. */
 export interface Principal {
@@ -85,7 +85,7 @@ export class Authenticator {
   forRequest(request: Request): Promise<Authentication> {
     let outcome = this.byRequest.get(request);
     if (!outcome) {
-      outcome = this.authenticate(request.headers.authorization, request.socket?.localAddress);
+      outcome = this.authenticate(request.headers.authorization, arrivalAddress(request));
       this.byRequest.set(request, outcome);
     }
     return outcome;

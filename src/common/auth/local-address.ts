@@ -15,3 +15,21 @@ export function isLoopbackAddress(address: string | undefined): boolean {
   const v4 = lower.startsWith('::ffff:') ? lower.slice('::ffff:'.length) : lower;
   return isIPv4(v4) && v4.startsWith('127.');
 }
+
+// Headers by which a proxy names the client it forwards for (RFC 7239, and the common two).
+const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip'];
+
+/**
+ * The address a request arrived on, as the anonymous rule judges it: none (so not loopback)
+ * when the request names a client a proxy forwarded it for. A reverse proxy on this machine
+ * (nginx in front of 127.0.0.1) makes every caller arrive on loopback, whoever sent it, with
+ * or without a TRUST_PROXY setting; such a request is admitted with a token only (or with
+ * ALLOW_ANONYMOUS=true).
+ */
+export function arrivalAddress(request: {
+  headers: Record<string, string | string[] | undefined>;
+  socket?: { localAddress?: string } | null;
+}): string | undefined {
+  if (FORWARDING_HEADERS.some((name) => request.headers[name] !== undefined)) return undefined;
+  return request.socket?.localAddress;
+}
