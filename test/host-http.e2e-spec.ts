@@ -1,4 +1,12 @@
-import { Body, Controller, Get, Module, Post, type INestApplication } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  Module,
+  Post,
+  VersioningType,
+  type INestApplication,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -347,5 +355,38 @@ describe.each([
     // MAX_QUERY_BYTES, checked on a GET's query once Nest's middleware no longer checked it.
     expect(long.status).toBe(413);
     expect(long.body.errors[0].extensions.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+});
+
+// Found by the stranger (issue 20): a global prefix or URI version that puts /health or
+// /metrics on graphql.path left the API unreachable there (POST 404, GET the health answer).
+describe.each([
+  ['a global prefix', '/api/health', (app: INestApplication) => app.setGlobalPrefix('api')],
+  ['a global prefix', '/api/metrics', (app: INestApplication) => app.setGlobalPrefix('api')],
+  [
+    'URI versioning',
+    '/v1/health',
+    (app: INestApplication) =>
+      app.enableVersioning({ type: VersioningType.URI, defaultVersion: '1' }),
+  ],
+])('graphql.path under %s on %s', (_name, path, setup) => {
+  it('refuses the start, naming the path and the route', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'scribe-host-'));
+    const options = scribeOptionsFromEnvironment({ DATA_DIR: dataDir, GRAPHQL_PATH: path });
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ScribeModule.forRoot({ ...options, http: { ...options.http, guardAllPaths: false } }),
+      ],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    setup(app);
+    try {
+      await expect(app.init()).rejects.toThrow(
+        new RegExp(`^graphql\\.path ${path} is where this app serves Scribe's /(health|metrics) `),
+      );
+    } finally {
+      await app.close().catch(() => undefined);
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -43,6 +43,8 @@ export class ScribeHttpModule implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
+    const taken = this.paths.graphqlPathTaken();
+    if (taken !== undefined) throw new Error(taken);
     this.closeGraphqlSubtree();
     if (!this.config.serverDeadlines) return;
     // A head cut by the server is charged to the socket's address: not behind a proxy, whose

@@ -49,6 +49,24 @@ describe(ScribePaths.name, () => {
     expect(paths.isGraphql(inside)).toBe(true);
   });
 
+  it('finds the GraphQL path taken where a prefix or version puts /health or /metrics', () => {
+    const prefixed = (graphqlPath: string, router: RouterView = {}) =>
+      new ScribePaths(
+        { graphqlPath, guardAllPaths: false },
+        () => router,
+        (route) => [`/api/${route}`, `/v1/${route}`],
+      ).graphqlPathTaken();
+    expect(prefixed('/api/health')).toBe(
+      "graphql.path /api/health is where this app serves Scribe's /health (under its global prefix or version): choose another graphql.path",
+    );
+    expect(prefixed('/v1/metrics')).toMatch(/^graphql\.path \/v1\/metrics is where .* \/metrics /);
+    expect(prefixed('/API/Health')).toBeDefined();
+    expect(prefixed('/API/Health', { caseSensitive: true })).toBeUndefined();
+    expect(prefixed('/graphql')).toBeUndefined();
+    expect(prefixed('/api/graphql')).toBeUndefined();
+    expect(prefixed('/health')).toBeUndefined();
+  });
+
   it('guards every path with guardAllPaths, Scribe routes only otherwise', () => {
     expect(pathsOf({}, '/graphql', true).isGuarded(at('/anything'))).toBe(true);
     expect(pathsOf({}).isGuarded(at('/anything'))).toBe(false);

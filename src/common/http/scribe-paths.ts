@@ -55,6 +55,19 @@ export class ScribePaths {
   /** Where the refusal gate stands: Scribe's routes, or every path (guardAllPaths). */
   isGuarded = (request: Request): boolean => this.config.guardAllPaths || this.isScribe(request);
 
+  /**
+   * Why the GraphQL path cannot be served where it is configured, or undefined: Nest serves
+   * /health or /metrics there (a host's global prefix or URI version put them on it: /api with
+   * graphql.path /api/health), and those routes would answer it, not the GraphQL server.
+   */
+  graphqlPathTaken(): string | undefined {
+    const patterns = this.compile(this.router());
+    const path = this.config.graphqlPath;
+    const taken = (['health', 'metrics'] as const).find((route) => patterns[route].test(path));
+    if (taken === undefined) return undefined;
+    return `graphql.path ${path} is where this app serves Scribe's /${taken} (under its global prefix or version): choose another graphql.path`;
+  }
+
   private match(request: Request): ScribeRoute {
     const router = this.router();
     // Compiled at the first request: the router's settings are fixed once it exists.
