@@ -14,6 +14,7 @@ import {
   scribeBodyDeadline,
   scribeJsonBody,
 } from './body-checks.js';
+import { MetricsService } from '../../metrics/metrics.service.js';
 import { credentialsFirst } from './credentials-first.js';
 import { serveGraphqlIde } from './graphql-ide.js';
 import { httpErrorHandler } from './http-error-handler.js';
@@ -50,6 +51,7 @@ export class ScribeHttpFront {
     private readonly authenticator: Authenticator,
     private readonly refusals: AuthFailureLog,
     private readonly paths: ScribePaths,
+    private readonly metrics: MetricsService,
     @Optional() @Inject(SCRIBE_OPTIONS) private readonly options?: ScribeOptions,
   ) {
     adapterHost.init$.subscribe(() => {
@@ -72,7 +74,13 @@ export class ScribeHttpFront {
     if (config.development) serveGraphqlIde(express, config.graphqlPath);
     // A probe of paths that do not exist is refused (404) as much as a bad query: on every
     // path when Scribe serves alone (guardAllPaths).
-    const gate = refusalGate(config.maxRefusalsPerMinute, this.budget);
+    const gate = refusalGate(
+      config.maxRefusalsPerMinute,
+      this.budget,
+      undefined,
+      undefined,
+      (reason) => this.metrics.refused(reason),
+    );
     express.use(config.guardAllPaths ? gate : onlyWhere(isGuarded, gate));
     // Credentials first, from the head alone: refused ones never cost a byte of the body.
     // Not in 'host' mode: the path is the host's endpoint too, and only the operation says
