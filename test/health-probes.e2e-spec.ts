@@ -1,14 +1,18 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
+import request from 'supertest';
 import { appendMessage, eventually, faultSuite, metricValue } from './support/fault-helpers.js';
+import { TEST_DATABASE_URL } from './support/databases.js';
+import { proxiedPostgresSchema } from './support/tcp-proxy.js';
 import { type ServerProcess } from './support/server-process.js';
 
-// Issue 21, item 4: /health/live and /health/ready on real server processes with real faults
-// (another process holding the SQLite write lock, a spool directory that cannot be made).
+// Issue 21, item 4: /health/live and /health/ready, and the JSON answer during a shutdown, on
+// real server processes with real faults (another process holding the SQLite write lock, a
+// spool directory that cannot be made, a blackholed PostgreSQL, SIGTERM).
 const TEST_TIMEOUT_MS = 60_000;
 
-const { faultTest, dataDirectory, server, lockDatabase } = faultSuite(TEST_TIMEOUT_MS, {
+const { cleanups, faultTest, dataDirectory, server, lockDatabase } = faultSuite(TEST_TIMEOUT_MS, {
   DB_RETRY_INTERVAL_MS: '200',
 });
 
@@ -104,5 +108,62 @@ describe('/health/live and /health/ready', () => {
       await holder.release();
       await eventually(async () => expect((await ready(target)).http).toBe(200));
     },
+  );
+});
+
+describe('SIGTERM with an append in flight', () => {
+  const postgres = TEST_DATABASE_URL ? it : it.skip;
+
+  postgres(
+    'lets the append finish, and answers new GraphQL requests 503 with a JSON SERVICE_UNAVAILABLE error',
+    () =>
+      cleanups.guard(async () => {
+        const { proxy, url } = await proxiedPostgresSchema(cleanups);
+        const target = await server({ DATA_DIR: await dataDirectory(), DATABASE_URL: url });
+        expect((await appendMessage(target, 'drain', 'before')).status).toBe('PERSISTED');
+
+        // The database goes silent: the next append's write waits on it, in flight.
+        proxy.blackhole();
+        const events: string[] = [];
+        const inFlight = appendMessage(target, 'drain', 'in flight').then((answer) => {
+          events.push('append answered');
+          return answer;
+        });
+        await eventually(async () =>
+          expect(metricValue((await target.get('/metrics')).text, 'scribe_appends_in_flight')).toBe(
+            1,
+          ),
+        );
+        const ended = target.stop('SIGTERM');
+
+        const refused = await eventually(async () => {
+          const response = await request(target.url)
+            .post('/graphql')
+            .set('content-type', 'application/json')
+            .send({ query: '{ __typename }' });
+          expect(response.status).toBe(503);
+          return response;
+        });
+        events.push('new request refused');
+        expect(refused.headers['content-type']).toMatch(/^application\/json/);
+        expect(refused.body).toEqual({
+          errors: [
+            {
+              message: expect.stringContaining('shutting down') as string,
+              extensions: { code: 'SERVICE_UNAVAILABLE' },
+            },
+          ],
+        });
+        const readiness = await target.get('/health/ready');
+        expect([readiness.status, readiness.body.status]).toEqual([503, 'shutting_down']);
+
+        // The database answers again (its silent connections reset): the append finishes.
+        proxy.restore();
+        expect((await inFlight).status).toMatch(/^(PERSISTED|QUEUED)$/);
+        expect(events).toEqual(['new request refused', 'append answered']);
+        expect(await ended).toEqual({ code: null, signal: 'SIGTERM' });
+        expect(target.output()).toContain('Shutting down: waited for 1 in-flight append(s)');
+      }),
+    TEST_TIMEOUT_MS,
   );
 });

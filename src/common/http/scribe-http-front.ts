@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { type Express } from 'express';
 import { ScribeConfig } from '../../config/scribe-config.js';
@@ -22,6 +22,7 @@ import { scribeCors } from './scribe-cors.js';
 import { RefusalBudget } from './refusal-budget.js';
 import { claimedRefusalsOnly, refusalGate } from './refusal-gate.js';
 import { errorsWhere, onlyWhere, ScribePaths } from './scribe-paths.js';
+import { whileShuttingDown } from './shutting-down.js';
 
 /**
  * Everything a request to Scribe meets before its body is read, cheapest first: CORS, the
@@ -43,7 +44,10 @@ import { errorsWhere, onlyWhere, ScribePaths } from './scribe-paths.js';
  * exact path (closeGraphqlSubtree), so no request reaches it without these steps.
  */
 @Injectable()
-export class ScribeHttpFront {
+export class ScribeHttpFront implements OnModuleDestroy {
+  // Set at the first of the shutdown hooks: new GraphQL requests are answered 503 from then.
+  private closing = false;
+
   constructor(
     adapterHost: HttpAdapterHost,
     private readonly config: ScribeConfig,
@@ -63,6 +67,10 @@ export class ScribeHttpFront {
     });
   }
 
+  onModuleDestroy(): void {
+    this.closing = true;
+  }
+
   private install(express: Express): void {
     const config = this.config;
     const { isScribe, isGraphql, isGuarded } = this.paths;
@@ -72,6 +80,15 @@ export class ScribeHttpFront {
       express.use(onlyWhere(isScribe, scribeCors(config.corsOrigins)));
     }
     if (config.development) serveGraphqlIde(express, config.graphqlPath);
+    // During shutdown, a GraphQL answer as GraphQL clients read one (not Nest's plain-text
+    // `return503OnClosing` body, which main.ts leaves off for it); requests already past this
+    // step finish. First after CORS, so that a browser may read it, and before anything reads.
+    express.use(
+      onlyWhere(
+        isGraphql,
+        whileShuttingDown(() => this.closing),
+      ),
+    );
     // A probe of paths that do not exist is refused (404) as much as a bad query: on every
     // path when Scribe serves alone (guardAllPaths).
     const gate = refusalGate(
