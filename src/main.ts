@@ -37,7 +37,8 @@ async function bootstrap(): Promise<void> {
     bodyParser: false,
     // Every line escaped as it is written: client bytes never forge a line or a terminal escape.
     logger: new SafeConsoleLogger({ logLevels: logLevelsUpTo(serve.logLevel) }),
-    return503OnClosing: true,
+    // Not return503OnClosing: its plain-text 503 would stand before Scribe's steps, which
+    // answer GraphQL requests during shutdown with a JSON SERVICE_UNAVAILABLE error.
   });
   app.enableShutdownHooks();
   await app.listen(serve.port, serve.host);

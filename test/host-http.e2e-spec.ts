@@ -314,14 +314,17 @@ describe.each([
     (app: INestApplication) => app.setGlobalPrefix('api'),
     '/api/health',
     '/api/metrics',
+    '/api/health',
   ],
   [
     'a global prefix that excludes /health',
     (app: INestApplication) => app.setGlobalPrefix('api', { exclude: ['health'] }),
     '/health',
     '/api/metrics',
+    // The exclusion takes /health alone: Nest serves its probes under the prefix.
+    '/api/health',
   ],
-])("Scribe's routes under %s", (_name, setup, health, metrics) => {
+])("Scribe's routes under %s", (_name, setup, health, metrics, probes) => {
   let app: INestApplication;
   let dataDir: string;
 
@@ -337,6 +340,8 @@ describe.each([
 
   it.each([
     ['health', health],
+    ['health/live', `${probes}/live`],
+    ['health/ready', `${probes}/ready`],
     ['metrics', metrics],
   ])("serves %s at %s with Scribe's CORS", async (_route, path) => {
     const answer = await request(app.getHttpServer()).get(path).set('origin', ORIGIN);

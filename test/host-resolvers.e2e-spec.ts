@@ -166,9 +166,13 @@ describe.each(['own', 'host'] as const)("Scribe in a host app, GraphQL in '%s' m
     expect(answer.errors?.[0].message).toMatch(/alias/i);
   });
 
-  it('answers /health and /metrics', async () => {
-    const health = await fetch(`${sut.url}/health`);
-    expect(health.status).toBe(200);
+  it('answers /health, /health/live, /health/ready and /metrics', async () => {
+    for (const path of ['/health', '/health/live', '/health/ready']) {
+      expect({ path, status: (await fetch(`${sut.url}${path}`)).status }).toEqual({
+        path,
+        status: 200,
+      });
+    }
     const metrics = await fetch(`${sut.url}/metrics`);
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toMatch(/^scribe_/m);

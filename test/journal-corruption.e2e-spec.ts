@@ -124,6 +124,8 @@ describe('a damaged journal found at start', () => {
       expect(occurrences(target.output(), /ERROR.*Set aside bytes at/)).toBe(3);
       const metrics = await target.get('/metrics');
       expect(metrics.text).toContain('scribe_set_aside_total{reason="corrupt"} 3');
+      // What an alert reads: the records waiting in set-aside.jsonl, from memory.
+      expect(metrics.text).toMatch(/^scribe_spool_set_aside 3$/m);
 
       // Every segment is gone (drained, or empty), and the dead owner's lock with them; the
       // foreign file and the young temp file are left alone, the old temp file removed; the

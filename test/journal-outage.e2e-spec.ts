@@ -101,9 +101,10 @@ describe('a segment that cannot be read for a while', () => {
       });
       expect(await readdir(spoolDir)).not.toContain('set-aside.jsonl');
       expect(metricValue((await target.get('/metrics')).text, 'scribe_spool_blocked')).toBe(0);
-      expect(metricValue((await target.get('/metrics')).text, 'scribe_set_aside_total')).toBe(
-        undefined,
-      );
+      const metrics = (await target.get('/metrics')).text;
+      for (const reason of ['corrupt', 'refused']) {
+        expect(metricValue(metrics, `scribe_set_aside_total{reason="${reason}"}`)).toBe(0);
+      }
       expect(
         occurrences(target.output(), /ERROR.*cannot be used: segment unreadable: EACCES/),
       ).toBe(1);

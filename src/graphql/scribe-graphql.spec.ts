@@ -11,6 +11,7 @@ import { queryTooComplexError } from '../common/graphql/query-limits.js';
 import { ServedSchema } from '../common/graphql/served-schema.js';
 import { resolveScribeConfig } from '../config/resolve-scribe-config.js';
 import { type ScribeOptions } from '../config/scribe-options.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { ScribeGraphQL } from './scribe-graphql.js';
 
 function scribeGraphQL(options: ScribeOptions = {}) {
@@ -21,6 +22,7 @@ function scribeGraphQL(options: ScribeOptions = {}) {
     new AuthFailureLog(),
     new Authenticator(config),
     served,
+    new MetricsService(),
   );
   return { graphql, served };
 }

@@ -23,6 +23,8 @@ import { responseBudgetPlugin } from '../common/graphql/response-budget.plugin.j
 import { isScribeRefusal } from '../common/graphql/scribe-refusal.js';
 import { ServedSchema } from '../common/graphql/served-schema.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
+import { graphqlMetricsPlugin } from '../metrics/graphql-metrics.plugin.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 
 /**
  * Scribe's part of a GraphQL server, in pieces: its Apollo plugins, what each request's
@@ -43,6 +45,7 @@ export class ScribeGraphQL {
     private readonly refusals: AuthFailureLog,
     private readonly authenticator: Authenticator,
     private readonly served: ServedSchema,
+    private readonly metrics: MetricsService,
   ) {
     this.protection = queryProtection(config.queryLimits);
     this.hostProtection = queryProtection(config.queryLimits, 'scribe');
@@ -74,6 +77,7 @@ export class ScribeGraphQL {
     );
     return [
       this.served.plugin(),
+      graphqlMetricsPlugin(this.metrics),
       errorLogPlugin(this.refusals),
       httpOperationsPlugin(),
       fieldScopesPlugin(this.authenticator),

@@ -9,6 +9,7 @@ import { SpoolDirectoryError } from '../spool/journal-files.js';
 import { SpoolService } from '../spool/spool.service.js';
 import { CoalescingWriter } from '../transcript/coalescing-writer.js';
 import { TranscriptService } from '../transcript/transcript.service.js';
+import { ReadinessCheck } from './readiness.js';
 
 // A probe that has not answered by then counts as down.
 const PROBE_TIMEOUT_MS = 3000;
@@ -16,6 +17,8 @@ const PROBE_TIMEOUT_MS = 3000;
 type HealthStatus = 'ok' | 'degraded' | 'error' | 'shutting_down';
 
 /**
+ * Scribe's probes. `GET /health/live`: the process answers (no I/O). `GET /health/ready`:
+ * this instance can take appends durably, judged from what the write path knows (ReadinessCheck).
  * `GET /health`, in terminus's shape. 200 while the instance can accept appends: a database
  * outage alone shows as `database: down` with status `degraded`, because queueing is the
  * instance doing its job and a load balancer must not pull every instance at once. 503 only
@@ -23,6 +26,8 @@ type HealthStatus = 'ok' | 'degraded' | 'error' | 'shutting_down';
  */
 @Controller('health')
 export class HealthController {
+  private readonly readiness: ReadinessCheck;
+
   constructor(
     private readonly indicators: HealthIndicatorService,
     private readonly transcripts: TranscriptService,
@@ -30,7 +35,30 @@ export class HealthController {
     private readonly spool: SpoolService,
     private readonly blocked: BlockedFiles,
     private readonly config: ScribeConfig,
-  ) {}
+  ) {
+    this.readiness = new ReadinessCheck({
+      accepting: () => this.transcripts.isAccepting,
+      databaseWritable: () => this.transcripts.databaseWritable,
+      journalWritable: () => this.spool.writableAsLastSeen,
+      checkJournal: () => this.probeJournal(),
+    });
+  }
+
+  /** Liveness: the event loop turns and Nest routes. Nothing is read or written. */
+  @Get('live')
+  live(@Res() response: Response): void {
+    response.status(200).json({ status: 'ok' });
+  }
+
+  /**
+   * Readiness: 200 while appends are accepted and the database or the journal takes a write,
+   * as the write path last saw them; 503 while shutting down or while neither does.
+   */
+  @Get('ready')
+  async ready(@Res() response: Response): Promise<void> {
+    const readiness = await this.readiness.check();
+    response.status(readiness.status === 'ready' ? 200 : 503).json(readiness);
+  }
 
   @Get()
   async check(@Res() response: Response): Promise<void> {
@@ -50,6 +78,12 @@ export class HealthController {
     const error = Object.fromEntries(Object.entries(details).filter(([, v]) => v.status !== 'up'));
     const httpStatus = status === 'ok' || status === 'degraded' ? 200 : 503;
     response.status(httpStatus).json({ status, info, error, details });
+  }
+
+  /** The journal tried for real, within the probe's timeout: true when it takes a write. */
+  private async probeJournal(): Promise<boolean> {
+    const spool = await this.probe('spool', () => this.spool.checkWritable());
+    return spool.spool.status === 'up';
   }
 
   /**

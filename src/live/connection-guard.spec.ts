@@ -3,6 +3,7 @@ import { AuthFailureLog } from '../common/auth/auth-failure-log.js';
 import { Authenticator } from '../common/auth/authenticator.js';
 import { RefusalBudget } from '../common/http/refusal-budget.js';
 import { ScribeConfig } from '../config/scribe-config.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { ConnectionGuard } from './connection-guard.js';
 import { SlotCounts } from './slot-counts.js';
 
@@ -25,6 +26,7 @@ function guard(variables: Record<string, string> = {}) {
     budget,
     {} as HttpAdapterHost,
     new SlotCounts(config.subscriptions.maxConnectionsPerSource),
+    new MetricsService(),
   );
   return { sut, budget, later: (ms: number) => (now += ms) };
 }

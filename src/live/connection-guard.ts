@@ -8,6 +8,7 @@ import { AuthFailureLog } from '../common/auth/auth-failure-log.js';
 import { Authenticator, type Principal } from '../common/auth/authenticator.js';
 import { RefusalBudget, sourceKey } from '../common/http/refusal-budget.js';
 import { ScribeConfig } from '../config/scribe-config.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { SOURCE_SLOTS } from './live.tokens.js';
 import { SlotCounts } from './slot-counts.js';
 
@@ -45,6 +46,7 @@ export class ConnectionGuard {
     private readonly budget: RefusalBudget,
     private readonly adapterHost: HttpAdapterHost,
     @Inject(SOURCE_SLOTS) private readonly sources: SlotCounts,
+    @Inject(MetricsService) private readonly metrics: Pick<MetricsService, 'refused'>,
   ) {
     this.share = Math.max(1, Math.ceil(config.subscriptions.maxSubscriptions / 4));
   }
@@ -61,6 +63,12 @@ export class ConnectionGuard {
    * for the source's own connections spends its budget.
    */
   refusal(source: string, connections: number): UpgradeRefusal | undefined {
+    const refusal = this.judge(source, connections);
+    if (refusal) this.metrics.refused(refusal.status === 503 ? 'live_full' : 'live_rate_limited');
+    return refusal;
+  }
+
+  private judge(source: string, connections: number): UpgradeRefusal | undefined {
     const wait = this.budget.retryAfterSeconds(source);
     if (wait > 0) return { status: 429, text: 'Too Many Requests', retryAfterSeconds: wait };
     if (
@@ -110,12 +118,14 @@ export class ConnectionGuard {
     const outcome = await this.authenticator.authenticate(authorization, localAddress);
     if (outcome.kind === 'refused') {
       this.refusals.refused(source, outcome.reason);
+      this.metrics.refused('live_refused');
       this.budget.charge(source);
       return { kind: 'refused', code: 4401, reason: outcome.reason };
     }
     if (outcome.principal.anonymous && crossOrigin) {
       // No CORS guards a WebSocket: any page a browser shows could open one. A page on another
       // origin must present a token, as over HTTP.
+      this.metrics.refused('live_refused');
       this.budget.charge(source);
       return {
         kind: 'refused',
@@ -128,6 +138,7 @@ export class ConnectionGuard {
 
   /** An operation of `source` was refused; true once its budget is spent (close it then). */
   charge(source: string): boolean {
+    this.metrics.refused('live_refused');
     this.budget.charge(source);
     return this.budget.retryAfterSeconds(source) > 0;
   }

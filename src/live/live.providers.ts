@@ -1,5 +1,6 @@
 import { type Provider } from '@nestjs/common';
 import { ScribeConfig } from '../config/scribe-config.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { PRINCIPAL_SLOTS, SOURCE_SLOTS } from './live.tokens.js';
 import { SlotCounts } from './slot-counts.js';
 
@@ -13,7 +14,12 @@ export const liveProviders: Provider[] = [
   },
   {
     provide: PRINCIPAL_SLOTS,
-    inject: [ScribeConfig],
-    useFactory: (config: ScribeConfig) => new SlotCounts(config.subscriptions.maxPerPrincipal),
+    inject: [ScribeConfig, MetricsService],
+    useFactory: (config: ScribeConfig, metrics: MetricsService) => {
+      // Every running subscription holds one slot of its principal's.
+      const running = new SlotCounts(config.subscriptions.maxPerPrincipal);
+      metrics.observeGauge('scribe_subscriptions', () => running.total);
+      return running;
+    },
   },
 ];

@@ -1,5 +1,33 @@
 import { Injectable } from '@nestjs/common';
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** What an append answered (the AppendStatus, lower case), or `failed` for an error. */
+export const APPEND_OUTCOMES = ['persisted', 'queued', 'buffered', 'failed'] as const;
+export type AppendOutcome = (typeof APPEND_OUTCOMES)[number];
+
+/** Why a record was set aside: the database refused it, or its bytes were unreadable. */
+export const SET_ASIDE_REASONS = ['refused', 'corrupt'] as const;
+
+/**
+ * Why a request or connection was turned away by the refusal budget or the live limits:
+ * - http_rate_limited: an HTTP request answered 429 by the refusal gate (its source's budget spent);
+ * - http_refused: an HTTP request refused (4xx, or refused credentials) and charged to its source;
+ * - live_rate_limited: a WebSocket upgrade answered 429 (budget spent, or the source's connection cap);
+ * - live_full: a WebSocket upgrade answered 503 (MAX_SUBSCRIPTIONS, or too many unauthenticated);
+ * - live_refused: a live connection or operation refused (credentials, scope, an init never sent).
+ */
+export const REFUSAL_REASONS = [
+  'http_rate_limited',
+  'http_refused',
+  'live_rate_limited',
+  'live_full',
+  'live_refused',
+] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+
+// Seconds: a GraphQL request or an append is ms on a healthy database, seconds in an outage
+// (a lock's busy timeout), and a full load of a large transcript can take several.
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**
  * Scribe's Prometheus metrics, on a registry of its own (not prom-client's global one) so
@@ -17,6 +45,56 @@ export class MetricsService {
     labelNames: ['status'] as const,
     registers: [this.registry],
   });
+
+  readonly appendDuration = new Histogram({
+    name: 'scribe_append_duration_seconds',
+    help: 'Time an append took to be answered (its messages accepted), by its answer: persisted, queued, buffered, or failed.',
+    labelNames: ['status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly graphqlRequestDuration = new Histogram({
+    name: 'scribe_graphql_request_duration_seconds',
+    help: "GraphQL requests over HTTP, from arrival at Apollo to the answer, by operation type and operation name (the one Scribe root field the operation selects, else 'other').",
+    labelNames: ['operation_type', 'operation_name'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly fullLoadDuration = new Histogram({
+    name: 'scribe_full_load_duration_seconds',
+    help: 'Full loads of a session (metadata and whole transcript) from the database, the query only (not the wait for a slot).',
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly refusals = new Counter({
+    name: 'scribe_refusals_total',
+    help: 'Requests and live connections turned away or charged to their source, by reason (see the README).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly databaseUp = this.sourcedGauge(
+    'scribe_database_up',
+    'Whether the database takes writes as the write path last saw it (1) or not (0): connected, migrated, and its last write committed.',
+  );
+
+  readonly spoolOldestAge = this.sourcedGauge(
+    'scribe_spool_oldest_age_seconds',
+    'Age of the oldest message the journal still owes the database; 0 when it owes none.',
+  );
+
+  readonly subscriptions = this.sourcedGauge(
+    'scribe_subscriptions',
+    'Live subscriptions running on this instance (over WebSocket).',
+  );
+
+  readonly appendsInFlight = this.sourcedGauge(
+    'scribe_appends_in_flight',
+    'Appends accepted for processing and not answered yet (a shutdown waits for them).',
+  );
 
   readonly pendingMessages = this.sourcedGauge(
     'scribe_pending_messages',
@@ -54,6 +132,11 @@ export class MetricsService {
   readonly spoolBlocked = this.sourcedGauge(
     'scribe_spool_blocked',
     "Journal files (segments, dead owners' lock files, the set-aside log) that owe records but cannot be used now; see spoolStatus.blocked.",
+  );
+
+  readonly spoolSetAside = this.sourcedGauge(
+    'scribe_spool_set_aside',
+    'Records kept in set-aside.jsonl (this run and earlier ones): owed to nobody until an operator acts on them.',
   );
 
   readonly spoolWrites = new Counter({
@@ -117,6 +200,19 @@ export class MetricsService {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    // Every known label value from the start, so that a rule or a rate() over a series has
+    // it at 0 before the first event (a restart otherwise hides it until then).
+    for (const status of APPEND_OUTCOMES) {
+      if (status !== 'failed') this.appendsTotal.inc({ status }, 0);
+      this.appendDuration.zero({ status });
+    }
+    for (const reason of SET_ASIDE_REASONS) this.setAside.inc({ reason }, 0);
+    for (const reason of REFUSAL_REASONS) this.refusals.inc({ reason }, 0);
+  }
+
+  /** Counts one refusal of `reason`. */
+  refused(reason: RefusalReason): void {
+    this.refusals.inc({ reason });
   }
 
   /** Makes the gauge `name` read its value from `source` at every scrape. */

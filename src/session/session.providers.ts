@@ -18,7 +18,14 @@ export function sessionResolveGate(
   const gate = new SessionResolveGate(
     {
       // A transcript too large to cache is not loaded whole: it is read page by page.
-      loadFull: (id) => fromDatabase(queries.loadFull(id, config.sessionCacheMaxBytes)),
+      loadFull: async (id) => {
+        const timer = metrics.fullLoadDuration.startTimer();
+        try {
+          return await fromDatabase(queries.loadFull(id, config.sessionCacheMaxBytes));
+        } finally {
+          timer();
+        }
+      },
       loadMetadata: (id) => fromDatabase(queries.findMetadata(id)),
     },
     {

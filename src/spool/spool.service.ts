@@ -58,6 +58,8 @@ export type { RecordLocation } from './journal-index.js';
 @Injectable()
 export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(SpoolService.name);
+  // Whether the journal took its last append or passed its last check: what readiness reads.
+  private lastSeenWritable = true;
 
   constructor(
     @Inject(SPOOL_DIRECTORY) readonly path: string,
@@ -95,6 +97,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
       await this.setAsideLog.load();
       await removeStaleTempFiles(this.files);
     } catch (error) {
+      this.lastSeenWritable = false;
       this.logger.warn(
         `on-disk spool unavailable at ${this.path}: ${describeError(error)}; messages the database cannot take are held in memory only (BUFFERED) until it can be written`,
       );
@@ -145,6 +148,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
     } catch (error) {
       outcome = { kind: 'failed', error };
     }
+    this.lastSeenWritable = outcome.kind === 'written';
     this.reporter.written(outcome, records.length);
     return outcome;
   }
@@ -185,8 +189,22 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
    * written there; or the spool is another database's.
    */
   async checkWritable(): Promise<void> {
-    await this.checkJournal();
-    await this.files.checkWritable(this.recordBytes);
+    try {
+      await this.checkJournal();
+      await this.files.checkWritable(this.recordBytes);
+      this.lastSeenWritable = true;
+    } catch (error) {
+      this.lastSeenWritable = false;
+      throw error;
+    }
+  }
+
+  /**
+   * Whether the journal took its last append, or passed its last check (checkWritable), with
+   * no I/O: false from a start that found it unusable until either succeeds.
+   */
+  get writableAsLastSeen(): boolean {
+    return this.lastSeenWritable;
   }
 
   /** The spool is this database's, the lock is ours, and the writer's segments are intact. */

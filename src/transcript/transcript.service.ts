@@ -74,6 +74,8 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     private readonly storedTimes: StoredTimes,
   ) {
     metrics.observeGauge('scribe_pending_messages', () => backlog.total);
+    metrics.observeGauge('scribe_database_up', () => (this.databaseWritable ? 1 : 0));
+    metrics.observeGauge('scribe_appends_in_flight', () => this.inFlight.size);
   }
 
   /**
@@ -114,12 +116,19 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     }
     checkAppendTarget(sessionId, inputs.length, BATCH_FIELD);
     checkNewMessages(inputs, this.config.maxMessageBytes, fieldOf);
+    // Timed from here: the input is checked, and the wait for the session's lock counts.
+    const timer = this.metrics.appendDuration.startTimer();
     const task = this.backlog.withSession(sessionId, (queue) =>
       this.appendLocked(queue, inputs, fieldOf),
     );
     this.inFlight.add(task);
     try {
-      return await task;
+      const result = await task;
+      timer({ status: result.status.toLowerCase() });
+      return result;
+    } catch (error) {
+      timer({ status: 'failed' });
+      throw error;
     } finally {
       this.inFlight.delete(task);
     }
@@ -128,6 +137,14 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
   /** False once shutdown has begun: appends are refused from then on. */
   get isAccepting(): boolean {
     return this.accepting;
+  }
+
+  /**
+   * Whether the database takes writes as the write path last saw it, with no I/O: connected
+   * and migrated, and no failed write since the last one that committed.
+   */
+  get databaseWritable(): boolean {
+    return this.readiness.isReady && !this.health.isFailing;
   }
 
   /**

@@ -13,6 +13,7 @@ export type HttpRefusalCode =
   | 'UNAUTHENTICATED'
   | 'RATE_LIMITED'
   | 'REQUEST_TIMEOUT'
+  | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL_SERVER_ERROR';
 
 /** The body of every such answer, as GraphQL clients read errors. */

@@ -44,11 +44,13 @@ class FakeResponse extends EventEmitter {
 
 function harness(perMinute = 2) {
   const warnings: string[] = [];
+  const counted: string[] = [];
   const gate = refusalGate(
     perMinute,
     new RefusalBudget(perMinute, 100, () => 0),
     new LogRateLimit(60_000, 10, () => 0),
     { warn: (line: string) => warnings.push(line) },
+    (reason) => counted.push(reason),
   );
   const send = (ip = '192.0.2.1') => {
     const response = new FakeResponse();
@@ -58,7 +60,7 @@ function harness(perMinute = 2) {
     gate(request, response as unknown as Response, next);
     return { request, response, passed, express: response as unknown as Response };
   };
-  return { send, warnings };
+  return { send, warnings, counted };
 }
 
 describe('refusalGate', () => {
@@ -98,6 +100,16 @@ describe('refusalGate', () => {
         },
       ],
     });
+  });
+
+  it('counts each refusal it charges, and each request it turns away, once', () => {
+    const { send, counted } = harness(1);
+    const refused = send();
+    chargeRefusal(refused.express);
+    refused.response.finish(401);
+    send();
+    send().response.finish(200);
+    expect(counted).toEqual(['http_refused', 'http_rate_limited', 'http_rate_limited']);
   });
 
   it('keeps other sources served, IPv6 hosts by their /64', () => {

@@ -15,7 +15,12 @@ interface Ticket {
   readonly budget: RefusalBudget;
   /** reserved: credentials not known yet; accepted: given back; charged: refused already. */
   state: 'reserved' | 'accepted' | 'charged';
+  /** Counts the refusal into the metrics, once. */
+  readonly counted: (reason: HttpRefusalReason) => void;
 }
+
+/** What the gate counts: a request it turned away (429), or one refused and charged. */
+export type HttpRefusalReason = 'http_rate_limited' | 'http_refused';
 
 const ticketOf = (response: Response | undefined) => response?.locals[TICKET] as Ticket | undefined;
 
@@ -37,6 +42,7 @@ export function chargeRefusal(response: Response): void {
   if (ticket.state === 'reserved') ticket.budget.release(ticket.source);
   ticket.state = 'charged';
   ticket.budget.charge(ticket.source);
+  ticket.counted('http_refused');
 }
 
 /**
@@ -82,6 +88,7 @@ export function refusalGate(
   budget = new RefusalBudget(perMinute),
   log = new LogRateLimit(60_000, 10),
   logger: Pick<Logger, 'warn'> = new Logger('Access'),
+  counted: (reason: HttpRefusalReason) => void = () => undefined,
 ): RequestHandler {
   if (perMinute === 0) return (_request, _response, next) => next();
   return (request: Request, response: Response, next: NextFunction) => {
@@ -95,6 +102,7 @@ export function refusalGate(
           `Turning away requests from ${source}: more than ${perMinute} refused requests a minute (MAX_REFUSALS_PER_MINUTE)${held}`,
         );
       }
+      counted('http_rate_limited');
       response.setHeader('Retry-After', String(wait));
       // The body is never read: closing is cheaper than draining it.
       response.setHeader('Connection', 'close');
@@ -109,7 +117,7 @@ export function refusalGate(
       return;
     }
     budget.reserve(source);
-    const ticket: Ticket = { source, budget, state: 'reserved' };
+    const ticket: Ticket = { source, budget, state: 'reserved', counted };
     response.locals[TICKET] = ticket;
     // On close, not finish: a client that goes away before its refusal is written has cost
     // the refusing all the same (the status is set before the write fails).

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { type Express } from 'express';
 import { ScribeConfig } from '../../config/scribe-config.js';
@@ -14,6 +14,7 @@ import {
   scribeBodyDeadline,
   scribeJsonBody,
 } from './body-checks.js';
+import { MetricsService } from '../../metrics/metrics.service.js';
 import { credentialsFirst } from './credentials-first.js';
 import { serveGraphqlIde } from './graphql-ide.js';
 import { httpErrorHandler } from './http-error-handler.js';
@@ -21,6 +22,7 @@ import { scribeCors } from './scribe-cors.js';
 import { RefusalBudget } from './refusal-budget.js';
 import { claimedRefusalsOnly, refusalGate } from './refusal-gate.js';
 import { errorsWhere, onlyWhere, ScribePaths } from './scribe-paths.js';
+import { whileShuttingDown } from './shutting-down.js';
 
 /**
  * Everything a request to Scribe meets before its body is read, cheapest first: CORS, the
@@ -42,7 +44,10 @@ import { errorsWhere, onlyWhere, ScribePaths } from './scribe-paths.js';
  * exact path (closeGraphqlSubtree), so no request reaches it without these steps.
  */
 @Injectable()
-export class ScribeHttpFront {
+export class ScribeHttpFront implements OnModuleDestroy {
+  // Set at the first of the shutdown hooks: new GraphQL requests are answered 503 from then.
+  private closing = false;
+
   constructor(
     adapterHost: HttpAdapterHost,
     private readonly config: ScribeConfig,
@@ -50,6 +55,7 @@ export class ScribeHttpFront {
     private readonly authenticator: Authenticator,
     private readonly refusals: AuthFailureLog,
     private readonly paths: ScribePaths,
+    private readonly metrics: MetricsService,
     @Optional() @Inject(SCRIBE_OPTIONS) private readonly options?: ScribeOptions,
   ) {
     adapterHost.init$.subscribe(() => {
@@ -61,6 +67,10 @@ export class ScribeHttpFront {
     });
   }
 
+  onModuleDestroy(): void {
+    this.closing = true;
+  }
+
   private install(express: Express): void {
     const config = this.config;
     const { isScribe, isGraphql, isGuarded } = this.paths;
@@ -70,9 +80,24 @@ export class ScribeHttpFront {
       express.use(onlyWhere(isScribe, scribeCors(config.corsOrigins)));
     }
     if (config.development) serveGraphqlIde(express, config.graphqlPath);
+    // During shutdown, a GraphQL answer as GraphQL clients read one (not Nest's plain-text
+    // `return503OnClosing` body, which main.ts leaves off for it); requests already past this
+    // step finish. First after CORS, so that a browser may read it, and before anything reads.
+    express.use(
+      onlyWhere(
+        isGraphql,
+        whileShuttingDown(() => this.closing),
+      ),
+    );
     // A probe of paths that do not exist is refused (404) as much as a bad query: on every
     // path when Scribe serves alone (guardAllPaths).
-    const gate = refusalGate(config.maxRefusalsPerMinute, this.budget);
+    const gate = refusalGate(
+      config.maxRefusalsPerMinute,
+      this.budget,
+      undefined,
+      undefined,
+      (reason) => this.metrics.refused(reason),
+    );
     express.use(config.guardAllPaths ? gate : onlyWhere(isGuarded, gate));
     // Credentials first, from the head alone: refused ones never cost a byte of the body.
     // Not in 'host' mode: the path is the host's endpoint too, and only the operation says

@@ -27,7 +27,7 @@ import { applyServerDeadlines } from './server-deadlines.js';
         new ScribePaths(
           config,
           () => adapterHost.httpAdapter?.getInstance<{ router?: RouterView }>().router,
-          (controller) => nestRoutePaths(app, controller),
+          (controller, method) => nestRoutePaths(app, controller, method),
         ),
     },
     ScribeHttpFront,

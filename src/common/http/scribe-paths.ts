@@ -7,7 +7,10 @@ import {
 } from 'express';
 import { type ScribeConfig } from '../../config/scribe-config.js';
 
-/** Which of Scribe's routes a request is for: its GraphQL endpoint, /health, /metrics, or none. */
+/**
+ * Which of Scribe's routes a request is for: its GraphQL endpoint, /health (with /health/live
+ * and /health/ready), /metrics, or none.
+ */
 export type ScribeRoute = 'graphql' | 'health' | 'metrics' | undefined;
 
 /** What of an Express router is read here: its settings. */
@@ -17,6 +20,12 @@ export interface RouterView {
 }
 
 const escape = (path: string) => path.replace(/[.\\^$*+?()[\]{}|]/g, '\\$&');
+
+/** The method paths of each of Scribe's Nest controllers (HealthController, MetricsController). */
+export const CONTROLLER_ROUTES: Record<'health' | 'metrics', readonly string[]> = {
+  health: ['/', '/live', '/ready'],
+  metrics: ['/'],
+};
 
 /**
  * Where Scribe's HTTP steps apply: Scribe's own routes, each matched as Express matches it, and
@@ -36,10 +45,14 @@ export class ScribePaths {
     private readonly config: Pick<ScribeConfig, 'graphqlPath' | 'guardAllPaths'>,
     /** The app's router, read at request time (the settings and routes it has by then). */
     private readonly router: () => RouterView | undefined,
-    /** Where Nest serves a controller of Scribe's (a host's global prefix: nestRoutePaths). */
-    private readonly servedAt: (controller: 'health' | 'metrics') => string[] = (controller) => [
-      `/${controller}`,
-    ],
+    /**
+     * Where Nest serves a route of a controller of Scribe's (a host's global prefix:
+     * nestRoutePaths), `method` being the route's path in the controller.
+     */
+    private readonly servedAt: (controller: 'health' | 'metrics', method: string) => string[] = (
+      controller,
+      method,
+    ) => [method === '/' ? `/${controller}` : `/${controller}${method}`],
   ) {}
 
   /** Which of Scribe's routes `request` is for, if any (worked out once per request). */
@@ -83,8 +96,12 @@ export class ScribePaths {
     const flags = router?.caseSensitive ? '' : 'i';
     const slash = router?.strict ? '' : '/?';
     const graphql = escape(this.config.graphqlPath);
-    const route = (controller: 'health' | 'metrics') =>
-      new RegExp(`^(?:${this.servedAt(controller).map(escape).join('|')})${slash}$`, flags);
+    const route = (controller: 'health' | 'metrics') => {
+      const paths = CONTROLLER_ROUTES[controller].flatMap((method) =>
+        this.servedAt(controller, method),
+      );
+      return new RegExp(`^(?:${paths.map(escape).join('|')})${slash}$`, flags);
+    };
     return {
       health: route('health'),
       metrics: route('metrics'),
