@@ -157,7 +157,7 @@ describe('anonymous access', () => {
 });
 
 describe('anonymous access through a proxy on this machine', () => {
-  it.each([{}, { TRUST_PROXY: 'loopback' }])(
+  it.each<Record<string, string>>([{}, { TRUST_PROXY: 'loopback' }])(
     'is refused for a request that names a forwarded client (%p), though it arrives on loopback',
     async (settings) => {
       const open = await createTestApp('sqlite', settings);
