@@ -1,6 +1,8 @@
 import {
   BadRequestException,
   ConsoleLogger,
+  ForbiddenException,
+  UnauthorizedException,
   InternalServerErrorException,
   Logger,
 } from '@nestjs/common';
@@ -233,6 +235,19 @@ describe(formatGraphQLError.name, () => {
 
       expect(result.message).toBe('bad body');
       expect(result.extensions).toStrictEqual({ code: 'BAD_REQUEST' });
+      expect(errorKind(error)).toBe('client');
+    });
+
+    it.each([
+      [new ForbiddenException(), 'FORBIDDEN'],
+      [new UnauthorizedException(), 'UNAUTHENTICATED'],
+    ])("keeps who may not from a host's guard (%p): %s", (exception, code) => {
+      const error = resolverError(exception);
+
+      const result = formatGraphQLError(formattedBy(error, 'FORBIDDEN'), error, false);
+
+      expect(result.message).toBe(exception.message);
+      expect(result.extensions).toStrictEqual({ code });
       expect(errorKind(error)).toBe('client');
     });
   });

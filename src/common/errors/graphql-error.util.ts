@@ -189,7 +189,16 @@ export function formatGraphQLError(
     return { ...base, message, extensions: { code: clientCode } };
   }
   if (original instanceof HttpException && original.getStatus() < 500) {
-    return { ...base, message: original.message, extensions: { code: 'BAD_REQUEST' } };
+    // A host's guard (an APP_GUARD of its own) refusing one of Scribe's fields says who may
+    // not, as Scribe's own refusals do.
+    const status = original.getStatus();
+    const code =
+      status === 401
+        ? graphqlCodeFor(ScribeErrorCode.Unauthenticated)
+        : status === 403
+          ? graphqlCodeFor(ScribeErrorCode.Forbidden)
+          : 'BAD_REQUEST';
+    return { ...base, message: original.message, extensions: { code } };
   }
   return {
     ...base,
