@@ -19,6 +19,9 @@ export {
 export { InvalidScribeOptionsError } from './config/invalid-scribe-options.error.js';
 export { ScribeConfig } from './config/scribe-config.js';
 
+// Logs: the id of the request whose work is running, for a host's own logger to print.
+export { currentRequestId } from './common/logging/request-context.js';
+
 // The GraphQL models and enums Scribe's schema is built from, for a host's own resolvers.
 export { AppendStatus } from './common/graphql/models/append-status.enum.js';
 export { MessageRole } from './common/graphql/models/message-role.enum.js';

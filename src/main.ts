@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { createRequire } from 'node:module';
 import { type NestExpressApplication } from '@nestjs/platform-express';
 import { ScribeModule } from './scribe.module.js';
 import { LOG_LEVELS, type LogLevelName } from './config/environment.js';
@@ -14,6 +15,7 @@ import {
   type ServeSettings,
 } from './config/scribe-options-from-environment.js';
 import { SafeConsoleLogger } from './common/logging/safe-console-logger.js';
+import { startLines } from './config/start-lines.js';
 
 /** Nest log levels from the most severe down to and including `level`. */
 export function logLevelsUpTo(level: LogLevelName): LogLevel[] {
@@ -36,7 +38,16 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.create<NestExpressApplication>(ScribeModule.forRoot(options), {
     bodyParser: false,
     // Every line escaped as it is written: client bytes never forge a line or a terminal escape.
-    logger: new SafeConsoleLogger({ logLevels: logLevelsUpTo(serve.logLevel) }),
+    // Colours only for a terminal, and never with NO_COLOR set (https://no-color.org).
+    logger: new SafeConsoleLogger({
+      logLevels: logLevelsUpTo(serve.logLevel),
+      json: serve.logFormat === 'json',
+      colors:
+        serve.logFormat === 'text' &&
+        process.stdout.isTTY === true &&
+        process.stderr.isTTY === true &&
+        !process.env.NO_COLOR,
+    }),
     // Not return503OnClosing: its plain-text 503 would stand before Scribe's steps, which
     // answer GraphQL requests during shutdown with a JSON SERVICE_UNAVAILABLE error.
   });
@@ -48,9 +59,8 @@ async function bootstrap(): Promise<void> {
       `ALLOW_ANONYMOUS=true on ${serve.host}: anonymous callers may read and append every session; configure API_TOKENS or a JWT key`,
     );
   }
-  new Logger('Scribe').log(
-    `GraphQL API ready at ${url.replace('[::1]', 'localhost')}${config.graphqlPath}`,
-  );
+  const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
+  for (const line of startLines({ version, config, url })) new Logger('Scribe').log(line);
 }
 
 bootstrap().catch((error: unknown) => {

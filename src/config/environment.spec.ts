@@ -198,6 +198,16 @@ describe(validateEnvironment.name, () => {
       expect(error.message).toContain(LOG_LEVELS.join(', '));
     });
 
+    it.each(['text', 'json'])('accepts LOG_FORMAT=%s', (format) => {
+      expect(validateEnvironment({ LOG_FORMAT: format }).LOG_FORMAT).toBe(format);
+    });
+
+    it.each(['JSON', 'pretty', 'logfmt'])('refuses LOG_FORMAT=%s', (format) => {
+      expect(refusal({ LOG_FORMAT: format }).message).toBe(
+        'LOG_FORMAT must be one of the following values: text, json',
+      );
+    });
+
     it.each(SQLITE_SYNCHRONOUS_MODES)('accepts SQLITE_SYNCHRONOUS=%s', (mode) => {
       expect(validateEnvironment({ SQLITE_SYNCHRONOUS: mode }).SQLITE_SYNCHRONOUS).toBe(mode);
     });

@@ -8,7 +8,7 @@ import { RunSettings } from './run-settings.js';
 import { STORE_INTEGERS } from './store-settings.js';
 
 export { InvalidEnvironmentError } from './invalid-environment.error.js';
-export { LOG_LEVELS, type LogLevelName } from './run-settings.js';
+export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevelName } from './run-settings.js';
 export { SQLITE_SYNCHRONOUS_MODES, type SqliteSynchronousMode } from './store-settings.js';
 export { BODY_ROOM_BYTES, leastResponseBytes, maxResponseBytesOf } from './read-limit-settings.js';
 

@@ -3,11 +3,22 @@ import { AuthSettings } from './auth-settings.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'] as const;
 export type LogLevelName = (typeof LOG_LEVELS)[number];
+export const LOG_FORMATS = ['text', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
-/** How this process runs: its log level, GraphQL introspection, NODE_ENV, the test failpoint. */
+/** How this process runs: its logs, GraphQL introspection, NODE_ENV, the test failpoint. */
 export class RunSettings extends AuthSettings {
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: LogLevelName = 'log';
+
+  /** `npm start`'s log lines: 'text' for people, 'json' (one object a line) for a shipper. */
+  @IsIn(LOG_FORMATS)
+  LOG_FORMAT: LogFormat = 'text';
+
+  /** An access line per request at the default level; unset: at debug only. */
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  LOG_ACCESS?: 'true' | 'false';
 
   /** Whether `__schema` and `__type` are answered; unset: only with NODE_ENV=development. */
   @IsOptional()

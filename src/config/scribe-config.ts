@@ -104,6 +104,8 @@ export class ScribeConfig {
   readonly development: boolean;
   /** Whether the schema can be introspected (GRAPHQL_INTROSPECTION, else development only). */
   readonly introspection: boolean;
+  /** Whether each request's access line is logged at `log` (LOG_ACCESS), else at debug. */
+  readonly accessLog: boolean;
   /** Test-only (crash suite): where this process kills itself. */
   readonly failpoint: string | undefined;
   /** Where the GraphQL endpoint is served (GRAPHQL_PATH). */
@@ -201,6 +203,7 @@ export class ScribeConfig {
     this.development = get('NODE_ENV') === 'development';
     const introspection = get('GRAPHQL_INTROSPECTION');
     this.introspection = introspection === undefined ? this.development : introspection === 'true';
+    this.accessLog = get('LOG_ACCESS') === 'true';
     this.failpoint = get('SCRIBE_FAILPOINT') || undefined;
     this.graphqlPath = get('GRAPHQL_PATH');
     this.guardAllPaths = switches.guardAllPaths;

@@ -182,6 +182,7 @@ describe('options of the environment, by kind', () => {
       port: 3000,
       host: '127.0.0.1',
       logLevel: 'log',
+      logFormat: 'text',
       anonymousForced: false,
     });
   });

@@ -83,6 +83,7 @@ export const SCRIBE_OPTION_TABLE: readonly OptionRow[] = [
   ['auth.jwtIssuer', 'JWT_ISSUER', 'string'],
   ['auth.jwtAudience', 'JWT_AUDIENCE', 'string'],
   ['auth.allowAnonymous', 'ALLOW_ANONYMOUS', 'boolean'],
+  ['logging.access', 'LOG_ACCESS', 'boolean'],
   ['graphql.introspection', 'GRAPHQL_INTROSPECTION', 'boolean'],
   ['graphql.path', 'GRAPHQL_PATH', 'string'],
   ['graphql.mode', undefined, 'mode'],

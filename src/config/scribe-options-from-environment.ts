@@ -1,5 +1,10 @@
 import { accessSettings, accessVariablesOf } from './access-settings.js';
-import { validateEnvironment, type Environment, type LogLevelName } from './environment.js';
+import {
+  validateEnvironment,
+  type Environment,
+  type LogFormat,
+  type LogLevelName,
+} from './environment.js';
 import { corsOriginsOf } from './http-front.js';
 import { SCRIBE_OPTION_TABLE, setOptionAt } from './scribe-option-table.js';
 import { type ScribeOptions } from './scribe-options.js';
@@ -13,6 +18,7 @@ export interface ServeSettings {
   readonly port: number;
   readonly host: string;
   readonly logLevel: LogLevelName;
+  readonly logFormat: LogFormat;
   /** Anonymous callers on a non-loopback address, because ALLOW_ANONYMOUS=true said so. */
   readonly anonymousForced: boolean;
 }
@@ -39,7 +45,7 @@ export function scribeOptionsFromEnvironment(
   return options;
 }
 
-/** PORT, HOST and LOG_LEVEL of an environment, checked as scribeOptionsFromEnvironment checks. */
+/** PORT, HOST, LOG_LEVEL and LOG_FORMAT of an environment, checked as scribeOptionsFromEnvironment checks. */
 export function serveSettingsFromEnvironment(
   env: Record<string, string | undefined>,
 ): ServeSettings {
@@ -49,6 +55,7 @@ export function serveSettingsFromEnvironment(
     port: environment.PORT,
     host: environment.HOST,
     logLevel: environment.LOG_LEVEL,
+    logFormat: environment.LOG_FORMAT,
     anonymousForced: access.anonymousForced,
   };
 }

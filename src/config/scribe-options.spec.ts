@@ -58,6 +58,7 @@ const BAD_VALUES: Record<string, [value: unknown, reason: string]> = {
   'auth.jwtAudience': [{}, 'must be a string (got object)'],
   'auth.allowAnonymous': ['true', 'must be a boolean (got string)'],
   'graphql.introspection': ['false', 'must be a boolean (got string)'],
+  'logging.access': ['yes', 'must be a boolean (got string)'],
   'graphql.mode': ['both', "must be 'own' or 'host' (got string)"],
   'graphql.path': [
     'graphql',
@@ -68,12 +69,12 @@ const BAD_VALUES: Record<string, [value: unknown, reason: string]> = {
 };
 
 describe(resolveScribeConfig.name, () => {
-  it("has an option for every variable of Environment but the listener's (PORT, HOST, LOG_LEVEL)", () => {
+  it("has an option for every variable of Environment but the listener's (PORT, HOST, LOG_LEVEL, LOG_FORMAT)", () => {
     const variables = SCRIBE_OPTION_TABLE.flatMap(([, variable]) => (variable ? [variable] : []));
 
     expect([...variables].sort()).toEqual(
       Object.keys(new Environment())
-        .filter((key) => !['PORT', 'HOST', 'LOG_LEVEL'].includes(key))
+        .filter((key) => !['PORT', 'HOST', 'LOG_LEVEL', 'LOG_FORMAT'].includes(key))
         .sort(),
     );
     expect(new Set(SCRIBE_OPTION_TABLE.map(([path]) => path)).size).toBe(
@@ -243,6 +244,12 @@ describe(scribeOptionsFromEnvironment.name, () => {
     expect(() => scribeOptionsFromEnvironment({ HOST: '0.0.0.0' })).toThrow(/^HOST=0\.0\.0\.0/);
     expect(
       serveSettingsFromEnvironment({ HOST: '0.0.0.0', ALLOW_ANONYMOUS: 'true', PORT: '81' }),
-    ).toEqual({ port: 81, host: '0.0.0.0', logLevel: 'log', anonymousForced: true });
+    ).toEqual({
+      port: 81,
+      host: '0.0.0.0',
+      logLevel: 'log',
+      logFormat: 'text',
+      anonymousForced: true,
+    });
   });
 });

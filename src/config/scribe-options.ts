@@ -119,6 +119,15 @@ export interface ScribeGraphqlOptions {
 /** Who serves Scribe's GraphQL API (see ScribeGraphqlOptions.mode). */
 export type ScribeGraphQLMode = 'own' | 'host';
 
+/**
+ * Scribe's log lines. Their format and levels are the logger's: `npm start`'s (LOG_FORMAT,
+ * LOG_LEVEL), or a host's own.
+ */
+export interface ScribeLoggingOptions {
+  /** An access line per request and WebSocket at the `log` level; default false: at debug (LOG_ACCESS). */
+  access?: boolean;
+}
+
 /** Who may call. */
 export interface ScribeAuthOptions {
   /** Static tokens and scopes, `k1=read+append,ops=admin`; default none (API_TOKENS). */
@@ -151,6 +160,7 @@ export interface ScribeOptions {
   http?: ScribeHttpOptions;
   graphql?: ScribeGraphqlOptions;
   auth?: ScribeAuthOptions;
+  logging?: ScribeLoggingOptions;
   /** Development mode: stack traces, introspection by default; default false (NODE_ENV=development). */
   development?: boolean;
   /** Test only: where the process kills itself, `name` or `name@n` (SCRIBE_FAILPOINT). */

@@ -1,5 +1,5 @@
 import sqlite3 from 'sqlite3';
-import { type DataSourceOptions } from 'typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import { type DatabaseSettings } from '../config/scribe-config.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { DeletedSessionEntity } from './entities/deleted-session.entity.js';
@@ -35,7 +35,8 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
   const common = {
     entities: ENTITIES,
     migrations: MIGRATIONS,
-    migrationsRun: true,
+    // Run by DatabaseStartup (migratingDataSource), after refusing a schema newer than the code.
+    migrationsRun: false,
     synchronize: false,
     logging: false,
   } as const;
@@ -57,4 +58,9 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
     enableWAL: true,
     busyTimeout: SQLITE_BUSY_TIMEOUT_MS,
   };
+}
+
+/** A DataSource of its own, not connected, as the TypeORM CLI takes it (src/data-source.ts). */
+export function buildDataSource(settings: DatabaseSettings): DataSource {
+  return new DataSource(buildDataSourceOptions(settings));
 }

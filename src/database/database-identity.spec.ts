@@ -29,7 +29,9 @@ describe(DatabaseIdentity.name, () => {
       }),
     );
     sources.push(source);
-    return source.initialize();
+    await source.initialize();
+    await source.runMigrations();
+    return source;
   }
 
   it('gives a database without identity the candidate, and says it created it', async () => {

@@ -5,6 +5,7 @@ import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { classifyDatabaseError } from './database-errors.js';
 import { DatabaseNotReadyError } from './database-readiness.js';
 import { DatabaseStartup, type StartableDataSource } from './database-startup.js';
+import { SchemaNewerError } from './schema-newer.error.js';
 
 /** A DataSource whose initialize() fails with each of `failures` in turn, then succeeds. */
 class FakeDataSource implements StartableDataSource {
@@ -134,6 +135,37 @@ describe(DatabaseStartup.name, () => {
     migrationFailed.initializedWhenFailing = true;
     await startup(migrationFailed).onModuleInit();
     expect(migrationFailed.disconnects).toBe(0);
+  });
+
+  it('refuses the start when the schema is newer than the code, without retrying', async () => {
+    const source = new FakeDataSource([new SchemaNewerError(['Future1999999999999'])]);
+    const sut = startup(source);
+
+    await expect(sut.onModuleInit()).rejects.toThrow(
+      'The database schema is newer than this Scribe: it records migration(s) Future1999999999999 that this version does not know',
+    );
+
+    // The line is main.ts's (or the host's), from the error: none here.
+    expect(logged()).toEqual([]);
+    expect(jest.getTimerCount()).toBe(0);
+    expect(sut.isReady).toBe(false);
+  });
+
+  it('stops with one error line when a background attempt finds a newer schema', async () => {
+    const source = new FakeDataSource([refused(), new SchemaNewerError(['Future1999999999999'])]);
+    const sut = startup(source);
+    await sut.onModuleInit();
+
+    await jest.advanceTimersByTimeAsync(200);
+    await jest.advanceTimersByTimeAsync(1000);
+
+    expect(source.initializeCalls).toBe(2);
+    expect(logger.messages('error')).toEqual([
+      expect.stringMatching(/^The database schema is newer than this Scribe: .*; not retried$/),
+    ]);
+    expect(sut.isReady).toBe(false);
+    expect(() => sut.assertReady()).toThrow(DatabaseNotReadyError);
+    expect(jest.getTimerCount()).toBe(0);
   });
 
   it('refuses with DATABASE_UNAVAILABLE, an outage to the write path, until ready', async () => {

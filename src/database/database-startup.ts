@@ -1,17 +1,22 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { describeError } from '../common/errors/describe-error.js';
 import { DatabaseReadiness } from './database-readiness.js';
+import { SchemaNewerError } from './schema-newer.error.js';
 
 /** What the startup needs of TypeORM's DataSource (built with manualInitialization). */
 export interface StartableDataSource {
   readonly isInitialized: boolean;
-  /** Connects and runs the migrations (migrationsRun). */
+  /**
+   * Connects and runs the migrations; throws SchemaNewerError when the database records one
+   * this code does not know (migratingDataSource).
+   */
   initialize(): Promise<unknown>;
   destroy(): Promise<void>;
   readonly driver: { disconnect(): Promise<void> };
 }
 
 export interface StartupLog {
+  error(message: string): void;
   log(message: string): void;
   warn(message: string): void;
   debug(message: string): void;
@@ -24,7 +29,10 @@ export const FALLBACK_RETRY_INTERVAL_MS = 1000;
  * Brings the database up: connects and runs the migrations, and while that fails (PostgreSQL
  * unreachable, a SQLite file locked by another process) tries again every retry interval in
  * the background, so that the instance starts and journals during an outage. One line when it
- * starts waiting, one when the database is up; each failed retry only at debug level.
+ * starts waiting, one when the database is up; each failed retry only at debug level. A schema
+ * newer than the code (SchemaNewerError) is no outage: the start is refused, at once when the
+ * database answers the first attempt; when it answers a later one, with one error line, and
+ * the database is left alone (reads refused, appends journaled) until a newer Scribe runs.
  */
 export class DatabaseStartup
   extends DatabaseReadiness
@@ -34,6 +42,7 @@ export class DatabaseStartup
   private stopped = false;
   private attempts = 0;
   private lastError: string | null = null;
+  private refusal: SchemaNewerError | null = null;
   private waitingSince: number | null = null;
   private timer: NodeJS.Timeout | undefined;
   private resolveReady: () => void = () => undefined;
@@ -64,9 +73,11 @@ export class DatabaseStartup
   }
 
   // The first attempt is waited for: with the database up, the instance is migrated before
-  // the journal is written back and before it answers. One that fails is not.
+  // the journal is written back and before it answers. One that fails is not, unless the
+  // schema is newer than the code: then the start is refused.
   async onModuleInit(): Promise<void> {
     await this.attempt();
+    if (this.refusal) throw this.refusal;
   }
 
   onApplicationShutdown(): void {
@@ -79,12 +90,13 @@ export class DatabaseStartup
   }
 
   private async attempt(): Promise<void> {
-    if (this.stopped || this.up) return;
+    if (this.stopped || this.up || this.refusal) return;
     this.attempts += 1;
     try {
       await this.dataSource.initialize();
     } catch (error) {
-      await this.failed(error);
+      if (error instanceof SchemaNewerError) this.refuse(error);
+      else await this.failed(error);
       return;
     }
     // Shut down while connecting: TypeORM closes only a DataSource that was up by then.
@@ -102,6 +114,13 @@ export class DatabaseStartup
       );
     }
     this.resolveReady();
+  }
+
+  private refuse(error: SchemaNewerError): void {
+    this.refusal = error;
+    this.lastError = error.message;
+    // The first attempt's refusal stops the start (onModuleInit throws it); a later one cannot.
+    if (this.attempts > 1) this.logger.error(`${error.message}; not retried`);
   }
 
   private async failed(error: unknown): Promise<void> {

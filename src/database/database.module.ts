@@ -20,6 +20,7 @@ import { CommitReads } from './commit-reads.js';
 import { DatabaseReadiness } from './database-readiness.js';
 import { DatabaseStartup, FALLBACK_RETRY_INTERVAL_MS } from './database-startup.js';
 import { ReadyMessageStore } from './ready-message-store.js';
+import { migratingDataSource } from './schema-migrations.js';
 import { SessionListQueries } from './session-list-queries.js';
 import { SessionQueries } from './session-queries.js';
 import { SessionUpdates } from './session-updates.js';
@@ -51,7 +52,7 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
       provide: DatabaseStartup,
       inject: [getDataSourceToken(SCRIBE_CONNECTION), ScribeConfig],
       useFactory: (dataSource: DataSource, config: ScribeConfig) =>
-        new DatabaseStartup(dataSource, config.dbRetryIntervalMs),
+        new DatabaseStartup(migratingDataSource(dataSource), config.dbRetryIntervalMs),
     },
     { provide: DatabaseReadiness, useExisting: DatabaseStartup },
     SessionQueries,

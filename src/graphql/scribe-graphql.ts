@@ -11,6 +11,7 @@ import { errorLogPlugin } from '../common/errors/error-log.plugin.js';
 import { formatGraphQLError, stoppedByTokenLimit } from '../common/errors/graphql-error.util.js';
 import { requestAbortSignal } from '../common/http/request-abort-signal.js';
 import { requestIdOf } from '../common/http/request-id.js';
+import { requestIdOfResponse } from '../common/http/request-tracing.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { MAX_TITLE_CHARACTERS } from '../session/dto/update-session.input.js';
 import { serialiseAnswer } from '../common/graphql/answer-serialiser.js';
@@ -91,8 +92,12 @@ export class ScribeGraphQL {
    * as `x-request-id`), and the budget its answer is built within.
    */
   context(req: Request): GraphQLContext {
-    const requestId = requestIdOf(req);
-    req.res?.setHeader('x-request-id', requestId);
+    // Given by requestTracing, first on the request; on a host's path it may not have run.
+    let requestId = requestIdOfResponse(req.res);
+    if (requestId === undefined) {
+      requestId = requestIdOf(req);
+      req.res?.setHeader('x-request-id', requestId);
+    }
     const budget = new ResponseBudget(
       this.config.responseLimits,
       this.largeAnswers,

@@ -24,6 +24,9 @@ import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { type GraphQLContext } from '../common/graphql/graphql-context.js';
 import { queryProtection } from '../common/graphql/query-protection.js';
+import { requestIdOf } from '../common/http/request-id.js';
+import { accessLine, bindToRequest } from '../common/http/request-tracing.js';
+import { runWithRequestId } from '../common/logging/request-context.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { ClientSocket } from './client-socket.js';
 import { ConnectionGuard, closeReason, crossOrigin, refuseUpgrade } from './connection-guard.js';
@@ -70,6 +73,9 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
     WebSocket: ClientSocket,
   });
   private readonly connections = new WeakMap<WebSocket, LiveConnection>();
+  /** Each upgrade's id, sent back on its 101 answer and carried by its log lines. */
+  private readonly requestIds = new WeakMap<IncomingMessage, string>();
+  private readonly access = new Logger('Access');
   private schemaHost: GraphQLSchemaHost | undefined;
   private dispose: (() => void | Promise<void>) | undefined;
   private server: Server | undefined;
@@ -93,6 +99,10 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
     if (!this.served.schema)
       this.schemaHost = this.moduleRef.get(GraphQLSchemaHost, { strict: false });
     this.sockets.options.maxPayload = this.config.queryLimits.maxBytes + MESSAGE_ROOM_BYTES;
+    this.sockets.on('headers', (headers: string[], request: IncomingMessage) => {
+      const requestId = this.requestIds.get(request);
+      if (requestId !== undefined) headers.push(`x-request-id: ${requestId}`);
+    });
     this.dispose = useServer(
       this.serverOptions(),
       this.sockets,
@@ -137,11 +147,21 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
       }
       return;
     }
+    // A connection is a request too: an id (x-request-id, else a new one) on its 101 answer and
+    // on every line its messages cause, and an access line when it closes.
+    const requestId = requestIdOf(request);
+    this.requestIds.set(request, requestId);
+    runWithRequestId(requestId, () => this.accept(request, socket, head, requestId));
+  }
+
+  private accept(request: IncomingMessage, socket: Duplex, head: Buffer, requestId: string): void {
     if (this.closing) return refuseUpgrade(socket, { status: 503, text: 'Service Unavailable' });
     const source = this.guard.sourceOf(request);
     const refusal = this.guard.refusal(source, this.sockets.clients.size);
     if (refusal) return refuseUpgrade(socket, refusal);
+    const started = performance.now();
     this.sockets.handleUpgrade(request, socket, head, (client) => {
+      bindToRequest(client, requestId);
       const connection = new LiveConnection(source, this.principals, {
         idleMs: this.config.subscriptions.idleMs,
         idle: () =>
@@ -161,6 +181,9 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
         this.settleIfDone();
         // A connection that never said who it is spent a slot for nothing.
         if (code === CLOSE_INIT_TIMEOUT) this.guard.charge(source);
+        const line = `${accessLine(request, 101, undefined, performance.now() - started)} (WebSocket closed ${code})`;
+        if (this.config.accessLog) this.access.log(line);
+        else this.access.debug(line);
       });
       this.sockets.emit('connection', client, request);
     });

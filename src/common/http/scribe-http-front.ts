@@ -20,6 +20,7 @@ import { serveGraphqlIde } from './graphql-ide.js';
 import { httpErrorHandler } from './http-error-handler.js';
 import { scribeCors } from './scribe-cors.js';
 import { RefusalBudget } from './refusal-budget.js';
+import { requestTracing } from './request-tracing.js';
 import { claimedRefusalsOnly, refusalGate } from './refusal-gate.js';
 import { errorsWhere, onlyWhere, ScribePaths } from './scribe-paths.js';
 import { whileShuttingDown } from './shutting-down.js';
@@ -74,6 +75,10 @@ export class ScribeHttpFront implements OnModuleDestroy {
   private install(express: Express): void {
     const config = this.config;
     const { isScribe, isGraphql, isGuarded } = this.paths;
+    // First of all: a request's id and access line, whatever becomes of it. On every path when
+    // Scribe serves alone; in a host's app, on Scribe's paths only (the others are the host's).
+    const tracing = requestTracing({ atLogLevel: config.accessLog });
+    express.use(config.guardAllPaths ? tracing : onlyWhere(isScribe, tracing));
     // A host owns its app's settings: `trust proxy` is set only when Scribe is told one.
     if (config.trustProxy !== false) express.set('trust proxy', config.trustProxy);
     if (config.corsOrigins.length > 0) {

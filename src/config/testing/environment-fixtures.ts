@@ -51,6 +51,8 @@ export const DEFAULTS = {
   JWT_AUDIENCE: undefined,
   ALLOW_ANONYMOUS: 'false',
   LOG_LEVEL: 'log',
+  LOG_FORMAT: 'text',
+  LOG_ACCESS: undefined,
   GRAPHQL_INTROSPECTION: undefined,
   GRAPHQL_PATH: '/graphql',
   NODE_ENV: undefined,
