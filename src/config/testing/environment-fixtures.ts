@@ -53,6 +53,7 @@ export const DEFAULTS = {
   LOG_LEVEL: 'log',
   GRAPHQL_INTROSPECTION: undefined,
   GRAPHQL_PATH: '/graphql',
+  ADMIN_CONSOLE_PATH: '/admin',
   NODE_ENV: undefined,
   SCRIBE_FAILPOINT: undefined,
 };
