@@ -151,6 +151,11 @@ export default tseslint.config(
     },
   },
   {
+    // The admin console's client runs in a browser.
+    files: ['console/**/*.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },

@@ -178,6 +178,19 @@ describe.each(['own', 'host'] as const)("Scribe in a host app, GraphQL in '%s' m
     expect(await metrics.text()).toMatch(/^scribe_/m);
   });
 
+  it('serves the admin console and its bundle, calling the GraphQL path Scribe is on', async () => {
+    const page = await fetch(`${sut.url}/admin`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('data-graphql-path="/graphql"');
+    expect(html).toContain('<label for="token">Admin token</label>');
+    for (const asset of ['admin-console.js', 'admin-console.css']) {
+      const response = await fetch(`${sut.url}/admin/assets/${asset}`);
+      expect({ asset, status: response.status }).toEqual({ asset, status: 200 });
+    }
+    expect((await fetch(`${sut.url}/admin/assets/..%2Fpackage.json`)).status).toBe(404);
+  });
+
   it("delivers a subscription on Scribe's path", async () => {
     const client = liveClient(`${sut.url.replace(/^http/, 'ws')}/graphql`, {
       authorization: 'Bearer rw',

@@ -74,6 +74,13 @@ export function checkCombinations(environment: RunSettings): void {
       );
     }
   }
+  const consolePath = environment.ADMIN_CONSOLE_PATH.toLowerCase();
+  const graphql = environment.GRAPHQL_PATH.toLowerCase();
+  if (consolePath === graphql || graphql.startsWith(`${consolePath}/`)) {
+    throw new InvalidEnvironmentError(
+      `ADMIN_CONSOLE_PATH must not be GRAPHQL_PATH or hold it (${environment.GRAPHQL_PATH}); got ${environment.ADMIN_CONSOLE_PATH}`,
+    );
+  }
   checkTrustProxy(environment.TRUST_PROXY);
   corsOriginsOf(environment.CORS_ORIGINS);
 }

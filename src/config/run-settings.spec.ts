@@ -66,3 +66,30 @@ describe('graphql.path', () => {
     );
   });
 });
+
+describe('ADMIN_CONSOLE_PATH', () => {
+  it('defaults to /admin, and takes another path by the same rule as GRAPHQL_PATH', () => {
+    expect(validateEnvironment({}).ADMIN_CONSOLE_PATH).toBe('/admin');
+    expect(validateEnvironment({ ADMIN_CONSOLE_PATH: '/ops/admin' }).ADMIN_CONSOLE_PATH).toBe(
+      '/ops/admin',
+    );
+    expect(refusal({ ADMIN_CONSOLE_PATH: '/metrics' }).message).toBe(
+      'ADMIN_CONSOLE_PATH must not be /health, /metrics or under them: Scribe serves those routes (got "/metrics")',
+    );
+  });
+
+  it.each([
+    ['/graphql', '/graphql'],
+    ['/API', '/api/graphql'],
+  ])('refuses %p beside GRAPHQL_PATH %p: the console would hide the API', (path, graphql) => {
+    expect(refusal({ ADMIN_CONSOLE_PATH: path, GRAPHQL_PATH: graphql }).message).toBe(
+      `ADMIN_CONSOLE_PATH must not be GRAPHQL_PATH or hold it (${graphql}); got ${path}`,
+    );
+  });
+
+  it('is the module option adminConsole.path', () => {
+    expect(resolveScribeConfig({ adminConsole: { path: '/console' } }).adminConsolePath).toBe(
+      '/console',
+    );
+  });
+});

@@ -35,6 +35,17 @@ export class RunSettings extends AuthSettings {
   })
   GRAPHQL_PATH = '/graphql';
 
+  /** Where the admin console is served: literal segments, as GRAPHQL_PATH. */
+  @ValidateBy({
+    name: 'adminConsolePath',
+    validator: {
+      validate: (value: unknown) => routePathProblem(value, '/admin or /ops/admin') === undefined,
+      defaultMessage: (args) =>
+        `ADMIN_CONSOLE_PATH ${routePathProblem(args?.value, '/admin or /ops/admin')}`,
+    },
+  })
+  ADMIN_CONSOLE_PATH = '/admin';
+
   @IsOptional()
   @IsString()
   NODE_ENV?: string;
@@ -62,10 +73,15 @@ const SCRIBE_ROUTES = ['/health', '/metrics'];
  * /metrics (any case: Express routes ignore it by default) are Scribe's own routes.
  */
 export function graphqlPathProblem(path: unknown): string | undefined {
+  return routePathProblem(path, '/graphql or /api/graphql');
+}
+
+/** graphqlPathProblem's rules, for any path Scribe serves a route at; `examples` for the message. */
+export function routePathProblem(path: unknown, examples: string): string | undefined {
   const got = `(got ${JSON.stringify(path)})`;
   if (path === '/') return `must not be /: it would take every route of the app ${got}`;
   if (typeof path !== 'string' || !SEGMENTS.test(path)) {
-    return `must be one or more /segments of letters, digits and . _ ~ - such as /graphql or /api/graphql ${got}`;
+    return `must be one or more /segments of letters, digits and . _ ~ - such as ${examples} ${got}`;
   }
   if (path.split('/').some((segment) => segment === '.' || segment === '..')) {
     return `must not hold . or .. segments ${got}`;

@@ -110,6 +110,8 @@ export class ScribeConfig {
   readonly failpoint: string | undefined;
   /** Where the GraphQL endpoint is served (GRAPHQL_PATH). */
   readonly graphqlPath: string;
+  /** Where the admin console is served (ADMIN_CONSOLE_PATH). */
+  readonly adminConsolePath: string;
   /** Whether the refusal gate covers every path, not only Scribe's (a host serving only Scribe). */
   readonly guardAllPaths: boolean;
   /** Whether Scribe sets the HTTP server's timeouts (httpTimeouts). */
@@ -206,6 +208,7 @@ export class ScribeConfig {
     this.accessLog = get('LOG_ACCESS') === 'true';
     this.failpoint = get('SCRIBE_FAILPOINT') || undefined;
     this.graphqlPath = get('GRAPHQL_PATH');
+    this.adminConsolePath = get('ADMIN_CONSOLE_PATH');
     this.guardAllPaths = switches.guardAllPaths;
     this.serverDeadlines = switches.serverDeadlines;
   }

@@ -86,6 +86,7 @@ export const SCRIBE_OPTION_TABLE: readonly OptionRow[] = [
   ['logging.access', 'LOG_ACCESS', 'boolean'],
   ['graphql.introspection', 'GRAPHQL_INTROSPECTION', 'boolean'],
   ['graphql.path', 'GRAPHQL_PATH', 'string'],
+  ['adminConsole.path', 'ADMIN_CONSOLE_PATH', 'string'],
   ['graphql.mode', undefined, 'mode'],
   ['development', 'NODE_ENV', 'development'],
   ['failpoint', 'SCRIBE_FAILPOINT', 'string'],

@@ -64,6 +64,10 @@ const BAD_VALUES: Record<string, [value: unknown, reason: string]> = {
     'graphql',
     'must be one or more /segments of letters, digits and . _ ~ - such as /graphql or /api/graphql (got "graphql")',
   ],
+  'adminConsole.path': [
+    '/admin/',
+    'must be one or more /segments of letters, digits and . _ ~ - such as /admin or /ops/admin (got "/admin/")',
+  ],
   development: ['development', 'must be a boolean (got string)'],
   failpoint: ['Bad', 'must be a failpoint name, optionally followed by @n (got "Bad")'],
 };

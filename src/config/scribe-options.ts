@@ -116,6 +116,12 @@ export interface ScribeGraphqlOptions {
   mode?: ScribeGraphQLMode;
 }
 
+/** The admin console, a page that works through the GraphQL API with an admin token. */
+export interface ScribeAdminConsoleOptions {
+  /** Where it is served: as graphql.path; default '/admin' (ADMIN_CONSOLE_PATH). */
+  path?: string;
+}
+
 /** Who serves Scribe's GraphQL API (see ScribeGraphqlOptions.mode). */
 export type ScribeGraphQLMode = 'own' | 'host';
 
@@ -159,6 +165,7 @@ export interface ScribeOptions {
   subscriptions?: ScribeSubscriptionOptions;
   http?: ScribeHttpOptions;
   graphql?: ScribeGraphqlOptions;
+  adminConsole?: ScribeAdminConsoleOptions;
   auth?: ScribeAuthOptions;
   logging?: ScribeLoggingOptions;
   /** Development mode: stack traces, introspection by default; default false (NODE_ENV=development). */

@@ -136,7 +136,7 @@ export class MetricsService {
 
   readonly spoolSetAside = this.sourcedGauge(
     'scribe_spool_set_aside',
-    'Records kept in set-aside.jsonl (this run and earlier ones): owed to nobody until an operator acts on them.',
+    'Open records in set-aside.jsonl (this run and earlier ones): owed to nobody until an operator re-drives or drops them.',
   );
 
   readonly spoolWrites = new Counter({

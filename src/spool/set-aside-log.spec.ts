@@ -1,5 +1,5 @@
 import { SET_ASIDE_LOG } from './segment-names.js';
-import { rawField, type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
+import { rawField, setAsideIdOf, type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
 import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
 import { messageRecord } from './testing/records.js';
 
@@ -201,6 +201,67 @@ describe(SetAsideLog.name, () => {
       expect(sut.count).toBe(2);
       expect(sut.recent()).toEqual([entry(1), entry(2)]);
     });
+  });
+});
+
+describe(`${SetAsideLog.name} ids and resolutions`, () => {
+  let files: FakeJournalFiles;
+  let sut: SetAsideLog;
+
+  beforeEach(() => {
+    files = new FakeJournalFiles();
+    sut = new SetAsideLog(files);
+  });
+
+  it('names each entry by a hash of its line, the same after a restart', async () => {
+    await sut.append([entry(1), entry(2)]);
+    const ids = sut.recentOpen().map((open) => open.id);
+
+    const again = new SetAsideLog(files);
+    await again.load();
+
+    expect(ids).toEqual([
+      setAsideIdOf(JSON.stringify(entry(1))),
+      setAsideIdOf(JSON.stringify(entry(2))),
+    ]);
+    expect(ids[0]).toMatch(/^[0-9a-f]{16}$/);
+    expect(again.recentOpen().map((open) => open.id)).toEqual(ids);
+    expect(sut.find(ids[1])?.entry).toEqual(entry(2));
+  });
+
+  it('closes an entry with a synced line after it, keeping its own line, and counts it no more', async () => {
+    await sut.append([entry(1), entry(2)]);
+    const [first, second] = sut.recentOpen().map((open) => open.id);
+
+    await sut.resolve(first, 'dropped', 5000);
+
+    expect(linesOf(files)).toEqual([
+      entry(1),
+      entry(2),
+      { resolved: first, action: 'dropped', at: 5000 },
+    ]);
+    expect(files.log.slice(-2)).toEqual([`sync ${SET_ASIDE_LOG}`, `close ${SET_ASIDE_LOG}`]);
+    expect(sut.count).toBe(1);
+    expect(sut.recent()).toEqual([entry(2)]);
+    expect(sut.find(first)).toBeUndefined();
+
+    const again = new SetAsideLog(files);
+    await again.load();
+    expect(again.count).toBe(1);
+    expect(again.recentOpen()).toEqual([{ id: second, entry: entry(2) }]);
+  });
+
+  it('keeps the entry open when the resolution cannot be written', async () => {
+    await sut.append([entry(1)]);
+    const [id] = sut.recentOpen().map((open) => open.id);
+    const full = fsError('ENOSPC');
+    files.tearNextWrite(3, full);
+
+    await expect(sut.resolve(id, 'redriven')).rejects.toBe(full);
+
+    expect(linesOf(files)).toEqual([entry(1)]);
+    expect(sut.count).toBe(1);
+    expect(sut.find(id)?.entry).toEqual(entry(1));
   });
 });
 

@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import { SpoolDirectoryError } from './journal-files.js';
 import { JournalIndex } from './journal-index.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
-import { type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
+import { setAsideIdOf, type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
 import { foreignFilesOf, journalableNow, spoolStatusOf } from './spool-status.js';
 import { FakeJournalFiles } from './testing/fake-journal-files.js';
 import { messageRecord } from './testing/records.js';
@@ -132,10 +132,26 @@ describe(spoolStatusOf.name, () => {
       foreignFilesOf(['notes.txt'], []),
     );
 
+    const idOf = (entry: object) => setAsideIdOf(JSON.stringify(entry));
     expect(status.setAside).toEqual([
-      { source: A, reason: 'older', at: 0, sessionId: null, messageId: null },
-      { source: A, reason: 'torn tail (no newline)', at: 1, sessionId: null, messageId: null },
       {
+        id: idOf({ at: 0, reason: 'older', source: A }),
+        source: A,
+        reason: 'older',
+        at: 0,
+        sessionId: null,
+        messageId: null,
+      },
+      {
+        id: idOf(entries[0]),
+        source: A,
+        reason: 'torn tail (no newline)',
+        at: 1,
+        sessionId: null,
+        messageId: null,
+      },
+      {
+        id: idOf(entries[1]),
         source: B,
         reason: 'refused by the database: too long',
         at: 2,
@@ -143,6 +159,7 @@ describe(spoolStatusOf.name, () => {
         messageId: 'm-1',
       },
       {
+        id: null,
         source: 'notes.txt',
         reason: 'not a file of the journal: left untouched',
         at: null,

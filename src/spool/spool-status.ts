@@ -6,6 +6,8 @@ import { type SetAsideLog } from './set-aside-log.js';
 
 /** One thing the journal set aside or will not touch, with why. */
 export interface SetAsideView {
+  /** What re-drive and drop name it by; null for a foreign file (not in the log). */
+  id: string | null;
   source: string;
   reason: string;
   /** Epoch ms when it was set aside; null for a foreign file found in the directory. */
@@ -89,7 +91,8 @@ export function spoolStatusOf(
 ): SpoolStatusView {
   const oldest = index.oldestAcceptedAt;
   const setAside: SetAsideView[] = [
-    ...setAsideLog.recent().map((entry) => ({
+    ...setAsideLog.recentOpen().map(({ id, entry }) => ({
+      id,
       source: entry.source,
       reason: entry.reason,
       at: entry.at,
@@ -97,6 +100,7 @@ export function spoolStatusOf(
       messageId: entry.messageId ?? null,
     })),
     ...foreignFiles.map(({ name, reason }) => ({
+      id: null,
       source: name,
       reason,
       at: null,

@@ -50,6 +50,7 @@ describe(graphqlCodeFor.name, () => {
     [ScribeErrorCode.MessageRefused]: 'MESSAGE_REFUSED',
     [ScribeErrorCode.IdempotencyConflict]: 'IDEMPOTENCY_CONFLICT',
     [ScribeErrorCode.SessionNotFound]: 'NOT_FOUND',
+    [ScribeErrorCode.SetAsideNotFound]: 'NOT_FOUND',
     [ScribeErrorCode.RevisionConflict]: 'REVISION_CONFLICT',
     [ScribeErrorCode.SlowConsumer]: 'SLOW_CONSUMER',
     [ScribeErrorCode.TooManySubscriptions]: 'TOO_MANY_SUBSCRIPTIONS',

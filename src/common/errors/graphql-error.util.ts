@@ -30,6 +30,7 @@ export function graphqlCodeFor(code: ScribeErrorCode): string {
     case ScribeErrorCode.IdempotencyConflict:
       return 'IDEMPOTENCY_CONFLICT';
     case ScribeErrorCode.SessionNotFound:
+    case ScribeErrorCode.SetAsideNotFound:
       return 'NOT_FOUND';
     case ScribeErrorCode.RevisionConflict:
       return 'REVISION_CONFLICT';

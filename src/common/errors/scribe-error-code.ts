@@ -13,6 +13,8 @@ export enum ScribeErrorCode {
   MessageRefused = 'MESSAGE_REFUSED',
   IdempotencyConflict = 'IDEMPOTENCY_CONFLICT',
   SessionNotFound = 'SESSION_NOT_FOUND',
+  /** No open entry of the set-aside log has the id given. */
+  SetAsideNotFound = 'SET_ASIDE_NOT_FOUND',
   RevisionConflict = 'REVISION_CONFLICT',
   SlowConsumer = 'SLOW_CONSUMER',
   TooManySubscriptions = 'TOO_MANY_SUBSCRIPTIONS',

@@ -16,6 +16,7 @@ import {
 } from './body-checks.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { credentialsFirst } from './credentials-first.js';
+import { serveAdminConsole } from './admin-console.js';
 import { serveGraphqlIde } from './graphql-ide.js';
 import { httpErrorHandler } from './http-error-handler.js';
 import { scribeCors } from './scribe-cors.js';
@@ -85,6 +86,7 @@ export class ScribeHttpFront implements OnModuleDestroy {
       express.use(onlyWhere(isScribe, scribeCors(config.corsOrigins)));
     }
     if (config.development) serveGraphqlIde(express, config.graphqlPath);
+    serveAdminConsole(express, config.adminConsolePath, config.graphqlPath);
     // During shutdown, a GraphQL answer as GraphQL clients read one (not Nest's plain-text
     // `return503OnClosing` body, which main.ts leaves off for it); requests already past this
     // step finish. First after CORS, so that a browser may read it, and before anything reads.

@@ -55,6 +55,7 @@ export const DEFAULTS = {
   LOG_ACCESS: undefined,
   GRAPHQL_INTROSPECTION: undefined,
   GRAPHQL_PATH: '/graphql',
+  ADMIN_CONSOLE_PATH: '/admin',
   NODE_ENV: undefined,
   SCRIBE_FAILPOINT: undefined,
 };

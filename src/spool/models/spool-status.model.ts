@@ -35,6 +35,13 @@ export class SpoolSessionMessages {
     "A record or file the journal could not replay (set aside in set-aside.jsonl), or a file in the spool directory that is not the journal's (left untouched).",
 })
 export class SpoolSetAside {
+  @Field(() => ID, {
+    nullable: true,
+    description:
+      'What reDriveSetAside and dropSetAside name it by: stable across restarts. Null for a foreign file, which is not in the log.',
+  })
+  id: string | null;
+
   @Field({ description: 'The file it came from, or the foreign file.' })
   source: string;
 
@@ -111,11 +118,15 @@ export class SpoolStatus {
   sessions: SpoolSessionMessages[];
 
   @Field(() => [SpoolSetAside], {
-    description: 'The most recent 100 entries of set-aside.jsonl, and every foreign file.',
+    description:
+      'The most recent 100 open entries of set-aside.jsonl (not dropped or re-driven), and every foreign file.',
   })
   setAside: SpoolSetAside[];
 
-  @Field(() => Int, { description: 'Entries of set-aside.jsonl in all, plus foreign files.' })
+  @Field(() => Int, {
+    description:
+      'Open entries of set-aside.jsonl in all (not dropped or re-driven), plus foreign files.',
+  })
   setAsideCount: number;
 
   @Field(() => Int, {

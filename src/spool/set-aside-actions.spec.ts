@@ -1,0 +1,155 @@
+import { type MessageRecord } from '../message/message-record.js';
+import { encodeJournalLine } from './journal-codec.js';
+import { type JournaledRecord, type Journal } from './journal.js';
+import { type JournalAppend } from './journal-writer.js';
+import { SetAsideActions, recordOfEntry } from './set-aside-actions.js';
+import { type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
+import { type SpoolService } from './spool.service.js';
+import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { messageRecord } from './testing/records.js';
+
+/** The spool as SetAsideActions uses it: appends answered as told, retries counted. */
+class FakeSpool {
+  answer: JournalAppend = {
+    kind: 'written',
+    locations: [{ segment: 'seg', offset: 0, length: 9 }],
+  };
+  appended: MessageRecord[][] = [];
+  retries = 0;
+
+  append(records: MessageRecord[]): Promise<JournalAppend> {
+    this.appended.push(records);
+    return Promise.resolve(this.answer);
+  }
+
+  retryNow(): void {
+    this.retries += 1;
+  }
+}
+
+class FakeJournal {
+  released: JournaledRecord[] = [];
+
+  release(records: readonly JournaledRecord[]): Promise<void> {
+    this.released.push(...records);
+    return Promise.resolve();
+  }
+}
+
+const refused = (record: MessageRecord): SetAsideEntry => ({
+  at: 1,
+  reason: 'refused by the database: no',
+  source: 'memory',
+  sessionId: record.sessionId,
+  messageId: record.id,
+  record,
+});
+const torn: SetAsideEntry = { at: 2, reason: 'checksum mismatch', source: 'seg', raw: '{"crc"' };
+
+describe(SetAsideActions.name, () => {
+  let files: FakeJournalFiles;
+  let log: SetAsideLog;
+  let spool: FakeSpool;
+  let journal: FakeJournal;
+  let sut: SetAsideActions;
+  const record = messageRecord('s', 1);
+
+  beforeEach(async () => {
+    files = new FakeJournalFiles();
+    log = new SetAsideLog(files);
+    await log.append([refused(record), torn]);
+    spool = new FakeSpool();
+    journal = new FakeJournal();
+    sut = new SetAsideActions(log, spool as unknown as SpoolService, journal as unknown as Journal);
+  });
+
+  const idOf = (index: number) => log.recentOpen()[index].id;
+
+  it('re-drives a record: journals it, hands it to the drain, closes the entry, retries now', async () => {
+    const id = idOf(0);
+
+    const outcome = await sut.redrive(id);
+
+    expect(outcome).toEqual({ kind: 'done', id, entry: refused(record) });
+    expect(spool.appended).toEqual([[record]]);
+    expect(journal.released).toEqual([
+      { record, location: { segment: 'seg', offset: 0, length: 9 } },
+    ]);
+    expect(log.find(id)).toBeUndefined();
+    expect(spool.retries).toBe(1);
+  });
+
+  it('refuses to re-drive bytes that are still no record, and changes nothing', async () => {
+    const id = idOf(1);
+
+    const outcome = await sut.redrive(id);
+
+    expect(outcome).toEqual({
+      kind: 'malformed',
+      id,
+      reason: 'not a journal record (no checksum prefix)',
+    });
+    expect(spool.appended).toEqual([]);
+    expect(log.find(id)).toBeDefined();
+  });
+
+  it('keeps the entry open when the journal cannot take the record', async () => {
+    spool.answer = { kind: 'failed', error: fsError('ENOSPC') };
+    const id = idOf(0);
+
+    const outcome = await sut.redrive(id);
+
+    expect(outcome).toMatchObject({ kind: 'unavailable', id });
+    expect(journal.released).toEqual([]);
+    expect(log.find(id)).toBeDefined();
+    expect(spool.retries).toBe(0);
+  });
+
+  it('drops an entry: closed, nothing journaled', async () => {
+    const id = idOf(1);
+
+    expect(await sut.drop(id)).toEqual({ kind: 'done', id, entry: torn });
+    expect(await sut.drop(id)).toEqual({ kind: 'not-found', id });
+    expect(spool.appended).toEqual([]);
+    expect(log.count).toBe(1);
+  });
+
+  it('answers not-found for an id no open entry has', async () => {
+    expect(await sut.redrive('0000000000000000')).toEqual({
+      kind: 'not-found',
+      id: '0000000000000000',
+    });
+  });
+});
+
+describe(recordOfEntry.name, () => {
+  const record = messageRecord('s', 2);
+
+  it('reads a journal line kept as text or base64, with or without its newline', () => {
+    const line = encodeJournalLine(record);
+    for (const entry of [
+      { raw: line.toString('utf8') },
+      { raw: line.subarray(0, -1).toString('utf8') },
+      { rawBase64: line.toString('base64') },
+    ]) {
+      expect(recordOfEntry({ at: 2, reason: 'r', source: 'seg', ...entry })).toEqual({
+        kind: 'record',
+        record,
+      });
+    }
+  });
+
+  it('checks a kept record field by field', () => {
+    expect(recordOfEntry(refused({ ...record, sessionId: 'bad id!' }))).toEqual({
+      kind: 'malformed',
+      reason: 'bad message: sessionId is not a session id',
+    });
+  });
+
+  it('finds nothing to re-drive in an entry without bytes', () => {
+    expect(recordOfEntry({ at: 1, reason: 'r', source: 'seg' })).toEqual({
+      kind: 'malformed',
+      reason: 'it holds no bytes of a record',
+    });
+  });
+});

@@ -1,0 +1,110 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { describeError } from '../common/errors/describe-error.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { decodeJournalLine, parseJournalMessage } from './journal-codec.js';
+import { Journal } from './journal.js';
+import { SetAsideLog, type SetAsideEntry } from './set-aside-log.js';
+import { SpoolService } from './spool.service.js';
+
+/** What a drop or re-drive of a set-aside entry came to. */
+export type SetAsideActionOutcome =
+  | { kind: 'done'; id: string; entry: SetAsideEntry }
+  | { kind: 'not-found'; id: string }
+  /** A re-drive of bytes that are still no record, or a record that is not a valid one. */
+  | { kind: 'malformed'; id: string; reason: string }
+  /** The journal or the log could not be written: nothing changed. */
+  | { kind: 'unavailable'; id: string; reason: string };
+
+/** The record a set-aside entry holds, or why it holds none that could be stored. */
+export function recordOfEntry(
+  entry: SetAsideEntry,
+): { kind: 'record'; record: MessageRecord } | { kind: 'malformed'; reason: string } {
+  if (entry.record !== undefined) {
+    try {
+      return { kind: 'record', record: parseJournalMessage(entry.record) };
+    } catch (error) {
+      return { kind: 'malformed', reason: `bad message: ${describeError(error)}` };
+    }
+  }
+  const raw =
+    entry.raw !== undefined
+      ? Buffer.from(entry.raw, 'utf8')
+      : entry.rawBase64 !== undefined
+        ? Buffer.from(entry.rawBase64, 'base64')
+        : undefined;
+  if (raw === undefined) return { kind: 'malformed', reason: 'it holds no bytes of a record' };
+  const line = raw.at(-1) === 0x0a ? raw.subarray(0, -1) : raw;
+  const decoded = decodeJournalLine(line);
+  return decoded.kind === 'record' ? decoded : { kind: 'malformed', reason: decoded.reason };
+}
+
+/**
+ * An operator's two answers to a set-aside entry (the admin console's "Re-drive" and "Drop"):
+ * put its record back into the journal for the write path to store, or close it for good. The
+ * log keeps the entry's line either way, with a resolution line after it.
+ */
+@Injectable()
+export class SetAsideActions {
+  private readonly logger = new Logger(SetAsideActions.name);
+
+  constructor(
+    private readonly log: SetAsideLog,
+    private readonly spool: SpoolService,
+    private readonly journal: Journal,
+  ) {}
+
+  /**
+   * Journals the entry's record again, as a message owed to the database, and closes the entry;
+   * then asks for a write-back now. Refused (malformed) when the entry holds no valid record.
+   * A crash between the two steps leaves the entry open with its record journaled: a second
+   * re-drive stores the same message id, which the database keeps once.
+   */
+  async redrive(id: string): Promise<SetAsideActionOutcome> {
+    const open = this.log.find(id);
+    if (!open) return { kind: 'not-found', id };
+    const parsed = recordOfEntry(open.entry);
+    if (parsed.kind === 'malformed') return { kind: 'malformed', id, reason: parsed.reason };
+    const { record } = parsed;
+    const appended = await this.spool.append([record]);
+    if (appended.kind === 'failed') {
+      return { kind: 'unavailable', id, reason: describeError(appended.error) };
+    }
+    // On disk only from now on: the write path drains it as it drains an adopted journal.
+    await this.journal.release([{ record, location: appended.locations[0] }]);
+    const closed = await this.close(id, 'redriven');
+    if (closed) return closed;
+    this.logger.log(
+      `Re-drove set-aside message ${record.id} of session ${record.sessionId} (entry ${id}); it was set aside because: ${open.entry.reason}`,
+    );
+    this.spool.retryNow();
+    return { kind: 'done', id, entry: open.entry };
+  }
+
+  /** Closes the entry for good; the log line says why it was set aside, and that it was dropped. */
+  async drop(id: string): Promise<SetAsideActionOutcome> {
+    const open = this.log.find(id);
+    if (!open) return { kind: 'not-found', id };
+    const closed = await this.close(id, 'dropped');
+    if (closed) return closed;
+    const { entry } = open;
+    const what = entry.messageId
+      ? `message ${entry.messageId} of session ${entry.sessionId ?? 'unknown'}`
+      : `bytes of ${entry.source}${entry.offset === undefined ? '' : ` at ${entry.offset}`}`;
+    this.logger.warn(
+      `Dropped set-aside entry ${id} (${what}) for good; it was set aside because: ${entry.reason}`,
+    );
+    return { kind: 'done', id, entry };
+  }
+
+  private async close(
+    id: string,
+    action: 'dropped' | 'redriven',
+  ): Promise<SetAsideActionOutcome | undefined> {
+    try {
+      await this.log.resolve(id, action);
+      return undefined;
+    } catch (error) {
+      return { kind: 'unavailable', id, reason: describeError(error) };
+    }
+  }
+}
