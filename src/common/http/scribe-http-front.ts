@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { type Express } from 'express';
 import { ScribeConfig } from '../../config/scribe-config.js';
@@ -42,7 +42,9 @@ import { errorsWhere, onlyWhere, ScribePaths } from './scribe-paths.js';
  * exact path (closeGraphqlSubtree), so no request reaches it without these steps.
  */
 @Injectable()
-export class ScribeHttpFront {
+export class ScribeHttpFront implements OnModuleInit {
+  private refusal: string | undefined;
+
   constructor(
     adapterHost: HttpAdapterHost,
     private readonly config: ScribeConfig,
@@ -55,10 +57,18 @@ export class ScribeHttpFront {
     adapterHost.init$.subscribe(() => {
       const adapter = adapterHost.httpAdapter;
       if (adapter.getType() !== 'express') {
-        throw new Error(`Scribe serves HTTP on Express only, not ${adapter.getType()}`);
+        // Not thrown here: RxJS rethrows a subscriber's error out of band, an uncaught
+        // exception that would kill the host's process. The start is refused by onModuleInit.
+        this.refusal = `Scribe serves HTTP on Express only, not ${adapter.getType()}`;
+        return;
       }
       this.install(adapter.getInstance<Express>());
     });
+  }
+
+  /** Refuses the start (app.init() rejects) on a host whose HTTP adapter is not Express. */
+  onModuleInit(): void {
+    if (this.refusal !== undefined) throw new Error(this.refusal);
   }
 
   private install(express: Express): void {
