@@ -1,5 +1,10 @@
 import { accessSettings, accessVariablesOf } from './access-settings.js';
-import { validateEnvironment, type Environment, type LogLevelName } from './environment.js';
+import {
+  InvalidEnvironmentError,
+  validateEnvironment,
+  type Environment,
+  type LogLevelName,
+} from './environment.js';
 import { corsOriginsOf } from './http-front.js';
 import { SCRIBE_OPTION_TABLE, setOptionAt } from './scribe-option-table.js';
 import { type ScribeOptions } from './scribe-options.js';
@@ -33,6 +38,12 @@ export function scribeOptionsFromEnvironment(
   for (const [path, variable, kind] of SCRIBE_OPTION_TABLE) {
     const value = variable === undefined ? undefined : environment[variable];
     if (value === undefined) continue;
+    // Empty is unset (validateEnvironment); only spaces would be refused as the option.
+    if (typeof value === 'string' && value.trim() === '' && kind !== 'origins') {
+      throw new InvalidEnvironmentError(
+        `${variable} must not be only spaces: leave it empty or unset for the default`,
+      );
+    }
     setOptionAt(options, path, optionValue(kind, value));
   }
   setOptionAt(options, 'http.guardAllPaths', true);
