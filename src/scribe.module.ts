@@ -12,6 +12,7 @@ import { AuthModule } from './common/auth/auth.module.js';
 import { ScribeHttpModule } from './common/http/scribe-http.module.js';
 import { ScribeConfig } from './config/scribe-config.js';
 import { ScribeConfigModule } from './config/scribe-config.module.js';
+import { InvalidScribeOptionsError } from './config/invalid-scribe-options.error.js';
 import { type ScribeGraphQLMode, type ScribeOptions } from './config/scribe-options.js';
 import { DatabaseModule } from './database/database.module.js';
 import { ScribeGraphQL } from './graphql/scribe-graphql.js';
@@ -66,7 +67,16 @@ export class ScribeModule {
       ...factory,
       useFactory: async (...args: unknown[]) => {
         const given = await options.useFactory(...args);
-        // The mode the module was assembled for is the one the options say, whatever the factory gave.
+        // The modules were assembled for `mode` before the factory ran: a factory that says
+        // another would have the HTTP front serve one mode and GraphQL the other.
+        const assembled = mode ?? 'own';
+        const said = (given as ScribeOptions | undefined)?.graphql?.mode;
+        if (said !== undefined && said !== assembled) {
+          throw new InvalidScribeOptionsError(
+            'graphql.mode',
+            `must be given to forRootAsync itself (forRootAsync({ graphql: { mode }, useFactory })), not by its factory: Scribe was assembled for '${assembled}' before the factory ran (got ${JSON.stringify(said)})`,
+          );
+        }
         return mode === undefined ? given : { ...given, graphql: { ...given.graphql, mode } };
       },
     });

@@ -94,6 +94,29 @@ describe('ScribeModule.forRootAsync', () => {
   });
 });
 
+describe('ScribeModule.forRootAsync, its factory giving graphql.mode', () => {
+  const start = (module: ReturnType<typeof ScribeModule.forRootAsync>): Promise<unknown> =>
+    Test.createTestingModule({ imports: [module] })
+      .compile()
+      .catch((caught: unknown) => caught);
+
+  it.each([
+    [undefined, 'host'],
+    ['host', 'own'],
+  ] as const)('refuses a module for %p whose factory says %p, in one line', async (mode, said) => {
+    const error = (await start(
+      ScribeModule.forRootAsync({
+        ...(mode ? { graphql: { mode } } : {}),
+        useFactory: () => ({ dataDir: '/nonexistent/never-made', graphql: { mode: said } }),
+      }),
+    )) as Error;
+    expect(error).toBeInstanceOf(Error);
+    expect(error.message).toBe(
+      `Invalid Scribe option graphql.mode: must be given to forRootAsync itself (forRootAsync({ graphql: { mode }, useFactory })), not by its factory: Scribe was assembled for '${mode ?? 'own'}' before the factory ran (got "${said}")`,
+    );
+  });
+});
+
 describe('a bad Scribe option', () => {
   it('fails the start with one line naming the option', async () => {
     const start = Test.createTestingModule({

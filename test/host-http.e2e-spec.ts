@@ -11,6 +11,7 @@ import { Test } from '@nestjs/testing';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ExpressAdapter } from '@nestjs/platform-express';
 import request from 'supertest';
 import { scribeOptionsFromEnvironment } from '../src/config/scribe-options-from-environment.js';
 import { ScribeModule } from '../src/scribe.module.js';
@@ -391,6 +392,29 @@ describe.each([
       );
     } finally {
       await app.close().catch(() => undefined);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** An adapter that says it is not Express, as a Fastify host's does. */
+class NotExpressAdapter extends ExpressAdapter {
+  override getType(): string {
+    return 'fastify';
+  }
+}
+
+describe('a host whose HTTP adapter is not Express', () => {
+  it('has its start refused by app.init(), with one line, and lives on', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'scribe-host-'));
+    const moduleRef = await Test.createTestingModule({
+      imports: [ScribeModule.forRoot({ dataDir })],
+    }).compile();
+    const app = moduleRef.createNestApplication(new NotExpressAdapter(), { logger: false });
+    try {
+      await expect(app.init()).rejects.toThrow(/^Scribe serves HTTP on Express only, not fastify$/);
+    } finally {
+      await app.close();
       await rm(dataDir, { recursive: true, force: true });
     }
   });

@@ -48,7 +48,14 @@ function optionErrorOf(message: string, options: ScribeOptions): InvalidScribeOp
   }
   // A secret's value is never echoed: the error may be logged where the secret must not be.
   if (kind !== 'secret' && !/\bgot\b/.test(reason)) {
-    reason += ` (got ${JSON.stringify(optionAt(options, path))})`;
+    reason += ` (got ${echoOf(optionAt(options, path))})`;
   }
   return new InvalidScribeOptionsError(path, reason);
+}
+
+/** A value as a refusal echoes it: JSON, but NaN and the infinities as themselves (not null). */
+function echoOf(value: unknown): string {
+  return typeof value === 'number' && !Number.isFinite(value)
+    ? String(value)
+    : JSON.stringify(value);
 }

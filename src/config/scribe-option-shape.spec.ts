@@ -2,6 +2,7 @@ import { runInNewContext } from 'node:vm';
 import { validateEnvironment } from './environment.js';
 import { resolveScribeConfig } from './resolve-scribe-config.js';
 import { ScribeConfig } from './scribe-config.js';
+import { SCRIBE_OPTION_TABLE, setOptionAt } from './scribe-option-table.js';
 import { type ScribeOptions } from './scribe-options.js';
 import {
   scribeOptionsFromEnvironment,
@@ -83,6 +84,56 @@ describe('the shape of ScribeOptions', () => {
     expect(() => validateEnvironment({ [variable]: '' })).not.toThrow();
   });
 
+  // Every option of a string but the directories: '' would have meant the default silently
+  // (SQLite, anonymous access, /graphql, …), and '  ' was taken as a value.
+  const STRING_PATHS = SCRIBE_OPTION_TABLE.filter(([, , kind]) =>
+    ['string', 'secret', 'proxy'].includes(kind),
+  ).map(([path, , kind]) => [path, kind] as const);
+
+  it('has the string options the empty string meant a default for', () => {
+    expect(STRING_PATHS.map(([path]) => path)).toEqual(
+      expect.arrayContaining([
+        'database.url',
+        'database.sqliteSynchronous',
+        'http.trustProxy',
+        'auth.adminToken',
+        'auth.apiTokens',
+        'auth.jwtSecret',
+        'graphql.path',
+        'failpoint',
+      ]),
+    );
+  });
+
+  describe.each(STRING_PATHS)('%s (%s)', (path, kind) => {
+    it.each(['', ' ', '\t\n'])('refuses %j, naming the option', (value) => {
+      const options: Record<string, unknown> = {};
+      setOptionAt(options, path, value);
+      const error = refusal(options);
+      expect(error.path).toBe(path);
+      // A secret's value is never echoed, blank or not.
+      const got = kind === 'secret' ? '' : ` (got ${JSON.stringify(value)})`;
+      expect(error.message).toBe(
+        `Invalid Scribe option ${path}: must not be empty or only spaces: leave it out for the default${got}`,
+      );
+    });
+  });
+
+  it.each([[['']], [['https://a.example.com', ' ']]])('refuses origins %j', (origins) => {
+    expect(refusal({ http: { corsOrigins: origins } }).message).toBe(
+      `Invalid Scribe option http.corsOrigins: must list origins, none empty or only spaces (got ${JSON.stringify(origins)})`,
+    );
+    expect(resolveScribeConfig({ http: { corsOrigins: [] } }).corsOrigins).toEqual([]);
+  });
+
+  it.each([NaN, Infinity, -Infinity])('echoes %p as itself, not as null', (value) => {
+    expect(refusal({ limits: { maxBodyBytes: value } }).message).toMatch(
+      new RegExp(
+        `^Invalid Scribe option limits\\.maxBodyBytes: must be an integer between \\d+ and \\d+ \\(got ${String(value)}\\)$`,
+      ),
+    );
+  });
+
   it('refuses origins that are not all strings', () => {
     expect(refusal({ http: { corsOrigins: ['https://a.example.com', 5] } }).message).toBe(
       'Invalid Scribe option http.corsOrigins: must be an array of strings (got an array)',
@@ -162,6 +213,19 @@ describe('options of the environment, by kind', () => {
       development: false,
       http: { trustProxy: 'loopback', guardAllPaths: true },
     });
+  });
+
+  it('reads an empty variable as unset, as ever, and refuses one of only spaces', () => {
+    const empty = Object.fromEntries(
+      SCRIBE_OPTION_TABLE.flatMap(([, variable]) => (variable ? [[variable, '']] : [])),
+    );
+    expect(scribeOptionsFromEnvironment(empty)).toEqual(scribeOptionsFromEnvironment({}));
+    expect(() => scribeOptionsFromEnvironment({ JWT_ISSUER: '  ' })).toThrow(
+      'JWT_ISSUER must not be only spaces: leave it empty or unset for the default',
+    );
+    expect(() => scribeOptionsFromEnvironment({ ADMIN_TOKEN: ' ' })).toThrow(
+      /^ADMIN_TOKEN must not be only spaces/,
+    );
   });
 
   it('sets no option for a variable unset that has no default', () => {

@@ -40,14 +40,34 @@ function checkGroup(group: Record<string, unknown>, prefix: string): void {
         `must be ${KIND_TYPES[kind]} (got ${typeName(value)})`,
       );
     }
-    // validateEnvironment reads an empty variable as unset: '' would silently mean the default.
-    if (kind === 'directory' && typeof value === 'string' && value.trim() === '') {
-      throw new InvalidScribeOptionsError(
-        path,
-        `${BLANK_DIRECTORY} (got ${JSON.stringify(value)})`,
-      );
-    }
+    const blank = blankProblem(kind, value);
+    if (blank !== undefined) throw new InvalidScribeOptionsError(path, blank);
   }
+}
+
+/**
+ * Why a value is refused for being empty or only spaces, if it is. validateEnvironment reads an
+ * empty variable as unset: passed on, '' would silently mean the default (SQLite for
+ * database.url, anonymous access for the auth secrets, /graphql for graphql.path).
+ */
+function blankProblem(kind: OptionKind, value: unknown): string | undefined {
+  if (kind === 'origins' && Array.isArray(value) && value.some(isBlank)) {
+    return `must list origins, none empty or only spaces (got ${JSON.stringify(value)})`;
+  }
+  if (!isBlank(value)) return undefined;
+  switch (kind) {
+    case 'directory':
+      return `${BLANK_DIRECTORY} (got ${JSON.stringify(value)})`;
+    case 'secret':
+      // A secret's value is never echoed, not even a blank one.
+      return 'must not be empty or only spaces: leave it out for the default';
+    default:
+      return `must not be empty or only spaces: leave it out for the default (got ${JSON.stringify(value)})`;
+  }
+}
+
+function isBlank(value: unknown): boolean {
+  return typeof value === 'string' && value.trim() === '';
 }
 
 const KIND_TYPES: Record<OptionKind, string> = {

@@ -1,5 +1,6 @@
 import { accessSettings, accessVariablesOf } from './access-settings.js';
 import {
+  InvalidEnvironmentError,
   validateEnvironment,
   type Environment,
   type LogFormat,
@@ -39,6 +40,12 @@ export function scribeOptionsFromEnvironment(
   for (const [path, variable, kind] of SCRIBE_OPTION_TABLE) {
     const value = variable === undefined ? undefined : environment[variable];
     if (value === undefined) continue;
+    // Empty is unset (validateEnvironment); only spaces would be refused as the option.
+    if (typeof value === 'string' && value.trim() === '' && kind !== 'origins') {
+      throw new InvalidEnvironmentError(
+        `${variable} must not be only spaces: leave it empty or unset for the default`,
+      );
+    }
     setOptionAt(options, path, optionValue(kind, value));
   }
   setOptionAt(options, 'http.guardAllPaths', true);

@@ -133,6 +133,14 @@ describe(ScribeGraphQL.name, () => {
       expect(graphql.forHost({ useGlobalPrefix: false }).path).toBe('/graphql');
     });
 
+    it("refuses subscriptions: Scribe's WebSocket server serves them on the path", () => {
+      const { graphql } = scribeGraphQL();
+      expect(() => graphql.forHost({ subscriptions: { 'graphql-ws': true } })).toThrow(
+        /^Scribe serves subscriptions .*: leave `subscriptions` out of forHost's options$/,
+      );
+      expect(() => graphql.forHost({ subscriptions: {} })).toThrow(/`subscriptions`/);
+    });
+
     it("keeps the host's stringifyResult, else writes answers as Scribe does", async () => {
       const { graphql } = scribeGraphQL();
       const hostStringify = () => 'host';

@@ -157,7 +157,9 @@ export class ScribeGraphQL {
    * formatted as Scribe formats it (the host's formatError, or none, formats the rest). The
    * path must be Scribe's `graphql.path`, in full: Scribe's HTTP steps and its WebSocket
    * server stand on that path, and `useGlobalPrefix` (which would serve it under the app's
-   * prefix, where none of them stand) is refused. The document's tokens are bounded while it is
+   * prefix, where none of them stand) is refused, as is `subscriptions`: Scribe's own
+   * WebSocket server serves that path's subscriptions, and a second one would take its
+   * upgrades with a context that has no request (every subscription closed). The document's tokens are bounded while it is
    * parsed, on every document: `parseOptions.maxTokens` is Scribe's MAX_QUERY_TOKENS unless the
    * host's parseOptions give their own (higher or lower: the host's endpoint, the host's
    * parse), because graphql-js validates a whole document before any plugin sees its
@@ -172,6 +174,11 @@ export class ScribeGraphQL {
     if (host.useGlobalPrefix) {
       throw new Error(
         `Scribe's fields cannot be served under the app's global prefix (useGlobalPrefix), where Scribe's HTTP steps do not stand: set useGlobalPrefix to false and give the full path (prefix included) as Scribe's graphql.path and the GraphQLModule's path`,
+      );
+    }
+    if (host.subscriptions !== undefined) {
+      throw new Error(
+        `Scribe serves subscriptions (graphql-ws) on its graphql.path itself, and a host's subscription server there would take its WebSocket upgrades (every subscription closed): leave \`subscriptions\` out of forHost's options`,
       );
     }
     const path = host.path ?? this.config.graphqlPath;

@@ -8,6 +8,7 @@ import { toSessionModel } from '../common/graphql/session.mapper.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { UpdateSessionInput, sessionChangesOf } from './dto/update-session.input.js';
 import { SessionReader } from './session-reader.js';
+import { type Unpiped } from '../common/validation/validation.pipe.js';
 
 /**
  * `updateSession`: the one change of a session the API makes straight in the database (not
@@ -26,8 +27,11 @@ export class SessionUpdateResolver {
   })
   @RequireScope('append', 'input.id')
   async updateSession(
-    @Args('input', { description: 'The session, the fields to change, and the revision expected.' })
-    input: UpdateSessionInput,
+    @Args('input', {
+      type: () => UpdateSessionInput,
+      description: 'The session, the fields to change, and the revision expected.',
+    })
+    input: Unpiped<UpdateSessionInput>,
   ): Promise<Session> {
     const changes = sessionChangesOf(input, this.config.maxMessageBytes);
     const outcome = await this.reader.update(

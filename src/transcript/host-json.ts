@@ -13,18 +13,26 @@ import { MAX_JSON_DEPTH, MAX_JSON_KEYS } from '../common/validation/json-body.js
 // Non-plain objects are refused rather than converted as JSON.stringify would: that conversion
 // loses data without a word (a Map, a Set, a class's getters), and a Date is better sent as the
 // string the host wants stored. The copy is what is then checked (checkNewMessages, the same
-// rules as GraphQL's: depth, keys, size) and stored: a getter is read once, here.
+// rules as GraphQL's: depth, keys, size) and stored: a getter is read once, here. It stops at
+// `maxBytes` as it goes, counting the fewest bytes its JSON can take: a list of millions of
+// items is refused once that budget is spent, not after it was copied whole.
 
-/** A plain copy of `value`, a message's `field` (`input.messages.0.metadata`), or INVALID_INPUT. */
-export function plainJsonCopy(value: unknown, field: string): unknown {
+/**
+ * A plain copy of `value`, a message's `field` (`input.messages.0.metadata`), or INVALID_INPUT;
+ * INVALID_INPUT too once its JSON is sure to be over `maxBytes` (MAX_MESSAGE_BYTES).
+ */
+export function plainJsonCopy(value: unknown, field: string, maxBytes: number): unknown {
   // Absent, as over GraphQL.
   if (value === undefined) return undefined;
-  return copy(value, field, { field, depth: 1, keys: 0, open: new Set() });
+  return copy(value, field, { field, maxBytes, bytes: 0, depth: 1, keys: 0, open: new Set() });
 }
 
 interface Walk {
   /** The message's field, named by the bounds shared with GraphQL (jsonProblem's wording). */
   readonly field: string;
+  readonly maxBytes: number;
+  /** The fewest bytes the JSON copied so far takes (a string's length counts as its bytes). */
+  bytes: number;
   depth: number;
   keys: number;
   /** The objects and arrays being copied, from the root down to here: a cycle returns to one. */
@@ -34,13 +42,24 @@ interface Walk {
 function copy(value: unknown, path: string, walk: Walk): unknown {
   switch (typeof value) {
     case 'string':
+      // Its quotes; a UTF-16 unit is at least one byte of UTF-8.
+      spend(walk, value.length + 2);
+      return value;
     case 'boolean':
+      spend(walk, 4);
       return value;
     case 'number':
       if (!Number.isFinite(value)) throw refuse(path, `is ${value}, which JSON cannot carry`);
+      spend(walk, 1);
       return value;
     case 'object':
-      return value === null ? null : copyContainer(value, path, walk);
+      if (value === null) {
+        spend(walk, 4);
+        return null;
+      }
+      // Its brackets: the opening one here, the closing one as a list's item separators.
+      spend(walk, 1);
+      return copyContainer(value, path, walk);
     default:
       // bigint, symbol, function, undefined (in a list; an object's is skipped, as JSON does)
       throw refuse(path, `is ${article(typeof value)}, which JSON cannot carry`);
@@ -77,6 +96,7 @@ function copyList(list: unknown[], path: string, walk: Walk): unknown[] {
   const length = attempt(path, () => list.length);
   const copied: unknown[] = [];
   for (let index = 0; index < length; index++) {
+    spend(walk, 1);
     const item = attempt(`${path}.${index}`, () => list[index]);
     copied.push(copy(item, `${path}.${index}`, walk));
   }
@@ -96,6 +116,8 @@ function copyObject(node: object, path: string, walk: Walk): Record<string, unkn
     const at = `${path}.${name}`;
     const value = attempt(at, () => (node as Record<string, unknown>)[name]);
     if (value === undefined) continue;
+    // "name": and its separator.
+    spend(walk, name.length + 4);
     // Defined, not assigned: a key named __proto__ stays a key, as JSON.parse makes it.
     Object.defineProperty(copied, name, {
       value: copy(value, at, walk),
@@ -114,6 +136,14 @@ export function attempt<T>(path: string, read: () => T): T {
   } catch (error) {
     if (error instanceof ScribeException) throw error;
     throw refuse(path, `could not be read: ${reasonOf(error)}`);
+  }
+}
+
+/** Counts `bytes` more of the copy's JSON; INVALID_INPUT once they are over the budget. */
+function spend(walk: Walk, bytes: number): void {
+  walk.bytes += bytes;
+  if (walk.bytes > walk.maxBytes) {
+    throw refuse(walk.field, `is more than ${walk.maxBytes} bytes as JSON (MAX_MESSAGE_BYTES)`);
   }
 }
 

@@ -11,7 +11,7 @@ const fieldOf = (index: number) => `${BATCH}.${index}`;
 
 /** What append() checks of a host's messages, in its order: the shapes, then the input rules. */
 function hostAppend(messages: unknown, sessionId: unknown = 's-1') {
-  const inputs = plainMessagesOf(sessionId, messages, fieldOf, BATCH);
+  const inputs = plainMessagesOf(sessionId, messages, fieldOf, BATCH, 1_000_000);
   checkNewMessages(inputs, 1_000_000, fieldOf);
   return inputs;
 }
@@ -39,6 +39,41 @@ function nested(depth: number): unknown {
 }
 
 describe(plainMessagesOf.name, () => {
+  describe('copying free-form JSON no further than MAX_MESSAGE_BYTES', () => {
+    const copyRefusal = (metadata: unknown, maxBytes: number) => {
+      try {
+        plainMessagesOf('s-1', withMetadata(metadata), fieldOf, BATCH, maxBytes);
+        return undefined;
+      } catch (error) {
+        expect(error).toBeInstanceOf(ScribeException);
+        return (error as ScribeException).message;
+      }
+    };
+
+    it('refuses a long list once its JSON is sure to be over, reading no more of it', () => {
+      let reads = 0;
+      const list = new Proxy(new Array<number>(1_000_000).fill(1), {
+        get(target, key, receiver) {
+          if (typeof key === 'string' && /^\d+$/.test(key)) reads += 1;
+          return Reflect.get(target, key, receiver) as unknown;
+        },
+      });
+      expect(copyRefusal({ l: list }, 100)).toBe(
+        'input.messages.0.metadata: is more than 100 bytes as JSON (MAX_MESSAGE_BYTES)',
+      );
+      // [1,1,…] takes two bytes an item: about fifty of them were read, not a million.
+      expect(reads).toBeLessThan(100);
+    });
+
+    it('counts no more than the JSON takes: exactly the budget is copied', () => {
+      // {"t":"…"} is 8 bytes around the text: 92 of text make exactly 100.
+      expect(copyRefusal({ t: 'x'.repeat(92) }, 100)).toBeUndefined();
+      expect(copyRefusal({ t: 'x'.repeat(93) }, 100)).toMatch(/is more than 100 bytes as JSON/);
+      const mixed = [1, 2, 3, null, true, false, [], { a: [] }, 'ab', '😀'];
+      expect(copyRefusal(mixed, Buffer.byteLength(JSON.stringify(mixed)))).toBeUndefined();
+    });
+  });
+
   it('refuses a message that is no plain object: its fields on a prototype would be dropped', () => {
     class Message {
       role = 'USER';

@@ -24,13 +24,15 @@ const JSON_FIELDS: ReadonlySet<string> = new Set(['toolCalls', 'metadata']);
  * each an object of MessageInput's fields with their types. INVALID_INPUT naming the first
  * failing field, as the validation pipe names it, and never a TypeError of the host's values
  * (a getter or a Proxy that throws, a BigInt, a cycle). Returns copies of the messages, read
- * once each, their JSON plain: those are checked next (the input rules) and stored.
+ * once each, their JSON plain and copied no further than `maxMessageBytes` of it: those are
+ * checked next (the input rules) and stored.
  */
 export function plainMessagesOf(
   sessionId: unknown,
   messages: unknown,
   fieldOf: (index: number) => string,
   batchField: string,
+  maxMessageBytes: number,
 ): MessageInput[] {
   if (typeof sessionId !== 'string') {
     throw ScribeException.invalidInput('input.sessionId', 'must be a string');
@@ -49,13 +51,14 @@ export function plainMessagesOf(
       plainMessageOf(
         attempt(field, () => list[index]),
         field,
+        maxMessageBytes,
       ),
     );
   }
   return copies;
 }
 
-function plainMessageOf(message: unknown, field: string): MessageInput {
+function plainMessageOf(message: unknown, field: string, maxBytes: number): MessageInput {
   if (
     typeof message !== 'object' ||
     message === null ||
@@ -97,7 +100,7 @@ function plainMessageOf(message: unknown, field: string): MessageInput {
     if (!JSON_FIELDS.has(key) && isObjectLike(read)) {
       throw ScribeException.invalidInput(`${field}.${key}`, 'must be a string, not an object');
     }
-    const value = JSON_FIELDS.has(key) ? plainJsonCopy(read, `${field}.${key}`) : read;
+    const value = JSON_FIELDS.has(key) ? plainJsonCopy(read, `${field}.${key}`, maxBytes) : read;
     Object.defineProperty(input, key, {
       value,
       enumerable: true,

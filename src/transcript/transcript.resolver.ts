@@ -13,6 +13,7 @@ import { DeleteSessionArgs, DeleteSessionPayload } from './models/delete-session
 import { describeError } from '../common/errors/describe-error.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
+import { type Unpiped } from '../common/validation/validation.pipe.js';
 
 @ScribeResolver()
 export class TranscriptResolver {
@@ -54,8 +55,11 @@ export class TranscriptResolver {
   })
   @RequireScope('append', 'input.sessionId')
   async appendMessage(
-    @Args('input', { description: 'The session and the message to append to it.' })
-    input: AppendMessageInput,
+    @Args('input', {
+      type: () => AppendMessageInput,
+      description: 'The session and the message to append to it.',
+    })
+    input: Unpiped<AppendMessageInput>,
   ): Promise<AppendMessagePayload> {
     const { sessionId, ...message } = input;
     const result = await this.transcripts.appendRecords(sessionId, [message], () => 'input');
@@ -68,8 +72,11 @@ export class TranscriptResolver {
   })
   @RequireScope('append', 'input.sessionId')
   async appendMessages(
-    @Args('input', { description: 'The session and its messages, in the order to store them.' })
-    input: AppendMessagesInput,
+    @Args('input', {
+      type: () => AppendMessagesInput,
+      description: 'The session and its messages, in the order to store them.',
+    })
+    input: Unpiped<AppendMessagesInput>,
   ): Promise<AppendMessagesPayload> {
     const result = await this.transcripts.appendRecords(
       input.sessionId,

@@ -91,7 +91,13 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     messages: readonly MessageInput[],
   ): Promise<AppendMessagesPayload> {
     // Copies, read once: a host's getter cannot answer the checks one value and the store another.
-    const inputs = plainMessagesOf(sessionId, messages, batchFieldOf, BATCH_FIELD);
+    const inputs = plainMessagesOf(
+      sessionId,
+      messages,
+      batchFieldOf,
+      BATCH_FIELD,
+      this.config.maxMessageBytes,
+    );
     const { records, status } = await this.appendRecords(sessionId, inputs, batchFieldOf);
     return { messages: records.map((record) => toMessageModel(record, status)), status };
   }

@@ -1,4 +1,10 @@
-import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Optional,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { type Express } from 'express';
 import { ScribeConfig } from '../../config/scribe-config.js';
@@ -46,9 +52,10 @@ import { whileShuttingDown } from './shutting-down.js';
  * exact path (closeGraphqlSubtree), so no request reaches it without these steps.
  */
 @Injectable()
-export class ScribeHttpFront implements OnModuleDestroy {
+export class ScribeHttpFront implements OnModuleInit, OnModuleDestroy {
   // Set at the first of the shutdown hooks: new GraphQL requests are answered 503 from then.
   private closing = false;
+  private refusal: string | undefined;
 
   constructor(
     adapterHost: HttpAdapterHost,
@@ -63,10 +70,18 @@ export class ScribeHttpFront implements OnModuleDestroy {
     adapterHost.init$.subscribe(() => {
       const adapter = adapterHost.httpAdapter;
       if (adapter.getType() !== 'express') {
-        throw new Error(`Scribe serves HTTP on Express only, not ${adapter.getType()}`);
+        // Not thrown here: RxJS rethrows a subscriber's error out of band, an uncaught
+        // exception that would kill the host's process. The start is refused by onModuleInit.
+        this.refusal = `Scribe serves HTTP on Express only, not ${adapter.getType()}`;
+        return;
       }
       this.install(adapter.getInstance<Express>());
     });
+  }
+
+  /** Refuses the start (app.init() rejects) on a host whose HTTP adapter is not Express. */
+  onModuleInit(): void {
+    if (this.refusal !== undefined) throw new Error(this.refusal);
   }
 
   onModuleDestroy(): void {

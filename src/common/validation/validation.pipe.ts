@@ -30,7 +30,8 @@ const PLAIN_CHECKED = Symbol('scribe:plain-checked');
 /**
  * Marks an input class that Scribe's pipe leaves alone: its handler checks it in plain code,
  * in one pass. For inputs that carry free-form JSON, which class-transformer would walk in time
- * quadratic in its keys before any size check could run.
+ * quadratic in its keys before any size check could run. A resolver takes such an input as
+ * {@link Unpiped}, so that a host's global pipe leaves it alone too.
  */
 export function PlainChecked(): ClassDecorator {
   return (target) => {
@@ -64,6 +65,16 @@ export class ScribeValidationPipe extends ValidationPipe {
     return super.toValidate(metadata);
   }
 }
+
+/**
+ * The type a resolver gives its parameter for a {@link PlainChecked} input, naming the GraphQL
+ * type in `@Args({ type })`. TypeScript records a generic type as Object in the parameter's
+ * metadata, and Nest's ValidationPipe leaves Object alone: so a host's global ValidationPipe,
+ * which runs before Scribe's, never strips or refuses these inputs (their fields carry no
+ * class-validator rule: `whitelist` would drop them all, `forbidUnknownValues` refuse them)
+ * nor walks their free-form JSON, whatever its options.
+ */
+export type Unpiped<Input> = Readonly<Input>;
 
 /** A pipe of Scribe's, for code that validates by hand (a resolver's own arguments). */
 export function createValidationPipe(): ValidationPipe {
