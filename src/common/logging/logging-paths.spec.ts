@@ -9,6 +9,7 @@ import { errorLogPlugin } from '../errors/error-log.plugin.js';
 import { type GraphQLContext } from '../graphql/graphql-context.js';
 import { loggable, loggableStack, quoted } from './loggable.js';
 import { SafeConsoleLogger } from './safe-console-logger.js';
+import { captureOutput } from '../testing/captured-output.js';
 
 /** What a client may send: a forged line, a terminal escape, NUL, C1 CSI, U+2028. */
 const HOSTILE = 'a\r\n[Nest] 1 ERROR forged\x1b[31mred\x00nul\x9b1m\u2028sep';
@@ -43,16 +44,10 @@ describe('loggable', () => {
 });
 
 describe('every logging path, through the logger main.ts installs', () => {
-  let written: string;
+  let output: { text: () => string };
 
   beforeEach(() => {
-    written = '';
-    const capture = (chunk: string | Uint8Array) => {
-      written += String(chunk);
-      return true;
-    };
-    jest.spyOn(process.stdout, 'write').mockImplementation(capture);
-    jest.spyOn(process.stderr, 'write').mockImplementation(capture);
+    output = captureOutput();
     Logger.overrideLogger(new SafeConsoleLogger({ colors: false }));
   });
 
@@ -61,12 +56,12 @@ describe('every logging path, through the logger main.ts installs', () => {
     Logger.overrideLogger(false);
   });
 
-  /** Each entry written is exactly one line, none holding a raw unsafe character. */
+  /** Each entry output.text() is exactly one line, none holding a raw unsafe character. */
   const expectSafe = (entries: number) => {
-    const lines = written.split('\n').slice(0, -1);
+    const lines = output.text().split('\n').slice(0, -1);
     expect(lines).toHaveLength(entries);
     expect(lines.filter((line) => RAW.test(line))).toEqual([]);
-    expect(written).toContain('forged\\x1b[31mred\\x00nul\\x9b1m\\u2028sep');
+    expect(output.text()).toContain('forged\\x1b[31mred\\x00nul\\x9b1m\\u2028sep');
   };
 
   it.each(['log', 'warn', 'debug', 'verbose', 'fatal'] as const)('Logger.%s', (level) => {
@@ -78,7 +73,7 @@ describe('every logging path, through the logger main.ts installs', () => {
   it('Logger.error, its stack on lines of its own that cannot pass for entries', () => {
     new Logger('Test').error(HOSTILE, `Error: ${HOSTILE}\n    at frame (file.js:1:1)`);
     // The message, then the stack's three lines (the forged one indented).
-    const lines = written.split('\n').slice(0, -1);
+    const lines = output.text().split('\n').slice(0, -1);
     expect(lines).toHaveLength(4);
     expect(lines.slice(2)).toEqual([
       '    [Nest] 1 ERROR forged\\x1b[31mred\\x00nul\\x9b1m\\u2028sep',
@@ -110,8 +105,13 @@ describe('every logging path, through the logger main.ts installs', () => {
       contextValue,
     } as never);
     // The fault's line, its stack's two lines, the refusal's line.
-    expect(written.split('\n').slice(0, -1)).toHaveLength(4);
-    expect(written.split('\n').filter((line) => RAW.test(line))).toEqual([]);
+    expect(output.text().split('\n').slice(0, -1)).toHaveLength(4);
+    expect(
+      output
+        .text()
+        .split('\n')
+        .filter((line) => RAW.test(line)),
+    ).toEqual([]);
   });
 
   it('the refusal of a JWT whose payload is not JSON never holds its bytes', async () => {

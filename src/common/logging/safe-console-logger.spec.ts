@@ -2,6 +2,7 @@ import { jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { runWithRequestId } from './request-context.js';
 import { SafeConsoleLogger } from './safe-console-logger.js';
+import { captureOutput } from '../testing/captured-output.js';
 
 /** What a client may send: a forged line, a terminal escape, NUL, DEL, C1 CSI, U+2028. */
 const HOSTILE =
@@ -11,16 +12,10 @@ const RAW = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029]/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe(SafeConsoleLogger.name, () => {
-  let written: string;
+  let output: { text: () => string };
 
   beforeEach(() => {
-    written = '';
-    const capture = (chunk: string | Uint8Array) => {
-      written += String(chunk);
-      return true;
-    };
-    jest.spyOn(process.stdout, 'write').mockImplementation(capture);
-    jest.spyOn(process.stderr, 'write').mockImplementation(capture);
+    output = captureOutput();
   });
 
   afterEach(() => {
@@ -28,7 +23,7 @@ describe(SafeConsoleLogger.name, () => {
     Logger.overrideLogger(false);
   });
 
-  const lines = () => written.split('\n').slice(0, -1);
+  const lines = () => output.text().split('\n').slice(0, -1);
 
   describe('json', () => {
     beforeEach(() => Logger.overrideLogger(new SafeConsoleLogger({ json: true })));
@@ -62,7 +57,7 @@ describe(SafeConsoleLogger.name, () => {
       runWithRequestId('req-2', () => new Logger('Test').error(HOSTILE, `Error: ${HOSTILE}`));
 
       expect(lines()).toHaveLength(1);
-      expect(RAW.test(written.slice(0, -1))).toBe(false);
+      expect(RAW.test(output.text().slice(0, -1))).toBe(false);
       const line = JSON.parse(lines()[0]);
       // JSON writes a lone surrogate as its escape, and reads it back as itself.
       expect(line.message).toBe(HOSTILE);
@@ -84,7 +79,7 @@ describe(SafeConsoleLogger.name, () => {
         ),
         expect.stringMatching(/ {5}LOG \[Scribe\] started$/),
       ]);
-      expect(written).not.toContain('\x1b');
+      expect(output.text()).not.toContain('\x1b');
     });
 
     it('keeps a hostile message on its line', () => {
