@@ -167,3 +167,15 @@ describe('SIGTERM with an append in flight', () => {
     TEST_TIMEOUT_MS,
   );
 });
+
+describe('a source past its refusal budget', () => {
+  faultTest('is turned away (429) everywhere but the health probes and /metrics', async () => {
+    const target = await server({ DATA_DIR: await dataDirectory(), MAX_REFUSALS_PER_MINUTE: '3' });
+    for (let refused = 0; refused < 5; refused++) await target.get('/nope');
+    expect((await target.get('/nope')).status).toBe(429);
+    expect((await target.get('/graphql?query=%7B__typename%7D')).status).toBe(429);
+    for (const path of ['/health/live', '/health/ready', '/health', '/metrics']) {
+      expect({ path, status: (await target.get(path)).status }).toEqual({ path, status: 200 });
+    }
+  });
+});

@@ -90,7 +90,7 @@ export class ScribeHttpFront implements OnModuleInit, OnModuleDestroy {
 
   private install(express: Express): void {
     const config = this.config;
-    const { isScribe, isGraphql, isGuarded } = this.paths;
+    const { isScribe, isGraphql, isGuarded, isGated } = this.paths;
     // First of all: a request's id and access line, whatever becomes of it. On every path when
     // Scribe serves alone; in a host's app, on Scribe's paths only (the others are the host's).
     const tracing = requestTracing({ atLogLevel: config.accessLog });
@@ -112,7 +112,8 @@ export class ScribeHttpFront implements OnModuleInit, OnModuleDestroy {
       ),
     );
     // A probe of paths that do not exist is refused (404) as much as a bad query: on every
-    // path when Scribe serves alone (guardAllPaths).
+    // path when Scribe serves alone (guardAllPaths), but for the health probes and /metrics,
+    // which a source past its budget still reaches (isGated).
     const gate = refusalGate(
       config.maxRefusalsPerMinute,
       this.budget,
@@ -120,7 +121,7 @@ export class ScribeHttpFront implements OnModuleInit, OnModuleDestroy {
       undefined,
       (reason) => this.metrics.refused(reason),
     );
-    express.use(config.guardAllPaths ? gate : onlyWhere(isGuarded, gate));
+    express.use(onlyWhere(isGated, gate));
     // Credentials first, from the head alone: refused ones never cost a byte of the body.
     // Not in 'host' mode: the path is the host's endpoint too, and only the operation says
     // whether Scribe is called (a host's field needs no Scribe token, and a host's own token

@@ -71,6 +71,18 @@ describe(ScribePaths.name, () => {
     expect(prefixed('/health')).toBeUndefined();
   });
 
+  it('gates every guarded path but the health probes and /metrics', () => {
+    for (const paths of [pathsOf({}, '/graphql', true), pathsOf({})]) {
+      expect(paths.isGated(at('/graphql'))).toBe(true);
+      expect(paths.isGated(at('/health'))).toBe(false);
+      expect(paths.isGated(at('/health/live'))).toBe(false);
+      expect(paths.isGated(at('/health/ready'))).toBe(false);
+      expect(paths.isGated(at('/metrics'))).toBe(false);
+    }
+    expect(pathsOf({}, '/graphql', true).isGated(at('/nope'))).toBe(true);
+    expect(pathsOf({}).isGated(at('/nope'))).toBe(false);
+  });
+
   it('guards every path with guardAllPaths, Scribe routes only otherwise', () => {
     expect(pathsOf({}, '/graphql', true).isGuarded(at('/anything'))).toBe(true);
     expect(pathsOf({}).isGuarded(at('/anything'))).toBe(false);

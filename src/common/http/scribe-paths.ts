@@ -67,6 +67,16 @@ export class ScribePaths {
   isGraphql = (request: Request): boolean => this.routeOf(request) === 'graphql';
   /** Where the refusal gate stands: Scribe's routes, or every path (guardAllPaths). */
   isGuarded = (request: Request): boolean => this.config.guardAllPaths || this.isScribe(request);
+  /**
+   * Where a source past its refusal budget is turned away (429): where the gate stands, but
+   * never on /health (live, ready) and /metrics. A kubelet or a scraper shares its address with
+   * whatever else comes through the same proxy or SNAT: an attacker's refusals there must not
+   * fail a liveness probe (and restart the pod) or blind the metrics.
+   */
+  isGated = (request: Request): boolean => {
+    const route = this.routeOf(request);
+    return route !== 'health' && route !== 'metrics' && this.isGuarded(request);
+  };
 
   /**
    * Why the GraphQL path cannot be served where it is configured, or undefined: Nest serves
