@@ -114,6 +114,32 @@ describe(SetAsideActions.name, () => {
     expect(log.count).toBe(1);
   });
 
+  it('acts once on an entry asked twice at once: the second finds it closed', async () => {
+    const id = idOf(0);
+
+    const [redriven, dropped, again] = await Promise.all([
+      sut.redrive(id),
+      sut.drop(id),
+      sut.redrive(id),
+    ]);
+
+    expect([redriven.kind, dropped.kind, again.kind]).toEqual(['done', 'not-found', 'not-found']);
+    expect(spool.appended).toEqual([[record]]);
+    expect(log.count).toBe(1);
+  });
+
+  it('answers a re-drive done once the record is journaled, though its entry cannot be closed', async () => {
+    const id = idOf(0);
+    files.failNext('write', fsError('EIO'));
+
+    const outcome = await sut.redrive(id);
+
+    expect(outcome).toEqual({ kind: 'done', id, entry: refused(record) });
+    expect(spool.appended).toEqual([[record]]);
+    expect(spool.retries).toBe(1);
+    expect(log.find(id)).toBeDefined();
+  });
+
   it('answers not-found for an id no open entry has', async () => {
     expect(await sut.redrive('0000000000000000')).toEqual({
       kind: 'not-found',

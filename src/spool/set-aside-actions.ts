@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { Mutex } from 'async-mutex';
 import { describeError } from '../common/errors/describe-error.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { decodeJournalLine, parseJournalMessage } from './journal-codec.js';
@@ -46,6 +47,9 @@ export function recordOfEntry(
 @Injectable()
 export class SetAsideActions {
   private readonly logger = new Logger(SetAsideActions.name);
+  // One action at a time: two on one entry (a double click, a re-drive racing a drop) would
+  // both find it open and both act; in turn, the second finds it closed (not-found).
+  private readonly turn = new Mutex();
 
   constructor(
     private readonly log: SetAsideLog,
@@ -59,7 +63,16 @@ export class SetAsideActions {
    * A crash between the two steps leaves the entry open with its record journaled: a second
    * re-drive stores the same message id, which the database keeps once.
    */
-  async redrive(id: string): Promise<SetAsideActionOutcome> {
+  redrive(id: string): Promise<SetAsideActionOutcome> {
+    return this.turn.runExclusive(() => this.redriveNow(id));
+  }
+
+  /** Closes the entry for good; the log line says why it was set aside, and that it was dropped. */
+  drop(id: string): Promise<SetAsideActionOutcome> {
+    return this.turn.runExclusive(() => this.dropNow(id));
+  }
+
+  private async redriveNow(id: string): Promise<SetAsideActionOutcome> {
     const open = this.log.find(id);
     if (!open) return { kind: 'not-found', id };
     const parsed = recordOfEntry(open.entry);
@@ -71,17 +84,23 @@ export class SetAsideActions {
     }
     // On disk only from now on: the write path drains it as it drains an adopted journal.
     await this.journal.release([{ record, location: appended.locations[0] }]);
+    this.spool.retryNow();
     const closed = await this.close(id, 'redriven');
-    if (closed) return closed;
+    if (closed) {
+      // The record is journaled and will be stored: the re-drive is done, whatever the log
+      // says. Its entry stays open; re-driving it again stores the same id, kept once.
+      this.logger.warn(
+        `Re-drove set-aside message ${record.id} of session ${record.sessionId} (entry ${id}), but could not close the entry (${closed.kind === 'unavailable' ? closed.reason : closed.kind}): it stays listed`,
+      );
+      return { kind: 'done', id, entry: open.entry };
+    }
     this.logger.log(
       `Re-drove set-aside message ${record.id} of session ${record.sessionId} (entry ${id}); it was set aside because: ${open.entry.reason}`,
     );
-    this.spool.retryNow();
     return { kind: 'done', id, entry: open.entry };
   }
 
-  /** Closes the entry for good; the log line says why it was set aside, and that it was dropped. */
-  async drop(id: string): Promise<SetAsideActionOutcome> {
+  private async dropNow(id: string): Promise<SetAsideActionOutcome> {
     const open = this.log.find(id);
     if (!open) return { kind: 'not-found', id };
     const closed = await this.close(id, 'dropped');
