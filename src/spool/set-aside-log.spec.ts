@@ -2,6 +2,8 @@ import { SET_ASIDE_LOG } from './segment-names.js';
 import { rawField, setAsideIdOf, type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
 import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
 import { messageRecord } from './testing/records.js';
+import { ConsoleLogger, Logger } from '@nestjs/common';
+import { CapturingLogger } from '../common/testing/capturing-logger.js';
 
 function entry(number: number, extra: Partial<SetAsideEntry> = {}): SetAsideEntry {
   return { at: 1000 + number, reason: `reason ${number}`, source: 'segment', ...extra };
@@ -183,13 +185,35 @@ describe(SetAsideLog.name, () => {
       expect(sut.recent()).toEqual([]);
     });
 
-    it('finds nothing when the log cannot be read', async () => {
-      files.put(SET_ASIDE_LOG, `${JSON.stringify(entry(1))}\n`);
-      files.failNext('read', fsError('EIO', 'read'));
+    it('finds nothing when the log cannot be read, and says so at ERROR', async () => {
+      const logs = new CapturingLogger();
+      Logger.overrideLogger(logs);
+      try {
+        files.put(SET_ASIDE_LOG, `${JSON.stringify(entry(1))}\n`);
+        files.failNext('read', fsError('EIO', 'read'));
 
-      await sut.load();
+        await sut.load();
 
-      expect(sut.count).toBe(0);
+        expect(sut.count).toBe(0);
+        expect(logs.messages('error')).toEqual([
+          expect.stringMatching(
+            /^Could not read \/spool\/set-aside\.jsonl: EIO: i\/o error, read; what earlier runs set aside there is neither counted nor listed/,
+          ),
+        ]);
+      } finally {
+        Logger.overrideLogger(new ConsoleLogger());
+      }
+    });
+
+    it('says nothing when there is no log yet', async () => {
+      const logs = new CapturingLogger();
+      Logger.overrideLogger(logs);
+      try {
+        await sut.load();
+        expect(logs.lines).toEqual([]);
+      } finally {
+        Logger.overrideLogger(new ConsoleLogger());
+      }
     });
 
     it('counts appends on top of what it loaded', async () => {

@@ -1,5 +1,7 @@
+import { Logger } from '@nestjs/common';
 import { Mutex } from 'async-mutex';
 import { createHash } from 'node:crypto';
+import { describeError, errorCode } from '../common/errors/describe-error.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type JournalFiles } from './journal-files.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
@@ -76,7 +78,14 @@ export class SetAsideLog {
     let text: string;
     try {
       text = (await this.files.read(SET_ASIDE_LOG)).toString('utf8');
-    } catch {
+    } catch (error) {
+      // None yet is the usual case. Any other failure (unreadable, too large to read whole)
+      // must not pass for an empty log: the count, the gauge and its alert would say all is well.
+      if (errorCode(error) !== 'ENOENT') {
+        new Logger('Journal').error(
+          `Could not read ${this.files.directory}/${SET_ASIDE_LOG}: ${describeError(error)}; what earlier runs set aside there is neither counted nor listed until it can be read (at the next start)`,
+        );
+      }
       return;
     }
     const open = new Map<string, SetAsideEntry>();
