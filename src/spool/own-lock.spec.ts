@@ -1,4 +1,6 @@
-import { mkdtemp, readdir, rm, unlink } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readdir, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NodeJournalFiles } from './node-journal-files.js';
@@ -43,6 +45,41 @@ describe(OwnLock.name, () => {
     expect(results.map(({ status }) => status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
     expect(sut.held).toBe(true);
     expect(await readdir(directory)).toEqual([name]);
+  });
+
+  it('keeps the file at release while something is owed, and removes none it does not hold', async () => {
+    await sut.ensure();
+    await sut.release(false);
+    expect(sut.held).toBe(false);
+    expect(await readdir(directory)).toEqual([name]);
+
+    // Never taken here: a file of that name is not this instance's to remove.
+    await sut.release(true);
+    expect(await readdir(directory)).toEqual([name]);
+  });
+
+  it('is refused, naming the file, while another process holds it', async () => {
+    await writeFile(join(directory, name), '');
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const sqlite3 = require('sqlite3');
+         const database = new sqlite3.Database(process.argv[1], () =>
+           database.exec('PRAGMA journal_mode = OFF; BEGIN EXCLUSIVE', () => process.stdout.write('LOCKED\\n')));
+         setInterval(() => undefined, 1 << 30);`,
+        join(directory, name),
+      ],
+      { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await once(holder.stdout, 'data');
+      await expect(sut.ensure()).rejects.toThrow(`${name} is held by another process`);
+      expect(sut.held).toBe(false);
+    } finally {
+      holder.kill('SIGKILL');
+      await once(holder, 'exit');
+    }
   });
 
   it('removes the file at release when nothing is owed, after a keep in flight', async () => {

@@ -106,6 +106,24 @@ describe(OwnerLock.name, () => {
     expect((await stat(join(directory, 'owner-abcdef01.lock'))).mode & 0o777).toBe(0o600);
   });
 
+  it('makes the lock file mode 0600 exactly, whatever the umask', async () => {
+    const before = process.umask(0o377);
+    try {
+      await acquire();
+    } finally {
+      process.umask(before);
+    }
+
+    expect((await stat(join(directory, 'owner-abcdef01.lock'))).mode & 0o777).toBe(0o600);
+  });
+
+  it('leaves an existing lock file its mode', async () => {
+    await writeFile(join(directory, 'owner-abcdef01.lock'), '', { mode: 0o640 });
+
+    expect(await acquire()).not.toBeNull();
+    expect((await stat(join(directory, 'owner-abcdef01.lock'))).mode & 0o777).toBe(0o640);
+  });
+
   it('leaves no rollback journal beside the lock file while it holds it', async () => {
     await acquire();
 
