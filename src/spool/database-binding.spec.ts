@@ -127,6 +127,7 @@ describe(DatabaseBinding.name, () => {
   let idFile: FakeIdStore;
   let database: FakeDatabase;
   let foreign: number;
+  let directoryIsReal: boolean;
   let logs: { level: string; message: string }[];
   let sut: DatabaseBinding;
 
@@ -140,7 +141,15 @@ describe(DatabaseBinding.name, () => {
       warn: (message: string) => logs.push({ level: 'warn', message }),
       error: (message: string) => logs.push({ level: 'error', message }),
     };
-    sut = new DatabaseBinding(DIR, idFile, database, async () => foreign, logger);
+    directoryIsReal = true;
+    sut = new DatabaseBinding(
+      DIR,
+      idFile,
+      database,
+      async () => foreign,
+      logger,
+      async () => directoryIsReal,
+    );
   });
 
   const refusal = (reason: string) =>
@@ -395,6 +404,16 @@ describe(DatabaseBinding.name, () => {
       expect(sut.status.databaseCheckReason).toBe(
         'the database has not answered yet: connect ECONNREFUSED',
       );
+    });
+
+    it('claims nothing through a SPOOL_DIR that is a symlink or gone, and asks again next time', async () => {
+      directoryIsReal = false;
+      await expect(sut.assertJournalable()).resolves.toBeUndefined();
+      expect(idFile.calls).toEqual([]);
+
+      directoryIsReal = true;
+      await expect(sut.assertJournalable()).resolves.toBeUndefined();
+      expect(idFile.calls).toEqual(['read', `create ${PROVISIONAL_ID} ${HERE}`]);
     });
 
     it('journals as before when database.id cannot be read, and reads it again next time', async () => {

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { lstat } from 'node:fs/promises';
 import { describeError } from '../common/errors/describe-error.js';
 import { type DatabaseIdStore, type SpoolDatabaseRecord } from './database-id-file.js';
 import { DATABASE_ID_FILE } from './segment-names.js';
@@ -131,6 +132,8 @@ export class DatabaseBinding {
     private readonly database: SpoolDatabase,
     private readonly foreignSegments: () => Promise<number>,
     private readonly logger: Pick<Logger, 'log' | 'warn' | 'error'> = new Logger('Journal'),
+    // Whether the directory is itself a directory (lstat): not a symlink, not gone.
+    private readonly realDirectory: (directory: string) => Promise<boolean> = isRealDirectory,
   ) {}
 
   get status(): DatabaseBindingView {
@@ -171,6 +174,13 @@ export class DatabaseBinding {
 
   private async claimProvisionally(): Promise<string | null> {
     const location = this.database.location;
+    // Never through a SPOOL_DIR that is a symlink (or gone): database.id would be read and
+    // claimed wherever it points, outside SPOOL_DIR. The journal refuses such a directory
+    // itself (BUFFERED); the claim waits until it is a directory again.
+    if (!(await this.realDirectory(this.directory))) {
+      this.provisional = null;
+      return null;
+    }
     let spool: SpoolDatabaseRecord;
     try {
       spool =
@@ -282,5 +292,13 @@ export class DatabaseBinding {
         `The spool at ${this.directory} is not verified as this database's yet (${reason}); journals of other instances wait until it is`,
       );
     }
+  }
+}
+
+async function isRealDirectory(directory: string): Promise<boolean> {
+  try {
+    return (await lstat(directory)).isDirectory();
+  } catch {
+    return false;
   }
 }
