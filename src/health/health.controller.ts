@@ -4,7 +4,7 @@ import { type Response } from 'express';
 import { describeError } from '../common/errors/describe-error.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { BlockedFiles } from '../spool/blocked-files.js';
-import { SpoolOfAnotherDatabase } from '../spool/database-binding.js';
+import { SpoolOfAnotherDatabase } from '../spool/database-binding-rules.js';
 import { SpoolDirectoryError } from '../spool/journal-files.js';
 import { SpoolService } from '../spool/spool.service.js';
 import { CoalescingWriter } from '../transcript/coalescing-writer.js';

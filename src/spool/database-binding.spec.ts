@@ -1,12 +1,12 @@
+import { DatabaseBinding } from './database-binding.js';
 import {
-  DatabaseBinding,
   DatabaseCheck,
   PROVISIONAL_ID,
   SpoolOfAnotherDatabase,
   decideBinding,
   type DatabaseIdentity,
   type SpoolDatabase,
-} from './database-binding.js';
+} from './database-binding-rules.js';
 import { type DatabaseIdStore, type SpoolDatabaseRecord } from './database-id-file.js';
 
 const DIR = '/spool';

@@ -1,6 +1,6 @@
 import { Field, Float, ID, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import { FieldScope } from '../../common/auth/field-scope.js';
-import { DatabaseCheck } from '../database-binding.js';
+import { DatabaseCheck } from '../database-binding-rules.js';
 
 registerEnumType(DatabaseCheck, {
   name: 'SpoolDatabaseCheck',
