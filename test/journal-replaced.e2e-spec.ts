@@ -335,8 +335,16 @@ describe('SPOOL_DIR replaced under a running instance that is not root', () => {
       expect(target.output()).not.toContain('under the running instance');
 
       // The operator puts the original back: the same segment takes the BUFFERED messages.
-      await rm(spoolDir);
-      await rename(moved, spoolDir);
+      // rename(2) cannot put a directory over a symlink, so the swap takes two steps. The
+      // server is stopped across them, or a retry in between finds no SPOOL_DIR at all and
+      // (rightly) opens a new segment: this case is about the symlink, not that gap.
+      process.kill(target.child.pid!, 'SIGSTOP');
+      try {
+        await rm(spoolDir);
+        await rename(moved, spoolDir);
+      } finally {
+        process.kill(target.child.pid!, 'SIGCONT');
+      }
       await eventually(
         async () =>
           expect(await spoolStatus(target)).toMatchObject({
