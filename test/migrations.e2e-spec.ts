@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS, buildDataSourceOptions } from '../src/database/data-source-options.js';
@@ -95,6 +96,23 @@ describe.each(databaseKinds())('migrations on %s', (database) => {
   });
 
   it('shows, runs and reverts them through the scripts, on the configured database', async () => {
+    if (database === 'sqlite') {
+      // A SQLite file that is not there is refused, not made: a mistyped DATA_DIR would show
+      // every migration pending, and migration:run would fill a database no server opens.
+      const missing = { ...env, DATA_DIR: resolve(env.DATA_DIR, 'mistyped') };
+      for (const name of ['show', 'run'] as const) {
+        const refused = await migration(name, missing);
+        expect(refused.code).not.toBe(0);
+        expect(refused.output).toContain(
+          `No SQLite database at ${resolve(missing.DATA_DIR, 'scribe.sqlite')}: the migration scripts act on a database that exists`,
+        );
+        expect(refused.output).not.toMatch(/^\s+at /m);
+      }
+      expect(await readdir(env.DATA_DIR)).toEqual([]);
+      // An existing file, as `npm start` leaves it before its first migration.
+      await source.initialize();
+      await source.destroy();
+    }
     expect(await shown(env)).toEqual(all(false));
 
     const ran = await migration('run', env);
@@ -110,6 +128,9 @@ describe.each(databaseKinds())('migrations on %s', (database) => {
   });
 
   it('refuses a start against a schema newer than the code, with one line, the data untouched', async () => {
+    // The database exists (a SQLite file), as a first `npm start` would leave it.
+    await source.initialize();
+    await source.destroy();
     expect((await migration('run', env)).code).toBe(0);
     await source.initialize();
     // What a newer Scribe would have recorded, and a row of its data.

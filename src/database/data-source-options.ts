@@ -1,5 +1,5 @@
 import sqlite3 from 'sqlite3';
-import { DataSource, type DataSourceOptions } from 'typeorm';
+import { type DataSourceOptions } from 'typeorm';
 import { type DatabaseSettings } from '../config/scribe-config.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { DeletedSessionEntity } from './entities/deleted-session.entity.js';
@@ -58,9 +58,4 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
     enableWAL: true,
     busyTimeout: SQLITE_BUSY_TIMEOUT_MS,
   };
-}
-
-/** A DataSource of its own, not connected, as the TypeORM CLI takes it (src/data-source.ts). */
-export function buildDataSource(settings: DatabaseSettings): DataSource {
-  return new DataSource(buildDataSourceOptions(settings));
 }

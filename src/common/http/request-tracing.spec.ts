@@ -3,6 +3,8 @@ import { type Request, type Response } from 'express';
 import { CapturingLogger } from '../testing/capturing-logger.js';
 import { currentRequestId } from '../logging/request-context.js';
 import {
+  ACCESS_OPERATION_LIMIT,
+  ACCESS_PATH_LIMIT,
   accessLine,
   noteOperation,
   requestIdOfResponse,
@@ -111,6 +113,26 @@ describe(accessLine.name, () => {
   it('leaves the query string out', () => {
     expect(accessLine({ method: 'GET', url: '/health?x=1' }, 503, undefined, 1.25)).toBe(
       'GET /health - 503 1.3 ms',
+    );
+  });
+
+  it('keeps a path and an operation name at their limits whole', () => {
+    const path = `/${'p'.repeat(ACCESS_PATH_LIMIT - 1)}`;
+    const name = 'o'.repeat(ACCESS_OPERATION_LIMIT);
+    expect(accessLine({ method: 'POST', url: path }, 200, name, 2)).toBe(
+      `POST ${path} ${name} 200 2.0 ms`,
+    );
+  });
+
+  it('cuts a longer path and operation name, and marks the cut', () => {
+    const line = accessLine(
+      { method: 'POST', url: `/${'p'.repeat(60_000)}?q=1` },
+      200,
+      'o'.repeat(60_000),
+      2,
+    );
+    expect(line).toBe(
+      `POST /${'p'.repeat(ACCESS_PATH_LIMIT - 1)}… ${'o'.repeat(ACCESS_OPERATION_LIMIT)}… 200 2.0 ms`,
     );
   });
 });

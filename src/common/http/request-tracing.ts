@@ -38,15 +38,30 @@ export function bindToRequest(emitter: EventEmitter, requestId: string): void {
     runWithRequestId(requestId, () => emit(event, ...args));
 }
 
-/** `METHOD /path operation status duration`, the access line of a request (no query string). */
+// The most of a path and of an operation name an access line keeps. Both are the client's
+// to choose (a GraphQL name has no length limit, a path only the header limit): one request
+// must not write kilobytes into the log.
+export const ACCESS_PATH_LIMIT = 200;
+export const ACCESS_OPERATION_LIMIT = 64;
+
+/** `text` cut to `limit` characters, marked with `…` when cut. */
+function bounded(text: string, limit: number): string {
+  return text.length > limit ? `${text.slice(0, limit)}…` : text;
+}
+
+/**
+ * `METHOD /path operation status duration`, the access line of a request (no query string;
+ * the path and the operation name bounded).
+ */
 export function accessLine(
   request: Pick<IncomingMessage, 'method' | 'url'>,
   status: number | 'aborted',
   operation: string | undefined,
   elapsedMs: number,
 ): string {
-  const path = (request.url ?? '/').split('?')[0];
-  return `${request.method ?? '-'} ${path} ${operation ?? '-'} ${status} ${elapsedMs.toFixed(1)} ms`;
+  const path = bounded((request.url ?? '/').split('?')[0], ACCESS_PATH_LIMIT);
+  const name = operation === undefined ? '-' : bounded(operation, ACCESS_OPERATION_LIMIT);
+  return `${request.method ?? '-'} ${path} ${name} ${status} ${elapsedMs.toFixed(1)} ms`;
 }
 
 /**
