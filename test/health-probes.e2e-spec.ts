@@ -44,7 +44,9 @@ async function ready(target: ServerProcess): Promise<{ http: number; body: unkno
 describe('/health/live and /health/ready', () => {
   faultTest('answer 200 on a healthy instance, and commit no heartbeat row', async () => {
     const dataDir = await dataDirectory();
-    const target = await server({ DATA_DIR: dataDir });
+    // The idle probe (DB_IDLE_PROBE_MS) commits one of its own every 10 s: off, so that any
+    // row here would be the probes'.
+    const target = await server({ DATA_DIR: dataDir, DB_IDLE_PROBE_MS: '0' });
     const live = await target.get('/health/live');
     expect([live.status, live.body]).toEqual([200, { status: 'ok' }]);
     for (let probe = 0; probe < 3; probe++) {
@@ -84,6 +86,33 @@ describe('/health/live and /health/ready', () => {
           body: { status: 'ready', database: 'up', journal: 'up' },
         }),
       );
+    },
+  );
+
+  faultTest(
+    'tells an outage no write has met: an idle instance probes the database itself',
+    async () => {
+      const dataDir = await dataDirectory();
+      const target = await server({ DATA_DIR: dataDir, DB_IDLE_PROBE_MS: '500' });
+      expect((await appendMessage(target, 'idle', 'one')).status).toBe('PERSISTED');
+      const holder = await lockDatabase(dataDir);
+      // No append comes: only the idle probe can find the database locked.
+      await eventually(async () =>
+        expect(await ready(target)).toEqual({
+          http: 200,
+          body: { status: 'ready', database: 'down', journal: 'up' },
+        }),
+      );
+      expect(metricValue((await target.get('/metrics')).text, 'scribe_database_up')).toBe(0);
+      expect(target.output()).toMatch(
+        /ERROR \[DatabaseHealth\] Database not writable \(SQLITE_BUSY/,
+      );
+      await holder.release();
+      await eventually(async () =>
+        expect(metricValue((await target.get('/metrics')).text, 'scribe_database_up')).toBe(1),
+      );
+      expect((await ready(target)).body).toMatchObject({ database: 'up' });
+      expect(await heartbeats(dataDir)).toBe(1);
     },
   );
 

@@ -80,6 +80,8 @@ export class ScribeConfig {
   readonly database: DatabaseSettings;
   readonly maxPendingPerSession: number;
   readonly dbRetryIntervalMs: number;
+  /** DB_IDLE_PROBE_MS: quiet time before an idle instance probes the database; 0 never. */
+  readonly dbIdleProbeMs: number;
   readonly listenHeartbeat: ListenHeartbeatSettings;
   /** A journaled record accepted further ahead of this clock than this is refused at adoption. */
   readonly journalMaxClockAheadMs: number;
@@ -142,6 +144,7 @@ export class ScribeConfig {
         };
     this.maxPendingPerSession = get('MAX_PENDING_PER_SESSION');
     this.dbRetryIntervalMs = get('DB_RETRY_INTERVAL_MS');
+    this.dbIdleProbeMs = get('DB_IDLE_PROBE_MS');
     this.listenHeartbeat = {
       intervalMs: get('LISTEN_HEARTBEAT_MS'),
       deadlineMs: get('LISTEN_HEARTBEAT_DEADLINE_MS'),

@@ -44,6 +44,7 @@ export const SCRIBE_OPTION_TABLE: readonly OptionRow[] = [
   ['database.sqliteSynchronous', 'SQLITE_SYNCHRONOUS', 'string'],
   ['database.maxPendingPerSession', 'MAX_PENDING_PER_SESSION', 'integer'],
   ['database.retryIntervalMs', 'DB_RETRY_INTERVAL_MS', 'integer'],
+  ['database.idleProbeMs', 'DB_IDLE_PROBE_MS', 'integer'],
   ['database.listenHeartbeatMs', 'LISTEN_HEARTBEAT_MS', 'integer'],
   ['database.listenHeartbeatDeadlineMs', 'LISTEN_HEARTBEAT_DEADLINE_MS', 'integer'],
   ['journal.maxClockAheadMs', 'JOURNAL_MAX_CLOCK_AHEAD_MS', 'integer'],

@@ -12,6 +12,8 @@ export interface ScribeDatabaseOptions {
   sqliteSynchronous?: SqliteSynchronousMode;
   /** Between two attempts to reach the database; default 1000, 0..3600000 (DB_RETRY_INTERVAL_MS). */
   retryIntervalMs?: number;
+  /** Quiet time before an idle instance probes the database; default 10000, 0 off (DB_IDLE_PROBE_MS). */
+  idleProbeMs?: number;
   /** Journaled messages one session may hold; default 200, 1..100000 (MAX_PENDING_PER_SESSION). */
   maxPendingPerSession?: number;
   /** PostgreSQL: how often the commit feed pings itself; default 2000 (LISTEN_HEARTBEAT_MS). */

@@ -16,6 +16,7 @@ export const STORE_INTEGERS = [
   'PORT',
   'MAX_PENDING_PER_SESSION',
   'DB_RETRY_INTERVAL_MS',
+  'DB_IDLE_PROBE_MS',
   'LISTEN_HEARTBEAT_MS',
   'LISTEN_HEARTBEAT_DEADLINE_MS',
   'JOURNAL_MAX_CLOCK_AHEAD_MS',
@@ -63,6 +64,16 @@ export class StoreSettings {
   @Min(0)
   @Max(3_600_000)
   DB_RETRY_INTERVAL_MS = 1000;
+
+  /**
+   * An instance that has written nothing for this long tries the database with a heartbeat (one
+   * row per instance, updated), so that its readiness and scribe_database_up tell an outage no
+   * write has met. 0 turns it off; it runs with the background retry (DB_RETRY_INTERVAL_MS > 0).
+   */
+  @IsInt()
+  @Min(0)
+  @Max(3_600_000)
+  DB_IDLE_PROBE_MS = 10_000;
 
   /**
    * PostgreSQL only: how often each instance sends itself a notice through the database, to

@@ -303,6 +303,8 @@ describe(DatabaseHealth.name, () => {
   describe('failed background probes', () => {
     it('report the outage at ERROR at once, then at most once a minute', () => {
       const sut = health(true);
+      sut.failed('s1', new Error('down 0'), 1);
+      logger.lines.length = 0;
 
       sut.probeFailed(new Error('down 1'), '3 pending');
       now += 59_999;
@@ -340,6 +342,49 @@ describe(DatabaseHealth.name, () => {
       sut.probeFailed(new Error('down'), '');
 
       expect(sut.admit()).toBe('probe');
+    });
+
+    it('of a database believed healthy (an idle probe) say "not writable", not "still"', () => {
+      const sut = health(true);
+
+      sut.probeFailed(new Error('down'), '0 pending');
+
+      expect(logged()).toEqual([
+        { level: 'error', message: 'Database not writable (down); 0 pending' },
+      ]);
+    });
+  });
+
+  describe('quiet time', () => {
+    it('counts from the start while nothing has written', () => {
+      const sut = health(true);
+      expect(sut.quietForMs()).toBe(0);
+      now += 12_345;
+      expect(sut.quietForMs()).toBe(12_345);
+    });
+
+    it.each([
+      ['a committed write', (sut: DatabaseHealth) => sut.succeeded('s1')],
+      ['a committed probe', (sut: DatabaseHealth) => sut.succeeded()],
+      ['a failed write', (sut: DatabaseHealth) => sut.failed('s1', new Error('down'), 1)],
+      ['a write not tried', (sut: DatabaseHealth) => sut.failed('s1', undefined, 1)],
+      ['a failed probe', (sut: DatabaseHealth) => sut.probeFailed(new Error('down'), '')],
+    ])('starts again at %s', (_what, answer) => {
+      const sut = health(true);
+      now += 20_000;
+      answer(sut);
+      expect(sut.quietForMs()).toBe(0);
+      now += 7;
+      expect(sut.quietForMs()).toBe(7);
+    });
+
+    it('is not reset by asking to write, or by a probe that has not come back', () => {
+      const sut = health(false);
+      now += 20_000;
+      sut.settle(sut.admit());
+      sut.startProbe();
+      sut.finishProbe();
+      expect(sut.quietForMs()).toBe(20_000);
     });
   });
 });

@@ -51,12 +51,16 @@ export class DatabaseHealth {
   private lastOutageReport = Number.NEGATIVE_INFINITY;
   private lastRecovery = Number.NEGATIVE_INFINITY;
   private diskFull = false;
+  // When a write or probe last came back, committed or failed.
+  private lastAnswer: number;
 
   constructor(
     private readonly backgroundRetry: boolean,
     private readonly now: () => number = Date.now,
     private readonly logger: HealthLog = new Logger('DatabaseHealth'),
-  ) {}
+  ) {
+    this.lastAnswer = now();
+  }
 
   get isFailing(): boolean {
     return this.failing;
@@ -68,6 +72,14 @@ export class DatabaseHealth {
    */
   get databaseDiskFull(): boolean {
     return this.diskFull;
+  }
+
+  /**
+   * How long no write or probe has come back (since the start, for one that never wrote): for
+   * how long "healthy" is only what the database last said.
+   */
+  quietForMs(): number {
+    return this.now() - this.lastAnswer;
   }
 
   /** Asks to write; a `probe` admission must be handed back to settle(). */
@@ -99,6 +111,7 @@ export class DatabaseHealth {
    * commits, the write-back does not) does not fill the log.
    */
   succeeded(sessionId?: string): boolean {
+    this.lastAnswer = this.now();
     if (sessionId !== undefined) this.consecutiveFailures.delete(sessionId);
     if (!this.failing) return false;
     this.failing = false;
@@ -114,6 +127,7 @@ export class DatabaseHealth {
    * database is known to be failing; `pending` is what the session holds now, for the log.
    */
   failed(sessionId: string, error: unknown, pending: number): void {
+    this.lastAnswer = this.now();
     this.failing = true;
     if (error !== undefined) this.noteError(error);
     const failures = (this.consecutiveFailures.get(sessionId) ?? 0) + 1;
@@ -127,14 +141,21 @@ export class DatabaseHealth {
     else this.logger.warn(line);
   }
 
-  /** The background retry's probe failed; says so at most once a minute. */
+  /**
+   * The background retry's probe failed (of a failing database, or of an idle one believed
+   * healthy); says so at most once a minute.
+   */
   probeFailed(error: unknown, backlog: string): void {
+    const already = this.failing;
     this.failing = true;
     this.noteError(error);
     const now = this.now();
+    this.lastAnswer = now;
     if (now - this.lastOutageReport < OUTAGE_REPORT_INTERVAL_MS) return;
     this.lastOutageReport = now;
-    this.logger.error(`Database still not writable (${this.lastError?.message}); ${backlog}`);
+    this.logger.error(
+      `Database ${already ? 'still ' : ''}not writable (${this.lastError?.message}); ${backlog}`,
+    );
   }
 
   private noteError(error: unknown): void {

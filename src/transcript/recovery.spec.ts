@@ -20,6 +20,7 @@ import { FakeSpool } from './testing/fake-spool.js';
 
 const SPOOL_DIR = '/fake/pending_messages';
 const RETRY_MS = 1_000;
+const IDLE_PROBE_MS = 10_000;
 
 function records(sessionId: string, ...contents: string[]): MessageRecord[] {
   return contents.map((content) => acceptedRecord(sessionId, content));
@@ -86,6 +87,7 @@ describe(TranscriptRecovery.name, () => {
     cap = 5,
     backgroundRetry = true,
     retryIntervalMs = RETRY_MS,
+    idleProbeMs = IDLE_PROBE_MS,
     gated = false,
   } = {}): void {
     health = new DatabaseHealth(backgroundRetry, () => Date.now(), logger);
@@ -111,6 +113,7 @@ describe(TranscriptRecovery.name, () => {
       health,
       metrics,
       retryIntervalMs,
+      idleProbeMs,
     );
   }
 
@@ -571,6 +574,92 @@ describe(TranscriptRecovery.name, () => {
       expect(store.rows).toEqual([]);
       expect(spool.owedRecords()).toEqual([a]);
       expect(backlog.totalBuffered).toBe(0);
+    });
+
+    describe('of an idle instance', () => {
+      let clock: number;
+      beforeEach(() => {
+        clock = 5_000_000;
+        health = new DatabaseHealth(true, () => clock, logger);
+        sut = new TranscriptRecovery(
+          backlog,
+          durable,
+          writer,
+          spool.asService,
+          spool.asIndex,
+          health,
+          metrics,
+          RETRY_MS,
+          IDLE_PROBE_MS,
+        );
+      });
+
+      it(`probes a database believed healthy once nothing has written for ${IDLE_PROBE_MS} ms`, async () => {
+        clock += IDLE_PROBE_MS - 1;
+        sut.trigger();
+        await idle();
+        expect(store.heartbeats).toBe(0);
+
+        clock += 1;
+        sut.trigger();
+        await idle();
+        expect(store.heartbeats).toBe(1);
+        expect(health.isFailing).toBe(false);
+        expect(lines('log')).toEqual([]);
+
+        // The heartbeat was an answer: quiet again from here.
+        clock += IDLE_PROBE_MS - 1;
+        sut.trigger();
+        await idle();
+        expect(store.heartbeats).toBe(1);
+      });
+
+      it('finds an outage no write has met: the database is failing, and the log says so', async () => {
+        store.goDown();
+        clock += IDLE_PROBE_MS;
+
+        sut.trigger();
+        await idle();
+
+        expect(store.heartbeats).toBe(1);
+        expect(health.isFailing).toBe(true);
+        expect(health.status().lastDatabaseError).toBe('connection refused');
+        expect(
+          logger.messages('error').filter((line) => String(line).startsWith('Database ')),
+        ).toEqual([
+          'Database not writable (connection refused); 0 message(s) pending in memory, 0 session(s) with messages on disk only',
+        ]);
+        // Nothing else is tried while it fails.
+        expect(spool.adoptCalls).toBe(0);
+      });
+
+      it('never probes with DB_IDLE_PROBE_MS=0', async () => {
+        sut = new TranscriptRecovery(
+          backlog,
+          durable,
+          writer,
+          spool.asService,
+          spool.asIndex,
+          health,
+          metrics,
+          RETRY_MS,
+          0,
+        );
+        store.goDown();
+        clock += 3_600_000;
+        sut.trigger();
+        await idle();
+        expect(store.heartbeats).toBe(0);
+        expect(health.isFailing).toBe(false);
+      });
+
+      it('does not probe while writes come back', async () => {
+        clock += IDLE_PROBE_MS;
+        health.succeeded('s1');
+        sut.trigger();
+        await idle();
+        expect(store.heartbeats).toBe(0);
+      });
     });
 
     it('takes over the journals of gone instances every 30 seconds', async () => {

@@ -8,7 +8,7 @@ import { CoalescingWriter } from './coalescing-writer.js';
 import { DatabaseHealth } from './database-health.js';
 import { DurableWriter } from './durable-writer.js';
 import { SessionBacklog } from './session-backlog.js';
-import { DB_RETRY_INTERVAL_MS } from './transcript.tokens.js';
+import { DB_IDLE_PROBE_MS, DB_RETRY_INTERVAL_MS } from './transcript.tokens.js';
 import { describeError } from '../common/errors/describe-error.js';
 
 // Sessions written back at once, so that their writes share transactions.
@@ -18,7 +18,8 @@ const ADOPT_INTERVAL_MS = 30_000;
 
 /**
  * What is owed outside any append: the journal found at start (written back before the
- * instance answers), the background retry (probe while the database fails, then write back
+ * instance answers), the background retry (probe while the database fails or has been quiet
+ * for DB_IDLE_PROBE_MS, then write back
  * every session with messages pending, journal what the disk refused before), and shutdown.
  */
 @Injectable()
@@ -39,6 +40,8 @@ export class TranscriptRecovery {
     private readonly health: DatabaseHealth,
     private readonly metrics: MetricsService,
     @Inject(DB_RETRY_INTERVAL_MS) private readonly retryIntervalMs: number,
+    // 0: never (DB_IDLE_PROBE_MS).
+    @Inject(DB_IDLE_PROBE_MS) private readonly idleProbeMs: number,
   ) {}
 
   /** Takes over what earlier runs journaled and writes it back; the newest acceptance time in it. */
@@ -114,7 +117,14 @@ export class TranscriptRecovery {
   }
 
   private async retryAll(): Promise<void> {
-    if (this.health.isFailing && !(await this.probe())) {
+    // Only a write finds the database failing, and an idle instance writes nothing: without a
+    // probe now and then it would stay "ready" (and scribe_database_up 1) through a whole
+    // outage, and a load balancer would send it the first appends to find out.
+    const idle =
+      this.idleProbeMs > 0 &&
+      !this.health.isFailing &&
+      this.health.quietForMs() >= this.idleProbeMs;
+    if ((this.health.isFailing || idle) && !(await this.probe())) {
       // The database is down: memory alone is lost in a crash, so it goes to the journal as
       // soon as the disk takes it.
       await this.journalBuffered();

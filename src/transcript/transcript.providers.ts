@@ -10,6 +10,7 @@ import { HeldMessages } from './held-messages.js';
 import { SessionEraser } from './session-eraser.js';
 import {
   BACKLOG_PRUNER,
+  DB_IDLE_PROBE_MS,
   DB_RETRY_INTERVAL_MS,
   MAX_PENDING_PER_SESSION,
 } from './transcript.tokens.js';
@@ -29,6 +30,11 @@ export const transcriptProviders: Provider[] = [
     provide: DB_RETRY_INTERVAL_MS,
     inject: [ScribeConfig],
     useFactory: (config: ScribeConfig) => config.dbRetryIntervalMs,
+  },
+  {
+    provide: DB_IDLE_PROBE_MS,
+    inject: [ScribeConfig],
+    useFactory: (config: ScribeConfig) => config.dbIdleProbeMs,
   },
   {
     provide: CoalescingWriter,

@@ -110,6 +110,7 @@ describe(TranscriptService.name, () => {
       health,
       metrics,
       config.dbRetryIntervalMs,
+      config.dbIdleProbeMs,
     );
     clock = new OrderKeyGenerator(INSTANCE);
     sut = new TranscriptService(
