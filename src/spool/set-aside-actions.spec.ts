@@ -3,7 +3,7 @@ import { encodeJournalLine } from './journal-codec.js';
 import { type JournaledRecord, type Journal } from './journal.js';
 import { type JournalAppend } from './journal-writer.js';
 import { SetAsideActions, recordOfEntry } from './set-aside-actions.js';
-import { type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
+import { type SetAsideEntry, SetAsideLog, setAsideIdOf } from './set-aside-log.js';
 import { type SpoolService } from './spool.service.js';
 import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
 import { messageRecord } from './testing/records.js';
@@ -65,6 +65,38 @@ describe(SetAsideActions.name, () => {
 
   const idOf = (index: number) => log.recentOpen()[index].id;
 
+  it('acts on an entry older than the admin view, read from the log', async () => {
+    const older = Array.from({ length: 120 }, (_, number) => ({ ...torn, at: 100 + number }));
+    await log.append(older);
+    const oldest = setAsideIdOf(JSON.stringify(refused(record)));
+    expect(log.recentOpen().some((open) => open.id === oldest)).toBe(false);
+
+    expect(await sut.redrive(oldest)).toEqual({
+      kind: 'done',
+      id: oldest,
+      entry: refused(record),
+    });
+    expect(spool.appended).toEqual([[record]]);
+    expect(await log.find(oldest)).toBeUndefined();
+  });
+
+  it('answers unavailable, changing nothing, when the entry cannot be read from the log', async () => {
+    const older = Array.from({ length: 120 }, (_, number) => ({ ...torn, at: 100 + number }));
+    await log.append(older);
+    const oldest = setAsideIdOf(JSON.stringify(refused(record)));
+
+    for (const action of ['redrive', 'drop'] as const) {
+      files.failNext('readRanges', fsError('EIO', 'read'));
+      expect(await sut[action](oldest)).toEqual({
+        kind: 'unavailable',
+        id: oldest,
+        reason: 'EIO: i/o error, read',
+      });
+    }
+    expect(spool.appended).toEqual([]);
+    expect(log.count).toBe(122);
+  });
+
   it('re-drives a record: journals it, hands it to the drain, closes the entry, retries now', async () => {
     const id = idOf(0);
 
@@ -75,7 +107,7 @@ describe(SetAsideActions.name, () => {
     expect(journal.released).toEqual([
       { record, location: { segment: 'seg', offset: 0, length: 9 } },
     ]);
-    expect(log.find(id)).toBeUndefined();
+    expect(await log.find(id)).toBeUndefined();
     expect(spool.retries).toBe(1);
   });
 
@@ -90,7 +122,7 @@ describe(SetAsideActions.name, () => {
       reason: 'not a journal record (no checksum prefix)',
     });
     expect(spool.appended).toEqual([]);
-    expect(log.find(id)).toBeDefined();
+    expect(await log.find(id)).toBeDefined();
   });
 
   it('keeps the entry open when the journal cannot take the record', async () => {
@@ -101,7 +133,7 @@ describe(SetAsideActions.name, () => {
 
     expect(outcome).toMatchObject({ kind: 'unavailable', id });
     expect(journal.released).toEqual([]);
-    expect(log.find(id)).toBeDefined();
+    expect(await log.find(id)).toBeDefined();
     expect(spool.retries).toBe(0);
   });
 
@@ -137,7 +169,7 @@ describe(SetAsideActions.name, () => {
     expect(outcome).toEqual({ kind: 'done', id, entry: refused(record) });
     expect(spool.appended).toEqual([[record]]);
     expect(spool.retries).toBe(1);
-    expect(log.find(id)).toBeDefined();
+    expect(await log.find(id)).toBeDefined();
   });
 
   it('answers not-found for an id no open entry has', async () => {

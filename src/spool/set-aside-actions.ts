@@ -4,7 +4,7 @@ import { describeError } from '../common/errors/describe-error.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { decodeJournalLine, parseJournalMessage } from './journal-codec.js';
 import { Journal } from './journal.js';
-import { SetAsideLog, type SetAsideEntry } from './set-aside-log.js';
+import { type OpenSetAside, SetAsideLog, type SetAsideEntry } from './set-aside-log.js';
 import { SpoolService } from './spool.service.js';
 
 /** What a drop or re-drive of a set-aside entry came to. */
@@ -73,8 +73,8 @@ export class SetAsideActions {
   }
 
   private async redriveNow(id: string): Promise<SetAsideActionOutcome> {
-    const open = this.log.find(id);
-    if (!open) return { kind: 'not-found', id };
+    const open = await this.find(id);
+    if (open.kind !== 'open') return open;
     const parsed = recordOfEntry(open.entry);
     if (parsed.kind === 'malformed') return { kind: 'malformed', id, reason: parsed.reason };
     const { record } = parsed;
@@ -101,8 +101,8 @@ export class SetAsideActions {
   }
 
   private async dropNow(id: string): Promise<SetAsideActionOutcome> {
-    const open = this.log.find(id);
-    if (!open) return { kind: 'not-found', id };
+    const open = await this.find(id);
+    if (open.kind !== 'open') return open;
     const closed = await this.close(id, 'dropped');
     if (closed) return closed;
     const { entry } = open;
@@ -113,6 +113,18 @@ export class SetAsideActions {
       `Dropped set-aside entry ${id} (${what}) for good; it was set aside because: ${entry.reason}`,
     );
     return { kind: 'done', id, entry };
+  }
+
+  /** The open entry `id`, or the outcome that ends the action: none open, or no reading it. */
+  private async find(
+    id: string,
+  ): Promise<({ kind: 'open' } & OpenSetAside) | SetAsideActionOutcome> {
+    try {
+      const open = await this.log.find(id);
+      return open ? { kind: 'open', ...open } : { kind: 'not-found', id };
+    } catch (error) {
+      return { kind: 'unavailable', id, reason: describeError(error) };
+    }
   }
 
   private async close(

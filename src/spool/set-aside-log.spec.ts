@@ -1,5 +1,11 @@
 import { SET_ASIDE_LOG } from './segment-names.js';
-import { rawField, setAsideIdOf, type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
+import {
+  rawField,
+  RECENT_LIMIT,
+  setAsideIdOf,
+  type SetAsideEntry,
+  SetAsideLog,
+} from './set-aside-log.js';
 import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
 import { messageRecord } from './testing/records.js';
 import { ConsoleLogger, Logger } from '@nestjs/common';
@@ -190,7 +196,7 @@ describe(SetAsideLog.name, () => {
       Logger.overrideLogger(logs);
       try {
         files.put(SET_ASIDE_LOG, `${JSON.stringify(entry(1))}\n`);
-        files.failNext('read', fsError('EIO', 'read'));
+        files.failNext('readRanges', fsError('EIO', 'read'));
 
         await sut.load();
 
@@ -250,7 +256,7 @@ describe(`${SetAsideLog.name} ids and resolutions`, () => {
     ]);
     expect(ids[0]).toMatch(/^[0-9a-f]{16}$/);
     expect(again.recentOpen().map((open) => open.id)).toEqual(ids);
-    expect(sut.find(ids[1])?.entry).toEqual(entry(2));
+    expect((await sut.find(ids[1]))?.entry).toEqual(entry(2));
   });
 
   it('closes an entry with a synced line after it, keeping its own line, and counts it no more', async () => {
@@ -267,7 +273,7 @@ describe(`${SetAsideLog.name} ids and resolutions`, () => {
     expect(files.log.slice(-2)).toEqual([`sync ${SET_ASIDE_LOG}`, `close ${SET_ASIDE_LOG}`]);
     expect(sut.count).toBe(1);
     expect(sut.recent()).toEqual([entry(2)]);
-    expect(sut.find(first)).toBeUndefined();
+    expect(await sut.find(first)).toBeUndefined();
 
     const again = new SetAsideLog(files);
     await again.load();
@@ -285,7 +291,108 @@ describe(`${SetAsideLog.name} ids and resolutions`, () => {
 
     expect(linesOf(files)).toEqual([entry(1)]);
     expect(sut.count).toBe(1);
-    expect(sut.find(id)?.entry).toEqual(entry(1));
+    expect((await sut.find(id))?.entry).toEqual(entry(1));
+  });
+});
+
+describe(`${SetAsideLog.name} with more open entries than the view holds`, () => {
+  let files: FakeJournalFiles;
+  let sut: SetAsideLog;
+  const entries = Array.from({ length: RECENT_LIMIT + 50 }, (_, number) => entry(number));
+  const ids = entries.map((one) => setAsideIdOf(JSON.stringify(one)));
+
+  beforeEach(async () => {
+    files = new FakeJournalFiles();
+    files.put(SET_ASIDE_LOG, entries.map((one) => `${JSON.stringify(one)}\n`).join(''));
+    sut = new SetAsideLog(files);
+    await sut.load();
+  });
+
+  it('reads the log in chunks, never whole', () => {
+    expect(files.calls('read')).toBe(0);
+    expect(files.calls('readRanges')).toBeGreaterThan(0);
+  });
+
+  it('fills the view again from older entries as the newest are closed', async () => {
+    for (const id of ids.slice(-10)) await sut.resolve(id, 'dropped');
+
+    expect(sut.count).toBe(RECENT_LIMIT + 40);
+    expect(sut.recentOpen()).toEqual(
+      entries.slice(40, -10).map((one, index) => ({ id: ids[40 + index], entry: one })),
+    );
+  });
+
+  it('finds an entry older than the view, from the file, and closes it', async () => {
+    expect(sut.recentOpen().map((open) => open.id)).not.toContain(ids[3]);
+
+    expect(await sut.find(ids[3])).toEqual({ id: ids[3], entry: entries[3] });
+    await sut.resolve(ids[3], 'redriven');
+
+    expect(sut.count).toBe(RECENT_LIMIT + 49);
+    expect(await sut.find(ids[3])).toBeUndefined();
+    // The view did not lose one of its own.
+    expect(sut.recent()).toEqual(entries.slice(50));
+    const again = new SetAsideLog(files);
+    await again.load();
+    expect(again.count).toBe(RECENT_LIMIT + 49);
+  });
+
+  it('rejects a find of an older entry when the file cannot be read', async () => {
+    files.failNext('readRanges', fsError('EIO', 'read'));
+    await expect(sut.find(ids[0])).rejects.toMatchObject({ code: 'EIO' });
+  });
+
+  it('keeps a close written when the view cannot be filled again, and says so', async () => {
+    const logs = new CapturingLogger();
+    Logger.overrideLogger(logs);
+    try {
+      files.failNext('readRanges', fsError('EIO', 'read'));
+      await sut.resolve(ids.at(-1) as string, 'dropped');
+
+      expect(sut.count).toBe(RECENT_LIMIT + 49);
+      expect(sut.recent()).toEqual(entries.slice(50, -1));
+      expect(logs.messages('warn')).toEqual([
+        expect.stringMatching(
+          /^Could not read older set-aside entries from \/spool\/set-aside\.jsonl for the admin view: EIO/,
+        ),
+      ]);
+      // The next close fills it.
+      await sut.resolve(ids.at(-2) as string, 'dropped');
+      expect(sut.recent()).toEqual(entries.slice(48, -2));
+    } finally {
+      Logger.overrideLogger(new ConsoleLogger());
+    }
+  });
+
+  it('reads nothing to close an entry while the view stays full', async () => {
+    const extra = entry(999);
+    await sut.append([extra]);
+    const reads = files.calls('readRanges');
+    // The view is the newest RECENT_LIMIT of RECENT_LIMIT + 51: closing the oldest open one
+    // (outside it) leaves it full.
+    await sut.resolve(ids[0], 'dropped');
+    expect(files.calls('readRanges')).toBe(reads);
+  });
+});
+
+describe(`${SetAsideLog.name} after a line torn by a crash`, () => {
+  it('writes the next line on a line of its own, and both runs read it', async () => {
+    const files = new FakeJournalFiles();
+    files.put(SET_ASIDE_LOG, `${JSON.stringify(entry(1))}\n{"at":2,"rea`);
+    const sut = new SetAsideLog(files);
+    await sut.load();
+
+    await sut.append([entry(3)]);
+    await sut.append([entry(4)]);
+
+    expect(files.text(SET_ASIDE_LOG)).toBe(
+      `${JSON.stringify(entry(1))}\n{"at":2,"rea\n${JSON.stringify(entry(3))}\n${JSON.stringify(entry(4))}\n`,
+    );
+    const again = new SetAsideLog(files);
+    await again.load();
+    expect(again.recent()).toEqual([entry(1), entry(3), entry(4)]);
+    expect((await again.find(setAsideIdOf(JSON.stringify(entry(3)))))?.entry).toEqual(entry(3));
+    expect((await sut.find(setAsideIdOf(JSON.stringify(entry(4)))))?.entry).toEqual(entry(4));
   });
 });
 

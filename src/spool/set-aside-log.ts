@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { describeError, errorCode } from '../common/errors/describe-error.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type JournalFiles } from './journal-files.js';
+import { type LineAt, scanLines } from './line-scan.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
 
 /** One record or byte range the journal could not replay, kept with the reason. */
@@ -44,8 +45,9 @@ export interface OpenSetAside {
   entry: SetAsideEntry;
 }
 
-// Entries kept in memory for the admin view; the file keeps them all.
-const RECENT_LIMIT = 100;
+// Open entries kept whole in memory, the newest: what the admin view lists. The others are
+// known by where their line is, and read from the file when an action names them.
+export const RECENT_LIMIT = 100;
 
 /**
  * The id of an entry: a hash of its line as written, so the same entry has the same id in
@@ -58,15 +60,31 @@ export function setAsideIdOf(line: string): string {
 const isResolution = (value: unknown): value is SetAsideResolution =>
   typeof (value as Partial<SetAsideResolution>).resolved === 'string';
 
+/** The JSON value of a line, or undefined when it is none (a torn line of a crash). */
+function parsed(line: string): unknown {
+  try {
+    return JSON.parse(line) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * `set-aside.jsonl` in the spool directory: one JSON line per record or range set aside,
  * synced before the journal lets go of the original, so nothing is ever thrown away unseen.
  * An entry an operator dropped or re-drove is closed by a resolution line; it is counted and
  * shown no more.
+ *
+ * Memory holds where each open entry's line is (a few dozen bytes each), and the newest
+ * RECENT_LIMIT of them whole; closing one of those brings the next older one in, so the view
+ * stays full while open entries are left. The file is read in chunks, never whole.
  */
 export class SetAsideLog {
+  // Every open entry, in the order its line was written.
+  private readonly open = new Map<string, LineAt>();
   private recentEntries: OpenSetAside[] = [];
-  private total = 0;
+  // The file ends in a line torn by a crash: the next line written must not be glued to it.
+  private tornTail = false;
   // One append at a time: one that fails cuts the file back to the size it found, which must
   // not throw away the synced entries of another that ran meanwhile.
   private readonly turns = new Mutex();
@@ -75,12 +93,22 @@ export class SetAsideLog {
 
   /** Reads what earlier runs set aside, for the counts and the admin view. */
   async load(): Promise<void> {
-    let text: string;
+    const open = new Map<string, LineAt>();
     try {
-      text = (await this.files.read(SET_ASIDE_LOG)).toString('utf8');
+      const end = await scanLines(this.files, SET_ASIDE_LOG, (bytes, at) => {
+        if (bytes.length === 0) return;
+        const line = bytes.toString('utf8');
+        const value = parsed(line);
+        // A torn line of a crash: the entry was never counted as kept.
+        if (value === undefined || value === null || typeof value !== 'object') return;
+        if (isResolution(value)) open.delete(value.resolved);
+        else open.set(setAsideIdOf(line), at);
+      });
+      this.tornTail = end.tornTail;
+      this.recentEntries = await this.readOpen(newestOf(open.keys()), open);
     } catch (error) {
-      // None yet is the usual case. Any other failure (unreadable, too large to read whole)
-      // must not pass for an empty log: the count, the gauge and its alert would say all is well.
+      // None yet is the usual case. Any other failure (unreadable, vanished half way) must not
+      // pass for an empty log: the count, the gauge and its alert would say all is well.
       if (errorCode(error) !== 'ENOENT') {
         new Logger('Journal').error(
           `Could not read ${this.files.directory}/${SET_ASIDE_LOG}: ${describeError(error)}; what earlier runs set aside there is neither counted nor listed until it can be read (at the next start)`,
@@ -88,38 +116,34 @@ export class SetAsideLog {
       }
       return;
     }
-    const open = new Map<string, SetAsideEntry>();
-    for (const line of text.split('\n')) {
-      if (line.length === 0) continue;
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch {
-        // A torn last line of a crash: the entry was never counted as kept.
-        continue;
-      }
-      if (isResolution(value)) open.delete(value.resolved);
-      else open.set(setAsideIdOf(line), value as SetAsideEntry);
-    }
-    this.total = open.size;
-    this.recentEntries = [...open].slice(-RECENT_LIMIT).map(([id, entry]) => ({ id, entry }));
+    for (const [id, at] of open) this.open.set(id, at);
   }
 
   /** Appends and syncs `entries`; rejects when they are not safely on disk. */
   async append(entries: readonly SetAsideEntry[]): Promise<void> {
     if (entries.length === 0) return;
     const lines = entries.map((entry) => JSON.stringify(entry));
-    await this.write(lines);
-    this.total += entries.length;
-    this.recentEntries = [
-      ...this.recentEntries,
-      ...entries.map((entry, index) => ({ id: setAsideIdOf(lines[index]), entry })),
-    ].slice(-RECENT_LIMIT);
+    let offset = await this.write(lines);
+    const added = entries.map((entry, index) => {
+      const id = setAsideIdOf(lines[index]);
+      const length = Buffer.byteLength(lines[index], 'utf8');
+      this.open.set(id, { offset, length });
+      offset += length + 1;
+      return { id, entry };
+    });
+    this.recentEntries = [...this.recentEntries, ...added].slice(-RECENT_LIMIT);
   }
 
-  /** The open entry named `id`, among the newest (those the admin view shows). */
-  find(id: string): OpenSetAside | undefined {
-    return this.recentEntries.find((open) => open.id === id);
+  /**
+   * The open entry named `id`, or undefined when none is open by that name. One older than the
+   * admin view is read from the file (rejects when it cannot be).
+   */
+  async find(id: string): Promise<OpenSetAside | undefined> {
+    const recent = this.recentEntries.find((open) => open.id === id);
+    if (recent) return recent;
+    if (!this.open.has(id)) return undefined;
+    const [found] = await this.readOpen([id], this.open);
+    return found;
   }
 
   /**
@@ -129,15 +153,53 @@ export class SetAsideLog {
   async resolve(id: string, action: SetAsideAction, at: number = Date.now()): Promise<void> {
     const resolution: SetAsideResolution = { resolved: id, action, at };
     await this.write([JSON.stringify(resolution)]);
-    const before = this.recentEntries.length;
+    this.open.delete(id);
     this.recentEntries = this.recentEntries.filter((open) => open.id !== id);
-    this.total -= before - this.recentEntries.length;
+    if (this.recentEntries.length < Math.min(RECENT_LIMIT, this.open.size)) await this.refill();
   }
 
-  private async write(lines: readonly string[]): Promise<void> {
-    const data = Buffer.from(lines.map((line) => `${line}\n`).join(''), 'utf8');
-    await this.turns.runExclusive(async () => {
+  /** Brings the view back to the newest open entries, reading those it lacks from the file. */
+  private async refill(): Promise<void> {
+    const held = new Map(this.recentEntries.map((open) => [open.id, open]));
+    const wanted = newestOf(this.open.keys());
+    try {
+      const read = await this.readOpen(
+        wanted.filter((id) => !held.has(id)),
+        this.open,
+      );
+      const fresh = new Map(read.map((open) => [open.id, open]));
+      this.recentEntries = wanted.flatMap((id) => held.get(id) ?? fresh.get(id) ?? []);
+    } catch (error) {
+      // The resolution is on disk: only the view is short, until the next close refills it.
+      new Logger('Journal').warn(
+        `Could not read older set-aside entries from ${this.files.directory}/${SET_ASIDE_LOG} for the admin view: ${describeError(error)}`,
+      );
+    }
+  }
+
+  /** The entries `ids` names, read from where `open` says their lines are, in that order. */
+  private async readOpen(
+    ids: readonly string[],
+    open: ReadonlyMap<string, LineAt>,
+  ): Promise<OpenSetAside[]> {
+    if (ids.length === 0) return [];
+    const lines = await this.files.readRanges(
+      SET_ASIDE_LOG,
+      ids.map((id) => open.get(id) as LineAt),
+    );
+    return ids.map((id, index) => ({
+      id,
+      entry: JSON.parse(lines[index].toString('utf8')) as SetAsideEntry,
+    }));
+  }
+
+  /** Appends the lines at the end of the file; resolves with the offset of the first. */
+  private async write(lines: readonly string[]): Promise<number> {
+    return this.turns.runExclusive(async () => {
       const { file, size } = await this.files.openForAppend(SET_ASIDE_LOG);
+      // After a line torn by a crash, a newline first: the new line is one of its own.
+      const lead = this.tornTail && size > 0 ? '\n' : '';
+      const data = Buffer.from(lead + lines.map((line) => `${line}\n`).join(''), 'utf8');
       try {
         await file.write(data, size);
         await file.sync();
@@ -150,6 +212,8 @@ export class SetAsideLog {
         // them again.
         await file.close().catch(() => undefined);
       }
+      this.tornTail = false;
+      return size + lead.length;
     });
   }
 
@@ -163,9 +227,20 @@ export class SetAsideLog {
     return this.recentEntries;
   }
 
+  /** Open entries, all of them (the view lists the newest RECENT_LIMIT). */
   get count(): number {
-    return this.total;
+    return this.open.size;
   }
+}
+
+/** The last RECENT_LIMIT of `ids`, in their order. */
+function newestOf(ids: Iterable<string>): string[] {
+  const newest: string[] = [];
+  for (const id of ids) {
+    newest.push(id);
+    if (newest.length > RECENT_LIMIT) newest.shift();
+  }
+  return newest;
 }
 
 /** `bytes` as the set-aside log keeps them: text when they are valid UTF-8, else base64. */
