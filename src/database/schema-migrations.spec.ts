@@ -56,12 +56,12 @@ describe(migratingDataSource.name, () => {
     const reader = source([]);
     await reader.initialize();
     try {
-      const tables = (await reader.query(
+      const tables = await reader.query<{ name: string }[]>(
         `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`,
-      )) as { name: string }[];
+      );
       const names = tables.map((row) => row.name);
       const recorded = names.includes(table)
-        ? ((await reader.query(`SELECT name FROM "${table}" ORDER BY id`)) as { name: string }[])
+        ? await reader.query<{ name: string }[]>(`SELECT name FROM "${table}" ORDER BY id`)
         : [];
       return { tables: names, recorded: recorded.map((row) => row.name) };
     } finally {
