@@ -70,7 +70,7 @@ export class SpoolResolver {
   }
 
   @Mutation(() => SetAsideActionPayload, {
-    description: `Admin: puts the message of a set-aside entry back into the journal, to be written back to the database as any queued message, and closes the entry (its line stays in set-aside.jsonl, followed by a resolution line). BAD_USER_INPUT when the entry holds no valid message (an unreadable line, still malformed); NOT_FOUND when no open entry has that id; JOURNAL_UNAVAILABLE, and nothing changed, when the spool cannot be written. ${ADMIN_SCOPE}`,
+    description: `Admin: puts the message of a set-aside entry back into the journal, to be written back to the database as any queued message, and closes the entry (its line stays in set-aside.jsonl, followed by a resolution line). BAD_USER_INPUT when the entry holds no valid message (an unreadable line, still malformed); NOT_FOUND when no open entry has that id; JOURNAL_UNAVAILABLE, and nothing changed, when the spool cannot be written or the entry cannot be read from the log. A message of a session deleted after it was accepted is dropped when it is written back, as the deletion promised. ${ADMIN_SCOPE}`,
   })
   @RequireScope('admin')
   async reDriveSetAside(
@@ -80,7 +80,7 @@ export class SpoolResolver {
   }
 
   @Mutation(() => SetAsideActionPayload, {
-    description: `Admin: closes a set-aside entry for good: its message is not written back. The entry's line stays in set-aside.jsonl, followed by a resolution line, and the log says why it had been set aside. NOT_FOUND when no open entry has that id; JOURNAL_UNAVAILABLE, and nothing changed, when the log cannot be written. ${ADMIN_SCOPE}`,
+    description: `Admin: closes a set-aside entry for good: its message is not written back. The entry's line stays in set-aside.jsonl, followed by a resolution line, and the log says why it had been set aside. NOT_FOUND when no open entry has that id; JOURNAL_UNAVAILABLE, and nothing changed, when the log cannot be read or written. ${ADMIN_SCOPE}`,
   })
   @RequireScope('admin')
   async dropSetAside(
