@@ -337,6 +337,16 @@ describe(`${SetAsideLog.name} with more open entries than the view holds`, () =>
     expect(again.count).toBe(RECENT_LIMIT + 49);
   });
 
+  it('rejects a find of an older entry whose line is not where it was (the log rewritten)', async () => {
+    files.put(
+      SET_ASIDE_LOG,
+      entries.map((one) => `${JSON.stringify({ ...one, at: 0 })}\n`).join(''),
+    );
+    await expect(sut.find(ids[0])).rejects.toThrow(
+      `/spool/set-aside.jsonl changed under the running instance: entry ${ids[0]} is no longer where it was written; restart to read it again`,
+    );
+  });
+
   it('rejects a find of an older entry when the file cannot be read', async () => {
     files.failNext('readRanges', fsError('EIO', 'read'));
     await expect(sut.find(ids[0])).rejects.toMatchObject({ code: 'EIO' });

@@ -187,10 +187,17 @@ export class SetAsideLog {
       SET_ASIDE_LOG,
       ids.map((id) => open.get(id) as LineAt),
     );
-    return ids.map((id, index) => ({
-      id,
-      entry: JSON.parse(lines[index].toString('utf8')) as SetAsideEntry,
-    }));
+    return ids.map((id, index) => {
+      const line = lines[index].toString('utf8');
+      // The id is the line's hash: a log rewritten under the running instance (restored from
+      // a backup, edited) has other bytes there, which must not pass for the entry.
+      if (setAsideIdOf(line) !== id) {
+        throw new Error(
+          `${this.files.directory}/${SET_ASIDE_LOG} changed under the running instance: entry ${id} is no longer where it was written; restart to read it again`,
+        );
+      }
+      return { id, entry: JSON.parse(line) as SetAsideEntry };
+    });
   }
 
   /** Appends the lines at the end of the file; resolves with the offset of the first. */
