@@ -1,3 +1,5 @@
+import { ConsoleLogger, Logger } from '@nestjs/common';
+import { CapturingLogger } from '../common/testing/capturing-logger.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { encodeJournalLine } from './journal-codec.js';
 import { type JournaledRecord, type Journal } from './journal.js';
@@ -170,6 +172,83 @@ describe(SetAsideActions.name, () => {
     expect(spool.appended).toEqual([[record]]);
     expect(spool.retries).toBe(1);
     expect(await log.find(id)).toBeDefined();
+  });
+
+  it('answers a drop unavailable, the entry still open, when its close cannot be written', async () => {
+    const id = idOf(1);
+    files.failNext('write', fsError('EIO'));
+
+    expect(await sut.drop(id)).toEqual({
+      kind: 'unavailable',
+      id,
+      reason: 'EIO: i/o error, write',
+    });
+    expect((await log.find(id))?.entry).toEqual(torn);
+  });
+
+  describe('log lines', () => {
+    let logs: CapturingLogger;
+    beforeEach(() => {
+      logs = new CapturingLogger();
+      Logger.overrideLogger(logs);
+    });
+    afterEach(() => Logger.overrideLogger(new ConsoleLogger()));
+
+    const lines = () =>
+      logs.lines.map(({ level, message, params }) => ({ level, message, context: params[0] }));
+
+    it('says what a re-drive put back, and why it had been set aside', async () => {
+      const id = idOf(0);
+      await sut.redrive(id);
+      expect(lines()).toEqual([
+        {
+          level: 'log',
+          context: 'SetAsideActions',
+          message: `Re-drove set-aside message ${record.id} of session s (entry ${id}); it was set aside because: refused by the database: no`,
+        },
+      ]);
+    });
+
+    it('warns that a re-driven entry stays listed when its close cannot be written', async () => {
+      const id = idOf(0);
+      files.failNext('write', fsError('EIO'));
+      await sut.redrive(id);
+      expect(lines()).toEqual([
+        {
+          level: 'warn',
+          context: 'SetAsideActions',
+          message: `Re-drove set-aside message ${record.id} of session s (entry ${id}), but could not close the entry (EIO: i/o error, write): it stays listed`,
+        },
+      ]);
+    });
+
+    it.each([
+      ['a message', { ...refused(record) }, `message ${record.id} of session s`],
+      [
+        'a message of no known session',
+        { ...refused(record), sessionId: undefined },
+        `message ${record.id} of session unknown`,
+      ],
+      ['bytes at an offset', { ...torn, offset: 40 }, 'bytes of seg at 40'],
+      ['bytes of a whole file', torn, 'bytes of seg'],
+    ])(
+      'warns what a drop of %s threw away, and why it had been set aside',
+      async (_what, entry, what) => {
+        await log.append([{ ...entry, at: 99 }]);
+        const id = setAsideIdOf(JSON.stringify({ ...entry, at: 99 }));
+        logs.lines.length = 0;
+
+        await sut.drop(id);
+
+        expect(lines()).toEqual([
+          {
+            level: 'warn',
+            context: 'SetAsideActions',
+            message: `Dropped set-aside entry ${id} (${what}) for good; it was set aside because: ${entry.reason}`,
+          },
+        ]);
+      },
+    );
   });
 
   it('answers not-found for an id no open entry has', async () => {

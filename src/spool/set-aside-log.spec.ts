@@ -172,6 +172,28 @@ describe(SetAsideLog.name, () => {
       expect(sut.recent()).toEqual(entries.slice(50));
     });
 
+    it('skips lines that are JSON but no entry', async () => {
+      files.put(SET_ASIDE_LOG, `null\n42\n"text"\ntrue\n${JSON.stringify(entry(1))}\n`);
+
+      await sut.load();
+
+      expect(sut.count).toBe(1);
+      expect(sut.recent()).toEqual([entry(1)]);
+    });
+
+    it('reads no entries when every one was closed', async () => {
+      await sut.append([entry(1)]);
+      await sut.resolve(sut.recentOpen()[0].id, 'dropped');
+      const again = new SetAsideLog(files);
+      const reads = files.calls('readRanges');
+
+      await again.load();
+
+      expect(again.count).toBe(0);
+      // The scan's one read; no second one for entries to show.
+      expect(files.calls('readRanges')).toBe(reads + 1);
+    });
+
     it('skips a torn last line and empty lines', async () => {
       files.put(
         SET_ASIDE_LOG,
@@ -201,6 +223,7 @@ describe(SetAsideLog.name, () => {
         await sut.load();
 
         expect(sut.count).toBe(0);
+        expect(logs.lines.map(({ params }) => params.at(-1))).toEqual(['Journal']);
         expect(logs.messages('error')).toEqual([
           expect.stringMatching(
             /^Could not read \/spool\/set-aside\.jsonl: EIO: i\/o error, read; what earlier runs set aside there is neither counted nor listed/,
@@ -315,11 +338,41 @@ describe(`${SetAsideLog.name} with more open entries than the view holds`, () =>
 
   it('fills the view again from older entries as the newest are closed', async () => {
     for (const id of ids.slice(-10)) await sut.resolve(id, 'dropped');
+    // Each close read the one entry it brought in, no more: the last one, entries[40].
+    const offset = entries
+      .slice(0, 40)
+      .reduce((sum, one) => sum + JSON.stringify(one).length + 1, 0);
+    expect(files.log.filter((line) => line.startsWith('readRanges')).slice(-1)).toEqual([
+      `readRanges ${SET_ASIDE_LOG} ${offset}+${JSON.stringify(entries[40]).length}`,
+    ]);
 
     expect(sut.count).toBe(RECENT_LIMIT + 40);
     expect(sut.recentOpen()).toEqual(
       entries.slice(40, -10).map((one, index) => ({ id: ids[40 + index], entry: one })),
     );
+  });
+
+  it('finds an entry of the view without reading the file', async () => {
+    const reads = files.calls('readRanges');
+    expect(await sut.find(ids.at(-1) as string)).toEqual({
+      id: ids.at(-1),
+      entry: entries.at(-1),
+    });
+    expect(files.calls('readRanges')).toBe(reads);
+  });
+
+  it('finds entries it appended itself once they are older than the view', async () => {
+    const fresh = new SetAsideLog(new FakeJournalFiles());
+    const more = Array.from({ length: RECENT_LIMIT + 5 }, (_, number) =>
+      entry(number, { reason: `é ${'x'.repeat(number)}` }),
+    );
+    await fresh.append(more.slice(0, 3));
+    await fresh.append(more.slice(3));
+
+    for (const index of [0, 1, 2, 3, 4]) {
+      const id = setAsideIdOf(JSON.stringify(more[index]));
+      expect(await fresh.find(id)).toEqual({ id, entry: more[index] });
+    }
   });
 
   it('finds an entry older than the view, from the file, and closes it', async () => {
@@ -361,6 +414,7 @@ describe(`${SetAsideLog.name} with more open entries than the view holds`, () =>
 
       expect(sut.count).toBe(RECENT_LIMIT + 49);
       expect(sut.recent()).toEqual(entries.slice(50, -1));
+      expect(logs.lines.map(({ params }) => params.at(-1))).toEqual(['Journal']);
       expect(logs.messages('warn')).toEqual([
         expect.stringMatching(
           /^Could not read older set-aside entries from \/spool\/set-aside\.jsonl for the admin view: EIO/,
@@ -385,6 +439,15 @@ describe(`${SetAsideLog.name} with more open entries than the view holds`, () =>
   });
 });
 
+describe(`${SetAsideLog.name} not loaded (its log unread at start)`, () => {
+  it('appends after what the file holds, as it is', async () => {
+    const files = new FakeJournalFiles();
+    files.put(SET_ASIDE_LOG, `${JSON.stringify(entry(1))}\n`);
+    await new SetAsideLog(files).append([entry(2)]);
+    expect(linesOf(files)).toEqual([entry(1), entry(2)]);
+  });
+});
+
 describe(`${SetAsideLog.name} after a line torn by a crash`, () => {
   it('writes the next line on a line of its own, and both runs read it', async () => {
     const files = new FakeJournalFiles();
@@ -401,6 +464,11 @@ describe(`${SetAsideLog.name} after a line torn by a crash`, () => {
     const again = new SetAsideLog(files);
     await again.load();
     expect(again.recent()).toEqual([entry(1), entry(3), entry(4)]);
+    // Found where it was written, once older than the view.
+    await sut.append(Array.from({ length: RECENT_LIMIT }, (_, number) => entry(100 + number)));
+    const third = setAsideIdOf(JSON.stringify(entry(3)));
+    expect(sut.recentOpen().some((open) => open.id === third)).toBe(false);
+    expect((await sut.find(third))?.entry).toEqual(entry(3));
     expect((await again.find(setAsideIdOf(JSON.stringify(entry(3)))))?.entry).toEqual(entry(3));
     expect((await sut.find(setAsideIdOf(JSON.stringify(entry(4)))))?.entry).toEqual(entry(4));
   });

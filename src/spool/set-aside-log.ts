@@ -96,10 +96,9 @@ export class SetAsideLog {
     const open = new Map<string, LineAt>();
     try {
       const end = await scanLines(this.files, SET_ASIDE_LOG, (bytes, at) => {
-        if (bytes.length === 0) return;
         const line = bytes.toString('utf8');
         const value = parsed(line);
-        // A torn line of a crash: the entry was never counted as kept.
+        // An empty line, or one torn by a crash (the entry was never counted as kept).
         if (value === undefined || value === null || typeof value !== 'object') return;
         if (isResolution(value)) open.delete(value.resolved);
         else open.set(setAsideIdOf(line), at);
@@ -205,7 +204,7 @@ export class SetAsideLog {
     return this.turns.runExclusive(async () => {
       const { file, size } = await this.files.openForAppend(SET_ASIDE_LOG);
       // After a line torn by a crash, a newline first: the new line is one of its own.
-      const lead = this.tornTail && size > 0 ? '\n' : '';
+      const lead = this.tornTail ? '\n' : '';
       const data = Buffer.from(lead + lines.map((line) => `${line}\n`).join(''), 'utf8');
       try {
         await file.write(data, size);
