@@ -3,10 +3,11 @@ import { type FileHandle } from 'node:fs/promises';
 import { type FileIdentity, type WritableFile } from './journal-files.js';
 
 // Every open refuses a symlink (ELOOP), so that nothing outside the directory is ever touched;
-// reads do not block on a FIFO (O_NONBLOCK does nothing to a regular file).
+// no open blocks on a FIFO (O_NONBLOCK does nothing to a regular file): a FIFO opened for
+// writing would wait for a reader for ever, and every set-aside action after it in turn.
 const { O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = constants;
 export const CREATE_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
-export const APPEND_FLAGS = O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW;
+export const APPEND_FLAGS = O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK;
 export const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 
 /** A WritableFile over an open handle. */

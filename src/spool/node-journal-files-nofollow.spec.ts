@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdir, mkdtemp, open, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -57,6 +58,15 @@ describe('NodeJournalFiles and what is not a regular file', () => {
       code: 'ENOTREGULAR',
     });
     await expect(sut.openForAppend('dir')).rejects.toMatchObject({ code: 'EISDIR' });
+    // No reader: refused at open (ENXIO), where a blocking open would wait for one for ever.
+    await expect(sut.openForAppend('fifo')).rejects.toMatchObject({ code: 'ENXIO' });
+    // With a reader, it opens, and is refused as no regular file.
+    const reader = await open(join(directory, 'fifo'), constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      await expect(sut.openForAppend('fifo')).rejects.toMatchObject({ code: 'ENOTREGULAR' });
+    } finally {
+      await reader.close();
+    }
   });
 
   it('lists what is not a regular file by kind, and only regular files as files', async () => {
