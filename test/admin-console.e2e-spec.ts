@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { acceptedRecord } from '../src/message/testing/message-record.fixture.js';
 import { SET_ASIDE_LOG } from '../src/spool/segment-names.js';
-import { type SetAsideEntry } from '../src/spool/set-aside-log.js';
+import { type SetAsideEntry } from '../src/spool/set-aside-entry.js';
 import { APPEND, eventually, faultSuite } from './support/fault-helpers.js';
 import { type ServerProcess } from './support/server-process.js';
 

@@ -2,7 +2,8 @@ import { BadLineKeeper } from './bad-line-keeper.js';
 import { BlockedFiles } from './blocked-files.js';
 import { JournalIndex } from './journal-index.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
-import { type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
+import { SetAsideLog } from './set-aside-log.js';
+import { type SetAsideEntry } from './set-aside-entry.js';
 import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
 
 const A = 'journal-000000000001000-000000-dddddddd.jsonl';

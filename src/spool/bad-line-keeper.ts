@@ -2,7 +2,8 @@ import { describeError } from '../common/errors/describe-error.js';
 import { type BlockedFiles } from './blocked-files.js';
 import { type JournalIndex } from './journal-index.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
-import { type SetAsideEntry, type SetAsideLog } from './set-aside-log.js';
+import { type SetAsideLog } from './set-aside-log.js';
+import { type SetAsideEntry } from './set-aside-entry.js';
 
 /**
  * Bad lines found when a journal is adopted go to the set-aside log, with their bytes, before

@@ -5,7 +5,8 @@ import { type DiskEntry, type JournalIndex } from './journal-index.js';
 import { type SegmentCache, readBack } from './journal-reader.js';
 import { type JournalEvents, type JournaledRecord } from './journal.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
-import { rawField, type SetAsideEntry, type SetAsideLog } from './set-aside-log.js';
+import { type SetAsideLog } from './set-aside-log.js';
+import { rawField, type SetAsideEntry } from './set-aside-entry.js';
 
 /** What the drain may store now, and why it stops after it (null: nothing waits). */
 export interface DrainBatch {

@@ -9,7 +9,7 @@ import { type DiskEntry, type JournalIndex } from './journal-index.js';
 import { type OwnerLock } from './owner-lock.js';
 import { SET_ASIDE_LOG, ownerLockName, parseSegmentName } from './segment-names.js';
 import { scanSegment } from './segment-scan.js';
-import { rawField, type SetAsideEntry } from './set-aside-log.js';
+import { rawField, type SetAsideEntry } from './set-aside-entry.js';
 
 // Lines of adopted records kept decoded in memory for the write-back (the budget of one round).
 const KEPT_RECORD_BYTES = 64 * 1024 * 1024;

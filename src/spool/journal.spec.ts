@@ -7,7 +7,8 @@ import { Journal, type DrainStep, type JournalEvents, type JournaledRecord } fro
 import { JournalIndex } from './journal-index.js';
 import { formatSegmentName, SegmentNamer, SET_ASIDE_LOG } from './segment-names.js';
 import { journalOver, journalWriter } from './testing/journal-parts.js';
-import { rawField, type SetAsideEntry, SetAsideLog } from './set-aside-log.js';
+import { SetAsideLog } from './set-aside-log.js';
+import { rawField, type SetAsideEntry } from './set-aside-entry.js';
 import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
 import { messageRecord } from './testing/records.js';
 

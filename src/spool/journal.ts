@@ -9,7 +9,8 @@ import { type SegmentCache, readBack } from './journal-reader.js';
 import { selectWindow } from './journal-window.js';
 import { RecordUnreadableError } from './record-unreadable.error.js';
 import { type JournalAppend, type JournalWriter } from './journal-writer.js';
-import { type SetAsideEntry, type SetAsideLog } from './set-aside-log.js';
+import { type SetAsideLog } from './set-aside-log.js';
+import { type SetAsideEntry } from './set-aside-entry.js';
 
 /** A record the database refused, with its reason: it is set aside, not retried. */
 export interface RefusedRecord {

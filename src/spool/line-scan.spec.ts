@@ -1,4 +1,10 @@
-import { scanLines, type LineAt, SCAN_CHUNK_BYTES } from './line-scan.js';
+import {
+  LINE_READ_BYTES,
+  readLineAt,
+  scanLines,
+  type LineAt,
+  SCAN_CHUNK_BYTES,
+} from './line-scan.js';
 import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
 
 /** Every line a scan of `text` hands over, with where it is, read `chunk` bytes at a time. */
@@ -94,5 +100,34 @@ describe(scanLines.name, () => {
     files.put('log', 'a\nb\n');
     files.failNext('readRanges', fsError('EIO', 'read'));
     await expect(scanLines(files, 'log', () => undefined)).rejects.toMatchObject({ code: 'EIO' });
+  });
+});
+
+describe(readLineAt.name, () => {
+  const files = new FakeJournalFiles();
+  files.put('log', `a\n${'y'.repeat(100)}\nlast`);
+
+  it('reads 16 KiB at a time by default', () => {
+    expect(LINE_READ_BYTES).toBe(16_384);
+  });
+
+  it('answers the line at an offset, without its newline', async () => {
+    expect((await readLineAt(files, 'log', 0, 8)).toString()).toBe('a');
+    expect((await readLineAt(files, 'log', 1, 8)).toString()).toBe('');
+  });
+
+  it('reads on past its chunk until the newline', async () => {
+    const before = files.calls('readRanges');
+    expect((await readLineAt(files, 'log', 2, 8)).toString()).toBe('y'.repeat(100));
+    expect(files.calls('readRanges') - before).toBe(13);
+  });
+
+  it('answers a last line without a newline up to the end of the file', async () => {
+    expect((await readLineAt(files, 'log', 103, 8)).toString()).toBe('last');
+    expect((await readLineAt(files, 'log', 103, 4)).toString()).toBe('last');
+  });
+
+  it('rejects as the reads do', async () => {
+    await expect(readLineAt(files, 'missing', 0)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

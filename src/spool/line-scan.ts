@@ -34,22 +34,51 @@ export async function scanLines(
   chunkBytes = SCAN_CHUNK_BYTES,
 ): Promise<ScanEnd> {
   let position = 0;
-  // The start of a line whose newline has not come yet, and where it begins in the file.
-  let carry: Buffer = Buffer.alloc(0);
-  let carryOffset = 0;
+  // The pieces of a line whose newline has not come yet (joined once it does: joining at
+  // every chunk would copy a long line over and over), and where that line begins.
+  let pieces: Buffer[] = [];
+  let lineOffset = 0;
+  const joined = (last: Buffer) => (pieces.length === 0 ? last : Buffer.concat([...pieces, last]));
   for (;;) {
     const [chunk] = await files.readRanges(name, [{ offset: position, length: chunkBytes }]);
     position += chunk.length;
-    const data = carry.length === 0 ? chunk : Buffer.concat([carry, chunk]);
     let start = 0;
-    for (let end = data.indexOf(0x0a); end !== -1; end = data.indexOf(0x0a, start)) {
-      onLine(data.subarray(start, end), { offset: carryOffset + start, length: end - start });
+    for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, start)) {
+      const line = joined(chunk.subarray(start, end));
+      onLine(line, { offset: lineOffset, length: line.length });
+      lineOffset += line.length + 1;
+      pieces = [];
       start = end + 1;
     }
-    carry = data.subarray(start);
-    carryOffset += start;
+    if (start < chunk.length) pieces.push(chunk.subarray(start));
     if (chunk.length < chunkBytes) break;
   }
-  if (carry.length > 0) onLine(carry, { offset: carryOffset, length: carry.length });
-  return { size: position, tornTail: carry.length > 0 };
+  if (pieces.length === 0) return { size: position, tornTail: false };
+  const torn = joined(Buffer.alloc(0));
+  onLine(torn, { offset: lineOffset, length: torn.length });
+  return { size: position, tornTail: true };
+}
+
+/** Bytes read at a time by readLineAt: most lines are shorter. */
+export const LINE_READ_BYTES = 16 * 1024;
+
+/**
+ * The line that begins at `offset` in `name`, without its newline (up to the end of the file
+ * when it has none). Rejects as the file's reads do.
+ */
+export async function readLineAt(
+  files: Pick<JournalFiles, 'readRanges'>,
+  name: string,
+  offset: number,
+  chunkBytes = LINE_READ_BYTES,
+): Promise<Buffer> {
+  const pieces: Buffer[] = [];
+  for (let position = offset; ;) {
+    const [chunk] = await files.readRanges(name, [{ offset: position, length: chunkBytes }]);
+    const end = chunk.indexOf(0x0a);
+    pieces.push(end === -1 ? chunk : chunk.subarray(0, end));
+    if (end !== -1 || chunk.length < chunkBytes) break;
+    position += chunk.length;
+  }
+  return pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
 }

@@ -4,7 +4,8 @@ import { describeError } from '../common/errors/describe-error.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { decodeJournalLine, parseJournalMessage } from './journal-codec.js';
 import { Journal } from './journal.js';
-import { type OpenSetAside, SetAsideLog, type SetAsideEntry } from './set-aside-log.js';
+import { SetAsideLog } from './set-aside-log.js';
+import { type OpenSetAside, type SetAsideEntry } from './set-aside-entry.js';
 import { SpoolService } from './spool.service.js';
 
 /** What a drop or re-drive of a set-aside entry came to. */

@@ -1,11 +1,8 @@
+import { createHash } from 'node:crypto';
 import { SET_ASIDE_LOG } from './segment-names.js';
-import {
-  rawField,
-  RECENT_LIMIT,
-  setAsideIdOf,
-  type SetAsideEntry,
-  SetAsideLog,
-} from './set-aside-log.js';
+import { RECENT_LIMIT, SetAsideLog } from './set-aside-log.js';
+import { rawField, setAsideIdOf, type SetAsideEntry } from './set-aside-entry.js';
+import { LINE_READ_BYTES } from './line-scan.js';
 import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
 import { messageRecord } from './testing/records.js';
 import { ConsoleLogger, Logger } from '@nestjs/common';
@@ -92,6 +89,8 @@ describe(SetAsideLog.name, () => {
 
       expect(files.log.slice(4)).toEqual([
         `openForAppend ${SET_ASIDE_LOG}`,
+        // Does the file end in a newline? (It does: no newline is written first.)
+        `readRanges ${SET_ASIDE_LOG} ${size - 1}+1`,
         `write ${SET_ASIDE_LOG}@${size}+7`,
         `truncate ${SET_ASIDE_LOG} ${size}`,
         `close ${SET_ASIDE_LOG}`,
@@ -172,13 +171,43 @@ describe(SetAsideLog.name, () => {
       expect(sut.recent()).toEqual(entries.slice(50));
     });
 
-    it('skips lines that are JSON but no entry', async () => {
-      files.put(SET_ASIDE_LOG, `null\n42\n"text"\ntrue\n${JSON.stringify(entry(1))}\n`);
+    it('skips lines that are JSON but no entry, and warns how many are objects', async () => {
+      const logs = new CapturingLogger();
+      Logger.overrideLogger(logs);
+      try {
+        files.put(
+          SET_ASIDE_LOG,
+          [
+            'null',
+            '42',
+            '"text"',
+            'true',
+            '[]',
+            '{}',
+            '{"resolved":5}',
+            '{"at":"1","reason":"r","source":"s"}',
+            '{"at":1,"reason":2,"source":"s"}',
+            '{"at":1,"reason":"r"}',
+            JSON.stringify(entry(1)),
+          ].join('\n') + '\n',
+        );
 
-      await sut.load();
+        await sut.load();
 
-      expect(sut.count).toBe(1);
-      expect(sut.recent()).toEqual([entry(1)]);
+        expect(sut.count).toBe(1);
+        expect(sut.recent()).toEqual([entry(1)]);
+        expect(
+          logs.lines.map(({ level, message, params }) => [level, message, params.at(-1)]),
+        ).toEqual([
+          [
+            'warn',
+            '6 line(s) of /spool/set-aside.jsonl are JSON but neither an entry nor a resolution: left as they are, neither counted nor listed',
+            'Journal',
+          ],
+        ]);
+      } finally {
+        Logger.overrideLogger(new ConsoleLogger());
+      }
     });
 
     it('reads no entries when every one was closed', async () => {
@@ -266,6 +295,11 @@ describe(`${SetAsideLog.name} ids and resolutions`, () => {
     sut = new SetAsideLog(files);
   });
 
+  it('takes an id as the first 16 hex digits of the SHA-256 of the line, as earlier versions did', () => {
+    const line = JSON.stringify(entry(1));
+    expect(setAsideIdOf(line)).toBe(createHash('sha256').update(line).digest('hex').slice(0, 16));
+  });
+
   it('names each entry by a hash of its line, the same after a restart', async () => {
     await sut.append([entry(1), entry(2)]);
     const ids = sut.recentOpen().map((open) => open.id);
@@ -343,7 +377,7 @@ describe(`${SetAsideLog.name} with more open entries than the view holds`, () =>
       .slice(0, 40)
       .reduce((sum, one) => sum + JSON.stringify(one).length + 1, 0);
     expect(files.log.filter((line) => line.startsWith('readRanges')).slice(-1)).toEqual([
-      `readRanges ${SET_ASIDE_LOG} ${offset}+${JSON.stringify(entries[40]).length}`,
+      `readRanges ${SET_ASIDE_LOG} ${offset}+${LINE_READ_BYTES}`,
     ]);
 
     expect(sut.count).toBe(RECENT_LIMIT + 40);
@@ -409,8 +443,13 @@ describe(`${SetAsideLog.name} with more open entries than the view holds`, () =>
     const logs = new CapturingLogger();
     Logger.overrideLogger(logs);
     try {
+      // The read after the resolution is synced fails (the one before it checks the tail).
+      const synced = files.holdNext('sync');
+      const resolving = sut.resolve(ids.at(-1) as string, 'dropped');
+      await files.reached('sync', files.calls('sync') + 1);
       files.failNext('readRanges', fsError('EIO', 'read'));
-      await sut.resolve(ids.at(-1) as string, 'dropped');
+      synced.resolve();
+      await resolving;
 
       expect(sut.count).toBe(RECENT_LIMIT + 49);
       expect(sut.recent()).toEqual(entries.slice(50, -1));
@@ -431,11 +470,15 @@ describe(`${SetAsideLog.name} with more open entries than the view holds`, () =>
   it('reads nothing to close an entry while the view stays full', async () => {
     const extra = entry(999);
     await sut.append([extra]);
-    const reads = files.calls('readRanges');
+    const reads = files.log.length;
+    const size = files.bytes(SET_ASIDE_LOG).length;
     // The view is the newest RECENT_LIMIT of RECENT_LIMIT + 51: closing the oldest open one
     // (outside it) leaves it full.
     await sut.resolve(ids[0], 'dropped');
-    expect(files.calls('readRanges')).toBe(reads);
+    // Only the write's look at the last byte.
+    expect(files.log.slice(reads).filter((line) => line.startsWith('readRanges'))).toEqual([
+      `readRanges ${SET_ASIDE_LOG} ${size - 1}+1`,
+    ]);
   });
 });
 
@@ -445,6 +488,28 @@ describe(`${SetAsideLog.name} not loaded (its log unread at start)`, () => {
     files.put(SET_ASIDE_LOG, `${JSON.stringify(entry(1))}\n`);
     await new SetAsideLog(files).append([entry(2)]);
     expect(linesOf(files)).toEqual([entry(1), entry(2)]);
+  });
+});
+
+describe(`${SetAsideLog.name} with its tail cut under the running instance`, () => {
+  it('starts the next line on a line of its own: the close it writes counts after a restart', async () => {
+    const files = new FakeJournalFiles();
+    const sut = new SetAsideLog(files);
+    await sut.load();
+    await sut.append([entry(1), entry(2)]);
+    const [first] = sut.recentOpen().map((open) => open.id);
+    // Someone (or a failed write whose cut failed too) leaves a line torn.
+    const text = files.text(SET_ASIDE_LOG);
+    files.put(SET_ASIDE_LOG, text.slice(0, -5));
+
+    await sut.resolve(first, 'dropped', 7);
+
+    expect(files.text(SET_ASIDE_LOG)).toBe(
+      `${text.slice(0, -5)}\n${JSON.stringify({ resolved: first, action: 'dropped', at: 7 })}\n`,
+    );
+    const again = new SetAsideLog(files);
+    await again.load();
+    expect(again.count).toBe(0);
   });
 });
 

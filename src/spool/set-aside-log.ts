@@ -1,73 +1,23 @@
 import { Logger } from '@nestjs/common';
 import { Mutex } from 'async-mutex';
-import { createHash } from 'node:crypto';
 import { describeError, errorCode } from '../common/errors/describe-error.js';
-import { type MessageRecord } from '../message/message-record.js';
 import { type JournalFiles } from './journal-files.js';
-import { type LineAt, scanLines } from './line-scan.js';
+import { readLineAt, scanLines } from './line-scan.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
-
-/** One record or byte range the journal could not replay, kept with the reason. */
-export interface SetAsideEntry {
-  /** Epoch ms when it was set aside. */
-  at: number;
-  reason: string;
-  /** The file it came from. */
-  source: string;
-  /** Byte offset in `source`, when it is a range of it. */
-  offset?: number;
-  sessionId?: string;
-  messageId?: string;
-  /** The whole record, when it was readable (a record the database refused). */
-  record?: MessageRecord;
-  /** The bytes, when they were not a readable record: as text, or base64 when not UTF-8. */
-  raw?: string;
-  rawBase64?: string;
-}
-
-/** What an operator did with a set-aside entry (SetAsideActions). */
-export type SetAsideAction = 'dropped' | 'redriven';
-
-/**
- * A line of the log that closes an entry: the operator dropped it, or re-drove it into the
- * journal. The entry's own line stays as it was: the log is append-only.
- */
-export interface SetAsideResolution {
-  resolved: string;
-  action: SetAsideAction;
-  /** Epoch ms. */
-  at: number;
-}
-
-/** An entry still open, with the id the admin API names it by. */
-export interface OpenSetAside {
-  id: string;
-  entry: SetAsideEntry;
-}
+import {
+  isEntry,
+  isResolution,
+  type OpenSetAside,
+  parsed,
+  type SetAsideAction,
+  type SetAsideEntry,
+  type SetAsideResolution,
+  setAsideIdOf,
+} from './set-aside-entry.js';
 
 // Open entries kept whole in memory, the newest: what the admin view lists. The others are
 // known by where their line is, and read from the file when an action names them.
 export const RECENT_LIMIT = 100;
-
-/**
- * The id of an entry: a hash of its line as written, so the same entry has the same id in
- * every run without the line having to carry one (older logs have none).
- */
-export function setAsideIdOf(line: string): string {
-  return createHash('sha256').update(line).digest('hex').slice(0, 16);
-}
-
-const isResolution = (value: unknown): value is SetAsideResolution =>
-  typeof (value as Partial<SetAsideResolution>).resolved === 'string';
-
-/** The JSON value of a line, or undefined when it is none (a torn line of a crash). */
-function parsed(line: string): unknown {
-  try {
-    return JSON.parse(line) as unknown;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * `set-aside.jsonl` in the spool directory: one JSON line per record or range set aside,
@@ -75,16 +25,14 @@ function parsed(line: string): unknown {
  * An entry an operator dropped or re-drove is closed by a resolution line; it is counted and
  * shown no more.
  *
- * Memory holds where each open entry's line is (a few dozen bytes each), and the newest
+ * Memory holds where each open entry's line begins (its id and offset), and the newest
  * RECENT_LIMIT of them whole; closing one of those brings the next older one in, so the view
  * stays full while open entries are left. The file is read in chunks, never whole.
  */
 export class SetAsideLog {
-  // Every open entry, in the order its line was written.
-  private readonly open = new Map<string, LineAt>();
+  // Every open entry's offset, in the order its line was written.
+  private open = new Map<string, number>();
   private recentEntries: OpenSetAside[] = [];
-  // The file ends in a line torn by a crash: the next line written must not be glued to it.
-  private tornTail = false;
   // One append at a time: one that fails cuts the file back to the size it found, which must
   // not throw away the synced entries of another that ran meanwhile.
   private readonly turns = new Mutex();
@@ -93,17 +41,18 @@ export class SetAsideLog {
 
   /** Reads what earlier runs set aside, for the counts and the admin view. */
   async load(): Promise<void> {
-    const open = new Map<string, LineAt>();
+    const open = new Map<string, number>();
+    let foreign = 0;
     try {
-      const end = await scanLines(this.files, SET_ASIDE_LOG, (bytes, at) => {
+      await scanLines(this.files, SET_ASIDE_LOG, (bytes, at) => {
         const line = bytes.toString('utf8');
         const value = parsed(line);
         // An empty line, or one torn by a crash (the entry was never counted as kept).
         if (value === undefined || value === null || typeof value !== 'object') return;
         if (isResolution(value)) open.delete(value.resolved);
-        else open.set(setAsideIdOf(line), at);
+        else if (isEntry(value)) open.set(setAsideIdOf(line), at.offset);
+        else foreign += 1;
       });
-      this.tornTail = end.tornTail;
       this.recentEntries = await this.readOpen(newestOf(open.keys()), open);
     } catch (error) {
       // None yet is the usual case. Any other failure (unreadable, vanished half way) must not
@@ -115,7 +64,12 @@ export class SetAsideLog {
       }
       return;
     }
-    for (const [id, at] of open) this.open.set(id, at);
+    if (foreign > 0) {
+      new Logger('Journal').warn(
+        `${foreign} line(s) of ${this.files.directory}/${SET_ASIDE_LOG} are JSON but neither an entry nor a resolution: left as they are, neither counted nor listed`,
+      );
+    }
+    this.open = open;
   }
 
   /** Appends and syncs `entries`; rejects when they are not safely on disk. */
@@ -125,9 +79,8 @@ export class SetAsideLog {
     let offset = await this.write(lines);
     const added = entries.map((entry, index) => {
       const id = setAsideIdOf(lines[index]);
-      const length = Buffer.byteLength(lines[index], 'utf8');
-      this.open.set(id, { offset, length });
-      offset += length + 1;
+      this.open.set(id, offset);
+      offset += Buffer.byteLength(lines[index], 'utf8') + 1;
       return { id, entry };
     });
     this.recentEntries = [...this.recentEntries, ...added].slice(-RECENT_LIMIT);
@@ -176,18 +129,15 @@ export class SetAsideLog {
     }
   }
 
-  /** The entries `ids` names, read from where `open` says their lines are, in that order. */
+  /** The entries `ids` names, read from where `open` says their lines begin, in that order. */
   private async readOpen(
     ids: readonly string[],
-    open: ReadonlyMap<string, LineAt>,
+    open: ReadonlyMap<string, number>,
   ): Promise<OpenSetAside[]> {
-    if (ids.length === 0) return [];
-    const lines = await this.files.readRanges(
-      SET_ASIDE_LOG,
-      ids.map((id) => open.get(id) as LineAt),
-    );
-    return ids.map((id, index) => {
-      const line = lines[index].toString('utf8');
+    const read: OpenSetAside[] = [];
+    for (const id of ids) {
+      const bytes = await readLineAt(this.files, SET_ASIDE_LOG, open.get(id) as number);
+      const line = bytes.toString('utf8');
       // The id is the line's hash: a log rewritten under the running instance (restored from
       // a backup, edited) has other bytes there, which must not pass for the entry.
       if (setAsideIdOf(line) !== id) {
@@ -195,32 +145,41 @@ export class SetAsideLog {
           `${this.files.directory}/${SET_ASIDE_LOG} changed under the running instance: entry ${id} is no longer where it was written; restart to read it again`,
         );
       }
-      return { id, entry: JSON.parse(line) as SetAsideEntry };
-    });
+      read.push({ id, entry: JSON.parse(line) as SetAsideEntry });
+    }
+    return read;
   }
 
   /** Appends the lines at the end of the file; resolves with the offset of the first. */
   private async write(lines: readonly string[]): Promise<number> {
     return this.turns.runExclusive(async () => {
       const { file, size } = await this.files.openForAppend(SET_ASIDE_LOG);
-      // After a line torn by a crash, a newline first: the new line is one of its own.
-      const lead = this.tornTail ? '\n' : '';
-      const data = Buffer.from(lead + lines.map((line) => `${line}\n`).join(''), 'utf8');
       try {
-        await file.write(data, size);
-        await file.sync();
-      } catch (error) {
-        // Leave no torn line for the next entry to be glued to.
-        await file.truncate(size).catch(() => undefined);
-        throw error;
+        // After a line torn by a crash (or cut by hand, or by a failed write whose cut failed
+        // too), a newline first: the new line must be one of its own. Looked at every time,
+        // as the file may have changed since the last write.
+        const lead = size > 0 && !(await this.endsInNewline(size)) ? '\n' : '';
+        const data = Buffer.from(lead + lines.map((line) => `${line}\n`).join(''), 'utf8');
+        try {
+          await file.write(data, size);
+          await file.sync();
+        } catch (error) {
+          // Leave no torn line for the next entry to be glued to.
+          await file.truncate(size).catch(() => undefined);
+          throw error;
+        }
+        return size + lead.length;
       } finally {
         // Once synced, the entries are kept: a failing close must not make the caller write
         // them again.
         await file.close().catch(() => undefined);
       }
-      this.tornTail = false;
-      return size + lead.length;
     });
+  }
+
+  private async endsInNewline(size: number): Promise<boolean> {
+    const [last] = await this.files.readRanges(SET_ASIDE_LOG, [{ offset: size - 1, length: 1 }]);
+    return last[0] === 0x0a;
   }
 
   /** The newest open entries, newest last. */
@@ -247,12 +206,4 @@ function newestOf(ids: Iterable<string>): string[] {
     if (newest.length > RECENT_LIMIT) newest.shift();
   }
   return newest;
-}
-
-/** `bytes` as the set-aside log keeps them: text when they are valid UTF-8, else base64. */
-export function rawField(bytes: Buffer): Pick<SetAsideEntry, 'raw' | 'rawBase64'> {
-  const text = bytes.toString('utf8');
-  return Buffer.from(text, 'utf8').equals(bytes)
-    ? { raw: text }
-    : { rawBase64: bytes.toString('base64') };
 }

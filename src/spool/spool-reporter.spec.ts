@@ -1,6 +1,6 @@
 import { SpoolDirectoryError } from './journal-files.js';
 import { SpoolReporter } from './spool-reporter.js';
-import { type SetAsideEntry } from './set-aside-log.js';
+import { type SetAsideEntry } from './set-aside-entry.js';
 
 /** Counters and log lines as the reporter left them. */
 function harness() {

@@ -5,7 +5,7 @@ import { type BlockedFile } from './blocked-files.js';
 import { SpoolDirectoryError, type IrregularEntry } from './journal-files.js';
 import { type JournalAppend, type LostSegment } from './journal-writer.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
-import { type SetAsideEntry } from './set-aside-log.js';
+import { type SetAsideEntry } from './set-aside-entry.js';
 
 /**
  * What the journal tells operators: metrics for every write and set-aside record, and log lines

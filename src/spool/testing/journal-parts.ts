@@ -12,7 +12,8 @@ import { JournalWriter } from '../journal-writer.js';
 import { Journal, type JournalEvents } from '../journal.js';
 import { SegmentWatch, type WriterEvents } from '../segment-loss.js';
 import { type SegmentNamer } from '../segment-names.js';
-import { type SetAsideEntry, type SetAsideLog } from '../set-aside-log.js';
+import { type SetAsideLog } from '../set-aside-log.js';
+import { type SetAsideEntry } from '../set-aside-entry.js';
 
 // The specs build the journal's parts by hand, as spool.providers.ts wires them in the app:
 // these keep their call sites to the arguments a spec cares about, the rest as the app has it.
