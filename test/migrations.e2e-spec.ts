@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS, buildDataSourceOptions } from '../src/database/data-source-options.js';
@@ -109,6 +109,21 @@ describe.each(databaseKinds())('migrations on %s', (database) => {
         expect(refused.output).not.toMatch(/^\s+at /m);
       }
       expect(await readdir(env.DATA_DIR)).toEqual([]);
+      // An empty file is no database either (SQLite would fill it), and one that is not
+      // SQLite's is refused in one line too.
+      const file = resolve(env.DATA_DIR, 'scribe.sqlite');
+      for (const [content, refusal] of [
+        ['', 'No SQLite database at'],
+        ['not a database\n', 'Could not open the SQLite database at'],
+      ]) {
+        await writeFile(file, content);
+        const refused = await migration('show', env);
+        expect(refused.code).not.toBe(0);
+        expect(refused.output).toContain(`${refusal} ${file}`);
+        expect(refused.output).not.toMatch(/^\s+at /m);
+        expect(await readFile(file, 'utf8')).toBe(content);
+      }
+      await rm(file);
       // An existing file, as `npm start` leaves it before its first migration.
       await source.initialize();
       await source.destroy();

@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { describeError } from '../common/errors/describe-error.js';
 import sqlite3 from 'sqlite3';
 import { DataSource } from 'typeorm';
 import { type DatabaseSettings } from '../config/scribe-config.js';
@@ -7,6 +8,19 @@ import { buildDataSourceOptions } from './data-source-options.js';
 /** Why the migration scripts refuse a SQLite database that is not there. */
 export function missingSqliteDatabase(path: string): string {
   return `No SQLite database at ${path}: the migration scripts act on a database that exists (check DATA_DIR); \`npm start\` creates and migrates a new one`;
+}
+
+/** An error the CLI prints as one line: the refusal of an operator's setting, no stack. */
+function oneLine(message: string): Error {
+  const error = new Error(message);
+  error.stack = `${error.name}: ${message}`;
+  return error;
+}
+
+/** A file that holds a database: a regular file, not empty (SQLite would fill an empty one). */
+function holdsDatabase(path: string): boolean {
+  const found = statSync(path, { throwIfNoEntry: false });
+  return found !== undefined && found.isFile() && found.size > 0;
 }
 
 /**
@@ -31,12 +45,14 @@ export class CliDataSource extends DataSource {
   }
 
   override async initialize(): Promise<this> {
-    if (this.settings.kind === 'sqlite' && !existsSync(this.settings.path)) {
-      const refusal = new Error(missingSqliteDatabase(this.settings.path));
-      // The CLI prints the stack: a refusal of the operator's setting is the line alone.
-      refusal.stack = `${refusal.name}: ${refusal.message}`;
-      throw refusal;
+    if (this.settings.kind !== 'sqlite') return super.initialize();
+    const { path } = this.settings;
+    if (!holdsDatabase(path)) throw oneLine(missingSqliteDatabase(path));
+    try {
+      return await super.initialize();
+    } catch (error) {
+      // Not a database (SQLITE_NOTADB), unreadable, locked: one line that names the file.
+      throw oneLine(`Could not open the SQLite database at ${path}: ${describeError(error)}`);
     }
-    return super.initialize();
   }
 }
