@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type MessageRecord } from '../message/message-record.js';
 
 // What set-aside.jsonl holds, line by line: entries, the resolutions that close them, and the
@@ -49,7 +49,8 @@ export interface OpenSetAside {
 export function setAsideIdOf(line: string): string {
   // toString of the first 8 bytes, not a slice of the whole hex digest: a slice would keep the
   // 64-character string alive in memory for each of what may be millions of open entries.
-  return createHash('sha256').update(line).digest().toString('hex', 0, 8);
+  // crypto.hash: one call, no Hash object per line (a third of a start's time otherwise).
+  return hash('sha256', line, 'buffer').toString('hex', 0, 8);
 }
 
 export const isResolution = (value: object): value is SetAsideResolution =>
