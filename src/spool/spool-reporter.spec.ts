@@ -164,4 +164,18 @@ describe('SpoolReporter', () => {
       },
     ]);
   });
+
+  it('names each kind of entry that is not a file in its WARN', () => {
+    const { reporter, lines } = harness();
+    reporter.irregular([
+      { name: 'a', kind: 'symlink' },
+      { name: 'b', kind: 'directory' },
+      { name: 'c', kind: 'other' },
+    ]);
+    expect(lines.map(({ text }) => text.split(', not a file')[0])).toEqual([
+      'Journal: /spool/a is a symlink',
+      'Journal: /spool/b is a directory',
+      'Journal: /spool/c is a special file (a FIFO, a socket or a device)',
+    ]);
+  });
 });

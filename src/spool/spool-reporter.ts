@@ -7,6 +7,13 @@ import { type JournalAppend, type LostSegment } from './journal-writer.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
 import { type SetAsideEntry } from './set-aside-entry.js';
 
+// What a log line calls each kind of entry that is not a regular file.
+const ENTRY_KINDS: Record<IrregularEntry['kind'], string> = {
+  symlink: 'a symlink',
+  directory: 'a directory',
+  other: 'a special file (a FIFO, a socket or a device)',
+};
+
 /**
  * What the journal tells operators: metrics for every write and set-aside record, and log lines
  * that stay few however many appends fail (one when the disk turns bad or the reason changes,
@@ -94,7 +101,7 @@ export class SpoolReporter {
       if (this.warnedIrregular.has(key)) continue;
       this.warnedIrregular.add(key);
       this.logger.warn(
-        `Journal: ${this.directory}/${entry.name} is a ${entry.kind}, not a file: left untouched, and nothing in or behind it is read`,
+        `Journal: ${this.directory}/${entry.name} is ${ENTRY_KINDS[entry.kind]}, not a file: left untouched, and nothing in or behind it is read`,
       );
     }
   }
