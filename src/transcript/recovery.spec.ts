@@ -104,7 +104,12 @@ describe(TranscriptRecovery.name, () => {
       new HeldMoves(),
     );
     if (!gated) durable.gate.resolve();
-    sut = new TranscriptRecovery(
+    sut = recovery(retryIntervalMs, idleProbeMs);
+  }
+
+  /** The recovery over the fakes and the health as they stand. */
+  function recovery(retryIntervalMs: number, idleProbeMs: number): TranscriptRecovery {
+    return new TranscriptRecovery(
       backlog,
       durable,
       writer,
@@ -581,17 +586,7 @@ describe(TranscriptRecovery.name, () => {
       beforeEach(() => {
         clock = 5_000_000;
         health = new DatabaseHealth(true, () => clock, logger);
-        sut = new TranscriptRecovery(
-          backlog,
-          durable,
-          writer,
-          spool.asService,
-          spool.asIndex,
-          health,
-          metrics,
-          RETRY_MS,
-          IDLE_PROBE_MS,
-        );
+        sut = recovery(RETRY_MS, IDLE_PROBE_MS);
       });
 
       it(`probes a database believed healthy once nothing has written for ${IDLE_PROBE_MS} ms`, async () => {
@@ -634,17 +629,7 @@ describe(TranscriptRecovery.name, () => {
       });
 
       it('never probes with DB_IDLE_PROBE_MS=0', async () => {
-        sut = new TranscriptRecovery(
-          backlog,
-          durable,
-          writer,
-          spool.asService,
-          spool.asIndex,
-          health,
-          metrics,
-          RETRY_MS,
-          0,
-        );
+        sut = recovery(RETRY_MS, 0);
         store.goDown();
         clock += 3_600_000;
         sut.trigger();
