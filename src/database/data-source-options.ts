@@ -12,6 +12,7 @@ import { CommitSeq1764806400000 } from './migrations/1764806400000-commit-seq.js
 import { TCP_KEEPALIVE } from './postgres-keepalive.js';
 import { StoredTimes1764892800000 } from './migrations/1764892800000-stored-times.js';
 import { DatabaseIdentity1764979200000 } from './migrations/1764979200000-database-identity.js';
+import { SessionIdPrefix1765065600000 } from './migrations/1765065600000-session-id-prefix.js';
 
 export const ENTITIES = [SessionEntity, MessageEntity, DeletedSessionEntity];
 export const MIGRATIONS = [
@@ -22,6 +23,7 @@ export const MIGRATIONS = [
   CommitSeq1764806400000,
   StoredTimes1764892800000,
   DatabaseIdentity1764979200000,
+  SessionIdPrefix1765065600000,
 ];
 
 /** How long one SQLite statement waits for another process's lock before failing. */

@@ -7,6 +7,7 @@ import { SessionEntity } from './entities/session.entity.js';
 import { sessionRecordFromEntity } from './record-mappers.js';
 import { DatabaseReadiness } from './database-readiness.js';
 import { SCRIBE_CONNECTION } from './database.tokens.js';
+import { idPrefixRange } from '../common/validation/session-id.js';
 
 /** A place in the session list: most recently updated first, ties broken by id. */
 export interface SessionListPosition {
@@ -14,10 +15,14 @@ export interface SessionListPosition {
   id: string;
 }
 
-/** Which sessions a list holds: updated at or after `updatedSince` (epoch ms), titles holding `titleContains`. */
+/**
+ * Which sessions a list holds: updated at or after `updatedSince` (epoch ms), titles holding
+ * `titleContains`, ids starting with `idPrefix` (a caller limited to its own sessions).
+ */
 export interface SessionFilter {
   updatedSince?: number;
   titleContains?: string;
+  idPrefix?: string;
 }
 
 /** Called with a page's estimated bytes before its rows are read; throws to read none. */
@@ -36,6 +41,11 @@ function estimatedSessionBytes(postgres: boolean): string {
   const bytes = (column: string) =>
     postgres ? `octet_length(session.${column})` : `length(CAST(session.${column} AS BLOB))`;
   return `${RECORD_OVERHEAD_BYTES} + 2 * (${bytes('id')} + coalesce(${bytes('title')}, 0) + coalesce(${bytes('metadata')}, 0))`;
+}
+
+function prefixBounds(prefix: string): { idFrom: string; idTo: string } {
+  const { from, to } = idPrefixRange(prefix);
+  return { idFrom: from, idTo: to };
 }
 
 /** The session list, straight from the database: filtered, paged, bounded in bytes. */
@@ -112,9 +122,19 @@ export class SessionListQueries {
     return this.filtered(filter).getCount();
   }
 
-  /** Sessions the filter keeps; a title is matched as it is (case counts) on both databases. */
+  /**
+   * Sessions the filter keeps; a title is matched as it is (case counts) on both databases. An
+   * id prefix is a range of ids in byte order (idPrefixRange): SQLite's primary key is in that
+   * order; PostgreSQL's is in the database's collation, so there the range is said in `C`, which
+   * its IDX_sessions_id_bytes index is in (see SessionIdPrefix1765065600000).
+   */
   private filtered(filter: SessionFilter) {
     const query = this.sessions.createQueryBuilder('session').where('1 = 1');
+    if (filter.idPrefix !== undefined) {
+      const postgres = this.sessions.manager.connection.options.type === 'postgres';
+      const id = postgres ? 'session.id COLLATE "C"' : 'session.id';
+      query.andWhere(`${id} >= :idFrom AND ${id} < :idTo`, prefixBounds(filter.idPrefix));
+    }
     if (filter.updatedSince !== undefined) {
       query.andWhere('session.updated_at >= :since', { since: filter.updatedSince });
     }

@@ -1,6 +1,6 @@
 import { Args, Context, Info, Parent, Query, ResolveField } from '@nestjs/graphql';
 import { ScribeResolver } from '../common/graphql/scribe-resolver.js';
-import { RequireScope } from '../common/auth/scope.guard.js';
+import { OWN_SESSIONS, RequireScope, callerSessionPrefix } from '../common/auth/scope.guard.js';
 import { type GraphQLContext } from '../common/graphql/graphql-context.js';
 import { requestAbortSignal } from '../common/http/request-abort-signal.js';
 import { type GraphQLResolveInfo } from 'graphql';
@@ -84,14 +84,14 @@ export class SessionResolver {
 
   @Query(() => SessionConnection, {
     description:
-      'Sessions, most recently updated first; with `filter`, only those that match (`totalCount` counts those). A page ends early, with `hasNextPage`, once its titles and metadata reach MAX_PAGE_BYTES.',
+      "Sessions, most recently updated first; with `filter`, only those that match (`totalCount` counts those). A caller limited to a session prefix (a JWT's `session_prefix`) lists only its own sessions, and `totalCount` counts only those. A page ends early, with `hasNextPage`, once its titles and metadata reach MAX_PAGE_BYTES.",
   })
-  @RequireScope('read')
+  @RequireScope('read', OWN_SESSIONS)
   async sessions(
     @Args() page: SessionsArgs,
     @Context() context: GraphQLContext,
   ): Promise<Connection<Session>> {
-    const filter = sessionFilterOf(page.filter);
+    const filter = sessionFilterOf(page.filter, callerSessionPrefix(context));
     const after = page.after ? decodeSessionCursor(page.after) : undefined;
     const budget = context.budget;
     const [listed, totalCount, hasPreviousPage] = await Promise.all([

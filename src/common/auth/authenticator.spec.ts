@@ -118,6 +118,10 @@ describe(Authenticator.name, () => {
         `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from('{"scope":"admin","iss":"scribe-tests","aud":"scribe"}').toString('base64url')}.`,
     ],
     ['with an empty session_prefix', () => sign({ scope: 'read', session_prefix: '' })],
+    ['with a session_prefix that is not a string', () => sign({ session_prefix: ['u1-'] })],
+    ['with a session_prefix no id starts with', () => sign({ session_prefix: 'u1/' })],
+    ['with a session_prefix of a lone surrogate', () => sign({ session_prefix: 'u\ud800' })],
+    ['with a session_prefix longer than an id', () => sign({ session_prefix: 'u'.repeat(129) })],
     [
       'naming a critical extension',
       () => sign({ scope: 'read' }, { header: { alg: 'HS256', typ: 'JWT', crit: ['exp'] } }),
@@ -125,6 +129,19 @@ describe(Authenticator.name, () => {
   ])('refuses a JWT %s', async (_name, token) => {
     const outcome = await withJwt.authenticate(`Bearer ${token()}`);
     expect(outcome.kind).toBe('refused');
+  });
+
+  it('says what a session_prefix must be', async () => {
+    const outcome = await withJwt.authenticate(`Bearer ${sign({ session_prefix: 'a b' })}`);
+    expect(outcome).toEqual({
+      kind: 'refused',
+      reason:
+        "The JWT claim session_prefix must be 1-128 characters of A-Z a-z 0-9 . _ : -, as a session id's start",
+    });
+    const longest = await withJwt.authenticate(
+      `Bearer ${sign({ session_prefix: 'u'.repeat(128) })}`,
+    );
+    expect(longest.kind).toBe('principal');
   });
 
   it('refuses a JWT where no key is configured', async () => {

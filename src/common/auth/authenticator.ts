@@ -4,6 +4,7 @@ import { type Request } from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { SCOPES, type AccessSettings, type Scope } from '../../config/access-settings.js';
 import { ScribeConfig } from '../../config/scribe-config.js';
+import { SESSION_ID_PATTERN, SESSION_ID_RULE } from '../validation/session-id.js';
 import { arrivalAddress, isLoopbackAddress } from './local-address.js';
 
 /** Who is calling: what they may do, and the sessions they may touch. */
@@ -158,8 +159,12 @@ export class Authenticator {
       return { kind: 'refused', reason: `The bearer JWT is not valid: ${jwtRefusal(error)}` };
     }
     const prefix = claims.session_prefix;
-    if (prefix !== undefined && (typeof prefix !== 'string' || prefix === '')) {
-      return { kind: 'refused', reason: 'The JWT claim session_prefix must be a non-empty string' };
+    // A prefix no session id could start with would reach nothing: refused, as a mistake.
+    if (prefix !== undefined && (typeof prefix !== 'string' || !SESSION_ID_PATTERN.test(prefix))) {
+      return {
+        kind: 'refused',
+        reason: `The JWT claim session_prefix must be ${SESSION_ID_RULE}, as a session id's start`,
+      };
     }
     return {
       kind: 'principal',

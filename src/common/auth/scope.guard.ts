@@ -11,34 +11,51 @@ import { type Request } from 'express';
 import { type Scope } from '../../config/access-settings.js';
 import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 import { ScribeException } from '../errors/scribe.exception.js';
-import { Authenticator } from './authenticator.js';
+import { Authenticator, type Principal } from './authenticator.js';
 import { FieldScope } from './field-scope.js';
 import { missingScope } from './scope-refusal.js';
 
 const RULE = 'scribe:scope-rule';
 const ROOT_TYPES = new Set(['Query', 'Mutation', 'Subscription']);
 
+/**
+ * Where a root field's sessions come from: the argument that holds the one session's id
+ * (`id`, `input.sessionId`); OWN_SESSIONS for a list its resolver limits to the caller's own
+ * (callerSessionPrefix); nothing for a list of everyone's.
+ */
+export const OWN_SESSIONS: unique symbol = Symbol('own sessions');
+type SessionsOf = string | typeof OWN_SESSIONS | undefined;
+
 interface ScopeRule {
   scope: Scope;
-  /** Where the session id is in the arguments (`id`, `input.sessionId`); absent for lists. */
-  sessionArgument?: string;
+  sessions: SessionsOf;
 }
 
 /**
- * What a root field needs: a scope, and for one session, where its id is. The scope is in the
- * schema too, so the field check leaves a root field its caller may not run to this guard.
+ * What a root field needs: a scope, and where its sessions come from (see SessionsOf). The
+ * scope is in the schema too, so the field check leaves a root field its caller may not run to
+ * this guard.
  */
-export const RequireScope = (scope: Scope, sessionArgument?: string) =>
-  applyDecorators(
-    SetMetadata(RULE, { scope, sessionArgument } satisfies ScopeRule),
-    FieldScope(scope),
-  );
+export const RequireScope = (scope: Scope, sessions?: SessionsOf) =>
+  applyDecorators(SetMetadata(RULE, { scope, sessions } satisfies ScopeRule), FieldScope(scope));
+
+/**
+ * The prefix of the sessions the caller may reach, as the guard found it for this request
+ * (undefined: all of them). A resolver of an OWN_SESSIONS field lists only those; with no
+ * caller recorded (the guard did not run) it refuses rather than list everyone's.
+ */
+export function callerSessionPrefix(context: { principal?: Principal }): string | undefined {
+  if (!context.principal) {
+    throw new ScribeException(ScribeErrorCode.Forbidden, 'The caller was not checked');
+  }
+  return context.principal.sessionPrefix;
+}
 
 /**
  * Every root field of the API declares the scope it needs (a root field without one is
  * refused, so a new one cannot be left open by mistake). The caller is authenticated once per
- * request, whatever the number of fields. A JWT limited to a session prefix reaches only those
- * sessions, and no list.
+ * request, whatever the number of fields, and recorded on the GraphQL context. A JWT limited to
+ * a session prefix reaches only those sessions: a list only when its resolver lists its own.
  */
 @Injectable()
 export class ScopeGuard implements CanActivate {
@@ -64,10 +81,11 @@ export class ScopeGuard implements CanActivate {
     if (!principal.scopes.has(rule.scope)) {
       throw missingScope(principal, info.fieldName, rule.scope);
     }
+    gql.getContext<{ principal?: Principal }>().principal = principal;
     const prefix = principal.sessionPrefix;
-    if (prefix === undefined) return true;
-    const sessionId = rule.sessionArgument
-      ? rule.sessionArgument
+    if (prefix === undefined || rule.sessions === OWN_SESSIONS) return true;
+    const sessionId = rule.sessions
+      ? rule.sessions
           .split('.')
           .reduce<unknown>(
             (value, key) => (value as Record<string, unknown> | undefined)?.[key],

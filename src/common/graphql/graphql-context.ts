@@ -1,4 +1,5 @@
 import { type Request } from 'express';
+import { type Principal } from '../auth/authenticator.js';
 import { type ResponseBudget } from './response-budget.js';
 
 /** What each resolver receives as GraphQL context. */
@@ -8,4 +9,6 @@ export interface GraphQLContext {
   requestId?: string;
   /** What the answer may still take (HTTP only: a subscription's events are one message each). */
   budget?: ResponseBudget;
+  /** The caller, once ScopeGuard has checked it for a root field (see callerSessionPrefix). */
+  principal?: Principal;
 }

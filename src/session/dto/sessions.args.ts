@@ -32,8 +32,14 @@ export class SessionsArgs extends PageArgs {
   filter?: SessionFilter | null;
 }
 
-/** The filter as the queries take it; BAD_USER_INPUT for a title text that cannot match. */
-export function sessionFilterOf(filter: SessionFilter | null | undefined): SessionQueryFilter {
+/**
+ * The filter as the queries take it, within the sessions whose id starts with `idPrefix` when
+ * the caller is limited to those; BAD_USER_INPUT for a title text that cannot match.
+ */
+export function sessionFilterOf(
+  filter: SessionFilter | null | undefined,
+  idPrefix?: string,
+): SessionQueryFilter {
   const title = filter?.titleContains;
   if (title !== null && title !== undefined) {
     const problem = boundedTextProblem(title, MAX_TITLE_FILTER_CHARACTERS);
@@ -43,5 +49,6 @@ export function sessionFilterOf(filter: SessionFilter | null | undefined): Sessi
   return {
     ...(since ? { updatedSince: since.getTime() } : {}),
     ...(title ? { titleContains: title } : {}),
+    ...(idPrefix !== undefined ? { idPrefix } : {}),
   };
 }
