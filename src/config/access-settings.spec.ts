@@ -11,6 +11,8 @@ const NOTHING: AccessVariables = {
   adminToken: undefined,
   jwtSecret: undefined,
   jwtPublicKey: undefined,
+  jwtJwksUrl: undefined,
+  jwtJwksCooldownMs: 30_000,
   jwtIssuer: undefined,
   jwtAudience: undefined,
   allowAnonymous: false,
@@ -117,8 +119,41 @@ describe(accessSettings.name, () => {
       kind: 'publicKey',
       publicKey: 'a\nb',
     });
-    expect(refusal(() => accessSettings({ ...NOTHING, jwtSecret: 's', jwtPublicKey: 'k' }))).toBe(
-      'Set JWT_SECRET or JWT_PUBLIC_KEY, not both',
+    for (const keys of [
+      { jwtSecret: 's', jwtPublicKey: 'k' },
+      { jwtSecret: 's', jwtJwksUrl: 'https://idp.example.com/jwks' },
+      { jwtPublicKey: 'k', jwtJwksUrl: 'https://idp.example.com/jwks' },
+    ]) {
+      expect(refusal(() => accessSettings({ ...NOTHING, ...keys }))).toBe(
+        'Set one of JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL',
+      );
+    }
+  });
+
+  it.each([
+    [
+      'https://idp.example.com/.well-known/jwks.json',
+      'https://idp.example.com/.well-known/jwks.json',
+    ],
+    ['http://127.0.0.1:8080/jwks', 'http://127.0.0.1:8080/jwks'],
+    ['http://localhost/jwks', 'http://localhost/jwks'],
+    ['http://[::1]:9000/k', 'http://[::1]:9000/k'],
+  ])('takes the key set at %s', (url, href) => {
+    const settings = accessSettings({ ...NOTHING, jwtJwksUrl: url, jwtJwksCooldownMs: 500 });
+    expect(settings.jwt?.key).toEqual({ kind: 'jwks', url: href, cooldownMs: 500 });
+    expect(settings.anonymous).toBe(false);
+  });
+
+  it.each([
+    'http://idp.example.com/jwks',
+    'ftp://idp.example.com/jwks',
+    'idp.example.com/jwks',
+    'https://user:pass@idp.example.com/jwks',
+    'https://user@idp.example.com/jwks',
+    'http://127.0.0.1.example.com/jwks',
+  ])('refuses the key set at %s: plain http only to loopback, no credentials', (url) => {
+    expect(refusal(() => accessSettings({ ...NOTHING, jwtJwksUrl: url }))).toBe(
+      `JWT_JWKS_URL must be an https:// URL (http:// only to a loopback address), without credentials; got ${JSON.stringify(url)}`,
     );
   });
 });

@@ -8,9 +8,18 @@ export interface StaticToken {
   readonly scopes: ReadonlySet<Scope>;
 }
 
+/**
+ * What verifies a JWT, one of: an HMAC secret (HS256/384/512), a PEM public key (RS, PS or ES),
+ * or an OIDC provider's key set at a URL (RS, PS or ES keys, rotating), fetched again at most
+ * once per `cooldownMs` for a token naming a key it does not hold.
+ */
+export type JwtKey =
+  | { kind: 'secret'; secret: string }
+  | { kind: 'publicKey'; publicKey: string }
+  | { kind: 'jwks'; url: string; cooldownMs: number };
+
 export interface JwtSettings {
-  /** An HMAC secret (HS256/384/512) or a PEM public key (RS, PS or ES): never both. */
-  readonly key: { kind: 'secret'; secret: string } | { kind: 'publicKey'; publicKey: string };
+  readonly key: JwtKey;
   readonly issuer: string | undefined;
   readonly audience: string | undefined;
 }
@@ -35,6 +44,8 @@ export interface AccessVariables {
   adminToken: string | undefined;
   jwtSecret: string | undefined;
   jwtPublicKey: string | undefined;
+  jwtJwksUrl: string | undefined;
+  jwtJwksCooldownMs: number;
   jwtIssuer: string | undefined;
   jwtAudience: string | undefined;
   allowAnonymous: boolean;
@@ -52,6 +63,8 @@ export function accessVariablesOf(
     adminToken: environment.ADMIN_TOKEN || undefined,
     jwtSecret: environment.JWT_SECRET || undefined,
     jwtPublicKey: environment.JWT_PUBLIC_KEY || undefined,
+    jwtJwksUrl: environment.JWT_JWKS_URL || undefined,
+    jwtJwksCooldownMs: environment.JWT_JWKS_COOLDOWN_MS,
     jwtIssuer: environment.JWT_ISSUER || undefined,
     jwtAudience: environment.JWT_AUDIENCE || undefined,
     allowAnonymous: environment.ALLOW_ANONYMOUS === 'true',
@@ -96,21 +109,10 @@ export function isLoopback(host: string): boolean {
  */
 export function accessSettings(variables: AccessVariables): AccessSettings {
   const tokens = variables.apiTokens ? parseApiTokens(variables.apiTokens) : [];
-  const { jwtSecret, jwtPublicKey } = variables;
-  if (jwtSecret && jwtPublicKey) {
-    throw new InvalidEnvironmentError('Set JWT_SECRET or JWT_PUBLIC_KEY, not both');
-  }
-  const jwt: JwtSettings | undefined =
-    jwtSecret || jwtPublicKey
-      ? {
-          key: jwtSecret
-            ? { kind: 'secret', secret: jwtSecret }
-            : // A PEM key in one environment line may write its newlines as \n.
-              { kind: 'publicKey', publicKey: (jwtPublicKey as string).replace(/\\n/g, '\n') },
-          issuer: variables.jwtIssuer,
-          audience: variables.jwtAudience,
-        }
-      : undefined;
+  const key = jwtKeyOf(variables);
+  const jwt: JwtSettings | undefined = key
+    ? { key, issuer: variables.jwtIssuer, audience: variables.jwtAudience }
+    : undefined;
   const configured = tokens.length > 0 || jwt !== undefined;
   const loopback = variables.host === undefined || isLoopback(variables.host);
   if (!configured && !loopback && !variables.allowAnonymous) {
@@ -128,4 +130,41 @@ export function accessSettings(variables: AccessVariables): AccessSettings {
     anonymousForced: !configured && !loopback,
     anonymousEverywhere: !configured && variables.allowAnonymous,
   };
+}
+
+/** The one JWT key the variables name, if any. */
+function jwtKeyOf(variables: AccessVariables): JwtKey | undefined {
+  const { jwtSecret, jwtPublicKey, jwtJwksUrl } = variables;
+  if ([jwtSecret, jwtPublicKey, jwtJwksUrl].filter(Boolean).length > 1) {
+    throw new InvalidEnvironmentError('Set one of JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL');
+  }
+  if (jwtSecret) return { kind: 'secret', secret: jwtSecret };
+  // A PEM key in one environment line may write its newlines as \n.
+  if (jwtPublicKey) return { kind: 'publicKey', publicKey: jwtPublicKey.replace(/\\n/g, '\n') };
+  if (jwtJwksUrl) {
+    return { kind: 'jwks', url: jwksUrlOf(jwtJwksUrl), cooldownMs: variables.jwtJwksCooldownMs };
+  }
+  return undefined;
+}
+
+/**
+ * JWT_JWKS_URL as a URL: https, or http to a loopback address only (a provider on this
+ * machine), since whoever can change the keys on the way can sign any token.
+ */
+function jwksUrlOf(text: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  const host = url?.hostname.replace(/^\[|\]$/g, '');
+  const secure =
+    url?.protocol === 'https:' || (url?.protocol === 'http:' && isLoopback(host ?? ''));
+  if (!url || !secure || url.username !== '' || url.password !== '') {
+    throw new InvalidEnvironmentError(
+      `JWT_JWKS_URL must be an https:// URL (http:// only to a loopback address), without credentials; got ${JSON.stringify(text)}`,
+    );
+  }
+  return url.href;
 }

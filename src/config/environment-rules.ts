@@ -1,5 +1,5 @@
 import { type ValidationError } from 'class-validator';
-import { checkTrustProxy, corsOriginsOf } from './http-front.js';
+import { checkTrustProxy, corsHeadersOf, corsOriginsOf } from './http-front.js';
 import { InvalidEnvironmentError } from './invalid-environment.error.js';
 import { BODY_ROOM_BYTES, leastResponseBytes } from './read-limit-settings.js';
 import { type RunSettings } from './run-settings.js';
@@ -83,4 +83,5 @@ export function checkCombinations(environment: RunSettings): void {
   }
   checkTrustProxy(environment.TRUST_PROXY);
   corsOriginsOf(environment.CORS_ORIGINS);
+  corsHeadersOf(environment.CORS_ALLOWED_HEADERS);
 }

@@ -1,6 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { checkCombinations, plainVariables, refuseFirst } from './environment-rules.js';
+import { AUTH_INTEGERS } from './auth-settings.js';
 import { HTTP_INTEGERS } from './http-settings.js';
 import { LIVE_INTEGERS } from './live-settings.js';
 import { READ_LIMIT_INTEGERS } from './read-limit-settings.js';
@@ -27,6 +28,7 @@ const INTEGER_KEYS: ReadonlySet<string> = new Set([
   ...READ_LIMIT_INTEGERS,
   ...LIVE_INTEGERS,
   ...HTTP_INTEGERS,
+  ...AUTH_INTEGERS,
 ]);
 
 /**

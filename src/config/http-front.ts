@@ -41,6 +41,23 @@ export function corsOriginsOf(value: string | undefined): string[] {
   });
 }
 
+/**
+ * The header names CORS_ALLOWED_HEADERS lists, lower-cased: each an HTTP token (RFC 9110's
+ * `tchar`s), comma-separated; throws InvalidEnvironmentError otherwise.
+ */
+export function corsHeadersOf(value: string | undefined): string[] {
+  if (!value?.trim()) return [];
+  return value.split(',').map((entry) => {
+    const name = entry.trim();
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      throw new InvalidEnvironmentError(
+        `CORS_ALLOWED_HEADERS must list header names such as x-trace-id (comma-separated); got ${JSON.stringify(name)}`,
+      );
+    }
+    return name.toLowerCase();
+  });
+}
+
 /** An address, a subnet (address/prefix) or one of Express's names, as `trust proxy` takes. */
 function isProxyEntry(entry: string): boolean {
   if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;

@@ -60,4 +60,9 @@ export class HttpSettings extends LiveSettings {
   @IsOptional()
   @IsString()
   CORS_ORIGINS?: string;
+
+  /** Request headers a preflight allows beyond Scribe's own, comma-separated (`x-trace-id`). */
+  @IsOptional()
+  @IsString()
+  CORS_ALLOWED_HEADERS?: string;
 }

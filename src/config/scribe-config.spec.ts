@@ -139,6 +139,39 @@ describe(ScribeConfig.name, () => {
     });
   });
 
+  describe('CORS_ALLOWED_HEADERS', () => {
+    it('lists no header when unset or blank', () => {
+      expect(ScribeConfig.fromVariables({}).corsAllowedHeaders).toEqual([]);
+      expect(ScribeConfig.fromVariables({ CORS_ALLOWED_HEADERS: ' ' }).corsAllowedHeaders).toEqual(
+        [],
+      );
+    });
+
+    it('takes a comma list of header names, trimmed and lower-cased', () => {
+      expect(
+        ScribeConfig.fromVariables({ CORS_ALLOWED_HEADERS: 'X-Trace-Id, x-tenant' })
+          .corsAllowedHeaders,
+      ).toEqual(['x-trace-id', 'x-tenant']);
+      expect(
+        ScribeConfig.fromVariables({ CORS_ALLOWED_HEADERS: "a!#$%&'*+.^_`|~9" }).corsAllowedHeaders,
+      ).toEqual(["a!#$%&'*+.^_`|~9"]);
+    });
+
+    it.each(['x trace', 'x-a,,x-b', 'x-a;x-b', 'x:y', '"x"', 'x\u00e9', '(x)'])(
+      'refuses %p, in one line naming the variable',
+      (value) => {
+        expect(refusal({ CORS_ALLOWED_HEADERS: value }).message).toBe(
+          `CORS_ALLOWED_HEADERS must list header names such as x-trace-id (comma-separated); got ${JSON.stringify(
+            value
+              .split(',')
+              .find((entry) => !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(entry.trim()))
+              ?.trim(),
+          )}`,
+        );
+      },
+    );
+  });
+
   describe('live slots', () => {
     it('gives a principal and a source a tenth of MAX_SUBSCRIPTIONS each, rounded up, unless set', () => {
       expect(ScribeConfig.fromVariables({}).subscriptions).toMatchObject({

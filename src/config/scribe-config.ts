@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { accessSettings, accessVariablesOf, type AccessSettings } from './access-settings.js';
 import { Environment, maxResponseBytesOf, type SqliteSynchronousMode } from './environment.js';
-import { corsOriginsOf } from './http-front.js';
+import { corsHeadersOf, corsOriginsOf } from './http-front.js';
 import { resolveScribeConfig } from './resolve-scribe-config.js';
 import { scribeOptionsFromEnvironment } from './scribe-options-from-environment.js';
 
@@ -102,6 +102,8 @@ export class ScribeConfig {
   readonly trustProxy: false | number | string;
   /** Origins browsers may call from (CORS); empty: none. */
   readonly corsOrigins: string[];
+  /** Request headers preflights allow beyond Scribe's own (CORS_ALLOWED_HEADERS), lower-case. */
+  readonly corsAllowedHeaders: string[];
   readonly access: AccessSettings;
   readonly development: boolean;
   /** Whether the schema can be introspected (GRAPHQL_INTROSPECTION, else development only). */
@@ -202,6 +204,7 @@ export class ScribeConfig {
         ? Number(trustProxy)
         : trustProxy;
     this.corsOrigins = corsOriginsOf(get('CORS_ORIGINS'));
+    this.corsAllowedHeaders = corsHeadersOf(get('CORS_ALLOWED_HEADERS'));
     // No host here: whether anonymous callers may reach a non-loopback address is the
     // listener's to check (scribeOptionsFromEnvironment does for `npm start`).
     this.access = accessSettings(accessVariablesOf(environment, undefined));

@@ -121,7 +121,7 @@ describe('the shape of ScribeOptions', () => {
 
   it.each([[['']], [['https://a.example.com', ' ']]])('refuses origins %j', (origins) => {
     expect(refusal({ http: { corsOrigins: origins } }).message).toBe(
-      `Invalid Scribe option http.corsOrigins: must list origins, none empty or only spaces (got ${JSON.stringify(origins)})`,
+      `Invalid Scribe option http.corsOrigins: must not list an empty value or one of only spaces (got ${JSON.stringify(origins)})`,
     );
     expect(resolveScribeConfig({ http: { corsOrigins: [] } }).corsOrigins).toEqual([]);
   });
@@ -232,7 +232,7 @@ describe('options of the environment, by kind', () => {
     const options = scribeOptionsFromEnvironment({});
     expect(Object.keys(options.http ?? {})).not.toContain('trustProxy');
     expect(Object.keys(options.http ?? {})).not.toContain('corsOrigins');
-    expect(Object.keys(options.auth ?? {})).toEqual(['allowAnonymous']);
+    expect(Object.keys(options.auth ?? {})).toEqual(['jwtJwksCooldownMs', 'allowAnonymous']);
     expect(Object.keys(options)).not.toContain('development');
     expect(Object.keys(options)).not.toContain('failpoint');
   });

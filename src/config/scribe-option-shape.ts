@@ -51,8 +51,8 @@ function checkGroup(group: Record<string, unknown>, prefix: string): void {
  * database.url, anonymous access for the auth secrets, /graphql for graphql.path).
  */
 function blankProblem(kind: OptionKind, value: unknown): string | undefined {
-  if (kind === 'origins' && Array.isArray(value) && value.some(isBlank)) {
-    return `must list origins, none empty or only spaces (got ${JSON.stringify(value)})`;
+  if (kind === 'list' && Array.isArray(value) && value.some(isBlank)) {
+    return `must not list an empty value or one of only spaces (got ${JSON.stringify(value)})`;
   }
   if (!isBlank(value)) return undefined;
   switch (kind) {
@@ -77,7 +77,7 @@ const KIND_TYPES: Record<OptionKind, string> = {
   secret: 'a string',
   boolean: 'a boolean',
   development: 'a boolean',
-  origins: 'an array of strings',
+  list: 'an array of strings',
   proxy: 'false, a number or a string',
   mode: "'own' or 'host'",
 };
@@ -93,7 +93,7 @@ function hasKindType(kind: OptionKind, value: unknown): boolean {
     case 'boolean':
     case 'development':
       return typeof value === 'boolean';
-    case 'origins':
+    case 'list':
       return Array.isArray(value) && value.every((entry) => typeof entry === 'string');
     case 'proxy':
       return value === false || typeof value === 'number' || typeof value === 'string';
@@ -115,7 +115,7 @@ export function variablesOfOptions(options: object): Record<string, unknown> {
       if (value === true) variables[variable] = 'development';
     } else if (kind === 'boolean') {
       variables[variable] = value ? 'true' : 'false';
-    } else if (kind === 'origins') {
+    } else if (kind === 'list') {
       variables[variable] = (value as string[]).join(',');
     } else if (kind === 'proxy') {
       // false: no proxy, as TRUST_PROXY unset.

@@ -6,7 +6,7 @@ import { type Environment } from './environment.js';
  * - string, secret: a string as is (a secret's value is never echoed in an error);
  * - directory: a string naming a directory, never empty or only spaces;
  * - boolean: true or false ('true' / 'false');
- * - origins: a string[] (comma-separated);
+ * - list: a string[] (comma-separated);
  * - proxy: false, a number of proxies, or a string (TRUST_PROXY's forms);
  * - development: true when NODE_ENV is 'development';
  * - mode: 'own' or 'host' (no variable).
@@ -17,7 +17,7 @@ export type OptionKind =
   | 'directory'
   | 'secret'
   | 'boolean'
-  | 'origins'
+  | 'list'
   | 'proxy'
   | 'development'
   | 'mode';
@@ -74,13 +74,16 @@ export const SCRIBE_OPTION_TABLE: readonly OptionRow[] = [
   ['http.bodyMinBytesPerSecond', 'BODY_MIN_BYTES_PER_SECOND', 'integer'],
   ['http.keepAliveTimeoutMs', 'KEEP_ALIVE_TIMEOUT_MS', 'integer'],
   ['http.trustProxy', 'TRUST_PROXY', 'proxy'],
-  ['http.corsOrigins', 'CORS_ORIGINS', 'origins'],
+  ['http.corsOrigins', 'CORS_ORIGINS', 'list'],
+  ['http.corsAllowedHeaders', 'CORS_ALLOWED_HEADERS', 'list'],
   ['http.guardAllPaths', undefined, 'boolean'],
   ['http.serverDeadlines', undefined, 'boolean'],
   ['auth.adminToken', 'ADMIN_TOKEN', 'secret'],
   ['auth.apiTokens', 'API_TOKENS', 'secret'],
   ['auth.jwtSecret', 'JWT_SECRET', 'secret'],
   ['auth.jwtPublicKey', 'JWT_PUBLIC_KEY', 'string'],
+  ['auth.jwtJwksUrl', 'JWT_JWKS_URL', 'string'],
+  ['auth.jwtJwksCooldownMs', 'JWT_JWKS_COOLDOWN_MS', 'integer'],
   ['auth.jwtIssuer', 'JWT_ISSUER', 'string'],
   ['auth.jwtAudience', 'JWT_AUDIENCE', 'string'],
   ['auth.allowAnonymous', 'ALLOW_ANONYMOUS', 'boolean'],

@@ -6,7 +6,6 @@ import {
   type LogFormat,
   type LogLevelName,
 } from './environment.js';
-import { corsOriginsOf } from './http-front.js';
 import { SCRIBE_OPTION_TABLE, setOptionAt } from './scribe-option-table.js';
 import { type ScribeOptions } from './scribe-options.js';
 
@@ -41,7 +40,7 @@ export function scribeOptionsFromEnvironment(
     const value = variable === undefined ? undefined : environment[variable];
     if (value === undefined) continue;
     // Empty is unset (validateEnvironment); only spaces would be refused as the option.
-    if (typeof value === 'string' && value.trim() === '' && kind !== 'origins') {
+    if (typeof value === 'string' && value.trim() === '' && kind !== 'list') {
       throw new InvalidEnvironmentError(
         `${variable} must not be only spaces: leave it empty or unset for the default`,
       );
@@ -78,8 +77,12 @@ function optionValue(
       return value === 'true';
     case 'development':
       return value === 'development';
-    case 'origins':
-      return corsOriginsOf(String(value));
+    case 'list':
+      // Each list's own rule checked its entries (environment-rules).
+      return String(value)
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== '');
     case 'proxy':
       return /^\d+$/.test(String(value)) ? Number(value) : value;
     default:

@@ -45,6 +45,10 @@ const BAD_VALUES: Record<string, [value: unknown, reason: string]> = {
     ['https://chat.example.com/'],
     'must list origins such as https://chat.example.com (scheme, host and port only, comma-separated); got "https://chat.example.com/"',
   ],
+  'http.corsAllowedHeaders': [
+    ['x trace'],
+    'must list header names such as x-trace-id (comma-separated); got "x trace"',
+  ],
   'http.guardAllPaths': ['yes', 'must be a boolean (got string)'],
   'http.serverDeadlines': [1, 'must be a boolean (got number)'],
   'auth.adminToken': [5, 'must be a string (got number)'],
@@ -54,6 +58,10 @@ const BAD_VALUES: Record<string, [value: unknown, reason: string]> = {
   ],
   'auth.jwtSecret': [null, 'must be a string (got null)'],
   'auth.jwtPublicKey': [5, 'must be a string (got number)'],
+  'auth.jwtJwksUrl': [
+    'http://idp.example.com/jwks',
+    'must be an https:// URL (http:// only to a loopback address), without credentials; got "http://idp.example.com/jwks"',
+  ],
   'auth.jwtIssuer': [false, 'must be a string (got boolean)'],
   'auth.jwtAudience': [{}, 'must be a string (got object)'],
   'auth.allowAnonymous': ['true', 'must be a boolean (got string)'],

@@ -97,6 +97,11 @@ export interface ScribeHttpOptions {
   /** Origins browsers may call from, e.g. ['https://chat.example.com']; default none (CORS_ORIGINS). */
   corsOrigins?: string[];
   /**
+   * Request headers a preflight allows beyond Scribe's own (authorization, content-type,
+   * Apollo's CSRF and client-awareness headers); default none (CORS_ALLOWED_HEADERS).
+   */
+  corsAllowedHeaders?: string[];
+  /**
    * Whether the refusal gate covers every path of the HTTP server rather than Scribe's own;
    * default false, as a host serves other routes too (no variable: `npm start` sets true).
    */
@@ -146,6 +151,10 @@ export interface ScribeAuthOptions {
   jwtSecret?: string;
   /** PEM public key of accepted JWTs; default none (JWT_PUBLIC_KEY). */
   jwtPublicKey?: string;
+  /** An OIDC provider's JSON Web Key Set URL, keys that rotate; default none (JWT_JWKS_URL). */
+  jwtJwksUrl?: string;
+  /** Least time between fetches of it for unknown keys; default 30000 (JWT_JWKS_COOLDOWN_MS). */
+  jwtJwksCooldownMs?: number;
   /** Required JWT issuer; default none (JWT_ISSUER). */
   jwtIssuer?: string;
   /** Required JWT audience; default none (JWT_AUDIENCE). */

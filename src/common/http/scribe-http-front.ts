@@ -98,7 +98,7 @@ export class ScribeHttpFront implements OnModuleInit, OnModuleDestroy {
     // A host owns its app's settings: `trust proxy` is set only when Scribe is told one.
     if (config.trustProxy !== false) express.set('trust proxy', config.trustProxy);
     if (config.corsOrigins.length > 0) {
-      express.use(onlyWhere(isScribe, scribeCors(config.corsOrigins)));
+      express.use(onlyWhere(isScribe, scribeCors(config.corsOrigins, config.corsAllowedHeaders)));
     }
     if (config.development) serveGraphqlIde(express, config.graphqlPath);
     serveAdminConsole(express, config.adminConsolePath, config.graphqlPath);

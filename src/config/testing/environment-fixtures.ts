@@ -44,10 +44,13 @@ export const DEFAULTS = {
   KEEP_ALIVE_TIMEOUT_MS: 5000,
   TRUST_PROXY: undefined,
   CORS_ORIGINS: undefined,
+  CORS_ALLOWED_HEADERS: undefined,
   ADMIN_TOKEN: undefined,
   API_TOKENS: undefined,
   JWT_SECRET: undefined,
   JWT_PUBLIC_KEY: undefined,
+  JWT_JWKS_URL: undefined,
+  JWT_JWKS_COOLDOWN_MS: 30_000,
   JWT_ISSUER: undefined,
   JWT_AUDIENCE: undefined,
   ALLOW_ANONYMOUS: 'false',
@@ -94,6 +97,7 @@ export const INTEGER_VARIABLES = [
   'SUBSCRIPTION_BUFFER',
   'SUBSCRIPTION_BUFFER_BYTES',
   'SUBSCRIPTION_KEEPALIVE_MS',
+  'JWT_JWKS_COOLDOWN_MS',
 ] as const;
 
 export function refusal(raw: Record<string, unknown>): InvalidEnvironmentError {
