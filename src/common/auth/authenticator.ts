@@ -1,10 +1,17 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import { type Request } from 'express';
+import { errors as joseErrors, jwtVerify } from 'jose';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { SCOPES, type AccessSettings, type Scope } from '../../config/access-settings.js';
+import {
+  SCOPES,
+  type AccessSettings,
+  type JwtSettings,
+  type Scope,
+} from '../../config/access-settings.js';
 import { ScribeConfig } from '../../config/scribe-config.js';
 import { SESSION_ID_PATTERN, SESSION_ID_RULE } from '../validation/session-id.js';
+import { JwksKeys } from './jwks-keys.js';
 import { arrivalAddress, isLoopbackAddress } from './local-address.js';
 
 /** Who is calling: what they may do, and the sessions they may touch. */
@@ -71,7 +78,10 @@ export class Authenticator {
   private readonly jwt = new JwtService();
   private readonly byRequest = new WeakMap<Request, Promise<Authentication>>();
 
-  constructor(config: ScribeConfig) {
+  constructor(
+    config: ScribeConfig,
+    @Optional() @Inject(JwksKeys) private readonly jwks: JwksKeys | null = null,
+  ) {
     this.access = config.access;
     this.tokens = this.access.tokens.map((token) => ({
       digest: digest(token.token),
@@ -148,13 +158,7 @@ export class Authenticator {
     }
     let claims: Record<string, unknown>;
     try {
-      claims = await this.jwt.verifyAsync<Record<string, unknown>>(token, {
-        ...(settings.key.kind === 'secret'
-          ? { secret: settings.key.secret, algorithms: [...HMAC_ALGORITHMS] }
-          : { publicKey: settings.key.publicKey, algorithms: [...KEY_ALGORITHMS] }),
-        ...(settings.issuer !== undefined ? { issuer: settings.issuer } : {}),
-        ...(settings.audience !== undefined ? { audience: settings.audience } : {}),
-      });
+      claims = await this.verifiedClaims(token, settings);
     } catch (error) {
       return { kind: 'refused', reason: `The bearer JWT is not valid: ${jwtRefusal(error)}` };
     }
@@ -178,6 +182,34 @@ export class Authenticator {
       },
     };
   }
+
+  /**
+   * A JWT's claims once its signature, issuer, audience and times check out: against the
+   * secret or public key with jsonwebtoken (through @nestjs/jwt), or against the provider's
+   * rotating keys with jose (JwksKeys), whose local key set takes RS, PS and ES keys only.
+   */
+  private async verifiedClaims(
+    token: string,
+    settings: JwtSettings,
+  ): Promise<Record<string, unknown>> {
+    const { key, issuer, audience } = settings;
+    if (key.kind === 'jwks') {
+      if (!this.jwks) throw new Error('The key set is not loaded');
+      const { payload } = await jwtVerify(token, this.jwks.getKey, {
+        algorithms: [...KEY_ALGORITHMS],
+        ...(issuer !== undefined ? { issuer } : {}),
+        ...(audience !== undefined ? { audience } : {}),
+      });
+      return payload;
+    }
+    return this.jwt.verifyAsync<Record<string, unknown>>(token, {
+      ...(key.kind === 'secret'
+        ? { secret: key.secret, algorithms: [...HMAC_ALGORITHMS] }
+        : { publicKey: key.publicKey, algorithms: [...KEY_ALGORITHMS] }),
+      ...(issuer !== undefined ? { issuer } : {}),
+      ...(audience !== undefined ? { audience } : {}),
+    });
+  }
 }
 
 /** The verifier's own refusals (a bad signature, an expired token, a wrong audience). */
@@ -190,6 +222,8 @@ const JWT_ERRORS = new Set(['JsonWebTokenError', 'TokenExpiredError', 'NotBefore
  */
 function jwtRefusal(error: unknown): string {
   if (error instanceof Error && JWT_ERRORS.has(error.name)) return error.message;
+  // jose's words are its own too (`"exp" claim timestamp check failed`, no key matched).
+  if (error instanceof joseErrors.JOSEError) return error.message;
   return error instanceof SyntaxError ? 'its header or payload is not JSON' : 'invalid';
 }
 
