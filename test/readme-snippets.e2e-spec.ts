@@ -1,0 +1,207 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+// The README's client examples run as they are written, against a server started as the
+// README says: every `sh` block that calls curl and every `js` block is marked
+// `<!-- snippet: name -->`, and this runs each marked one. The start snippet sets PORT and
+// TOKEN (the one place to change them); only PORT's value is replaced here, by a free port.
+const README = readFileSync(resolve('README.md'), 'utf8');
+const MARKED = /<!-- snippet: ([\w-]+) -->\n```(\w+)\n([\s\S]*?)\n```/g;
+const SNIPPETS = new Map(
+  [...README.matchAll(MARKED)].map(([, name, language, code]) => [name, { language, code }]),
+);
+
+function snippet(name: string): string {
+  const found = SNIPPETS.get(name);
+  if (!found) throw new Error(`README has no snippet marked ${name}`);
+  return found.code;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+/** A child's output so far, and a wait for some text in it (bounded, never a bare sleep). */
+function watched(child: ChildProcess) {
+  let output = '';
+  const waiters = new Set<() => void>();
+  const hear = (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+    for (const waiter of waiters) waiter();
+  };
+  child.stdout?.on('data', hear);
+  child.stderr?.on('data', hear);
+  return {
+    output: () => output,
+    until(text: string, ms: number): Promise<boolean> {
+      return new Promise((done) => {
+        const check = () => {
+          if (!output.includes(text)) return;
+          finish(true);
+        };
+        const finish = (found: boolean) => {
+          clearTimeout(timer);
+          waiters.delete(check);
+          child.off('exit', gone);
+          done(found);
+        };
+        const gone = () => finish(output.includes(text));
+        const timer = setTimeout(() => finish(false), ms);
+        waiters.add(check);
+        child.once('exit', gone);
+        check();
+      });
+    },
+  };
+}
+
+async function run(command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
+  const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = watched(child);
+  const code = await new Promise<number | null>((done) => child.once('exit', done));
+  return { code, output: out.output() };
+}
+
+describe('the README', () => {
+  let workdir: string;
+  let server: ChildProcess;
+  let env: NodeJS.ProcessEnv;
+  let serverOutput: () => string;
+
+  beforeAll(async () => {
+    workdir = await mkdtemp(join(tmpdir(), 'scribe-readme-'));
+    // The js snippets import graphql-ws, ws and @apollo/client, as an app that installed them.
+    await symlink(resolve('node_modules'), join(workdir, 'node_modules'), 'dir');
+    const start = snippet('start');
+    const settings = /^export PORT=(\S+) TOKEN=(\S+)$/m.exec(start);
+    if (!settings) throw new Error('The start snippet must begin with export PORT=… TOKEN=…');
+    env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NO_COLOR: '1',
+      PORT: String(await freePort()),
+      TOKEN: settings[2],
+      // Never ./data, which the README's own start would use.
+      DATA_DIR: join(workdir, 'data'),
+    };
+    await mkdir(env.DATA_DIR!);
+    // `npm start` builds first; npm test has built, and a build now would rewrite dist/ under
+    // the suites running beside this one. start:prod is npm start without its build.
+    const script = start
+      .replace(/^export PORT=\S+ /m, 'export ')
+      .replace(/\bnpm start\b/, 'exec npm run start:prod');
+    expect(script).not.toBe(start);
+    server = spawn('bash', ['-euo', 'pipefail', '-c', script], {
+      env,
+      cwd: process.cwd(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const out = watched(server);
+    serverOutput = out.output;
+    if (!(await out.until('GraphQL API ready at', 60_000))) {
+      throw new Error(`The server did not start:\n${out.output()}`);
+    }
+  }, 90_000);
+
+  afterAll(async () => {
+    if (server?.pid !== undefined && server.exitCode === null) {
+      const exited = new Promise((done) => server.once('exit', done));
+      process.kill(-server.pid, 'SIGTERM');
+      await exited;
+    }
+    await rm(workdir, { recursive: true, force: true });
+  });
+
+  it('marks every client example, so that none is left out of this test', () => {
+    const blocks = [
+      ...README.matchAll(/(<!-- snippet: [\w-]+ -->\n)?```(sh|js)\n([\s\S]*?)\n```/g),
+    ];
+    const unmarked = blocks
+      .filter(
+        ([, marker, language, code]) => !marker && (language === 'js' || /\bcurl\b/.test(code)),
+      )
+      .map(([block]) => block.slice(0, 80));
+    expect(unmarked).toEqual([]);
+    expect([...SNIPPETS.keys()]).toEqual(
+      expect.arrayContaining(['start', 'append', 'read', 'subscribe', 'apollo-client']),
+    );
+    // Each reads the port and the token from the variables the start snippet sets.
+    for (const [name, { code }] of SNIPPETS) {
+      if (name === 'start') continue;
+      expect(code).toMatch(/\$PORT|process\.env\.PORT/);
+      expect(code).toMatch(/Bearer \$TOKEN|Bearer \$\{process\.env\.TOKEN\}/);
+    }
+  });
+
+  it('serves where the start snippet said, with its token', () => {
+    expect(serverOutput()).toContain(`http://127.0.0.1:${env.PORT}/graphql`);
+  });
+
+  it('appends with curl, and reads it back', async () => {
+    const appended = await run('bash', ['-euo', 'pipefail', '-c', snippet('append')], env, workdir);
+    expect(appended.code).toBe(0);
+    expect(JSON.parse(appended.output)).toMatchObject({
+      data: { appendMessage: { status: 'PERSISTED' } },
+    });
+    const read = await run('bash', ['-euo', 'pipefail', '-c', snippet('read')], env, workdir);
+    expect(read.code).toBe(0);
+    const answer = JSON.parse(read.output) as {
+      errors?: unknown;
+      data: { session: { messages: { edges: { node: { content: string } }[] } } };
+    };
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data.session.messages.edges.map((edge) => edge.node.content)).toContain('Hello');
+  });
+
+  it('subscribes with graphql-ws, from Node, and hears a message appended', async () => {
+    const file = join(workdir, 'subscribe.mjs');
+    await writeFile(file, snippet('subscribe'));
+    const child = spawn(process.execPath, [file], {
+      env,
+      cwd: workdir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const out = watched(child);
+    try {
+      // Live only (no cursor): appended until one is heard, since the subscription is made in
+      // the background; each append is waited for, bounded.
+      let heard = false;
+      for (let attempt = 0; attempt < 20 && !heard; attempt++) {
+        const content = `live ${attempt}`;
+        const answer = await fetch(`http://127.0.0.1:${env.PORT}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${env.TOKEN}` },
+          body: JSON.stringify({
+            query: `mutation($input: AppendMessageInput!) { appendMessage(input: $input) { status } }`,
+            variables: { input: { sessionId: 'demo', role: 'ASSISTANT', content } },
+          }),
+        });
+        expect(answer.status).toBe(200);
+        heard = await out.until(`ASSISTANT: ${content}`, 500);
+      }
+      expect(heard).toBe(true);
+      expect(out.output()).not.toMatch(/failed|Error/);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
+  it('appends and reads with Apollo Client, from Node', async () => {
+    const file = join(workdir, 'apollo-client.mjs');
+    await writeFile(file, snippet('apollo-client'));
+    const { code, output } = await run(process.execPath, [file], env, workdir);
+    expect({ code, output }).toMatchObject({ code: 0 });
+    expect(output.split('\n')).toEqual(
+      expect.arrayContaining(['PERSISTED', 'USER: Hello', 'USER: Hi from Apollo']),
+    );
+  });
+});
