@@ -1,6 +1,7 @@
 import { type Type } from '@nestjs/common';
 import { LiveResolver } from './live/live.resolver.js';
 import { SessionUpdateResolver } from './session/session-update.resolver.js';
+import { SearchResolver } from './session/search.resolver.js';
 import { SessionResolver } from './session/session.resolver.js';
 import { SpoolResolver } from './spool/spool.resolver.js';
 import { TranscriptResolver } from './transcript/transcript.resolver.js';
@@ -9,6 +10,7 @@ import { TranscriptResolver } from './transcript/transcript.resolver.js';
 export const SCHEMA_RESOLVERS: Type<unknown>[] = [
   LiveResolver,
   SessionResolver,
+  SearchResolver,
   SessionUpdateResolver,
   SpoolResolver,
   TranscriptResolver,

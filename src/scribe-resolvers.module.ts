@@ -4,6 +4,7 @@ import { LiveModule } from './live/live.module.js';
 import { LiveResolver } from './live/live.resolver.js';
 import { SessionUpdateResolver } from './session/session-update.resolver.js';
 import { SessionModule } from './session/session.module.js';
+import { SearchResolver } from './session/search.resolver.js';
 import { SessionResolver } from './session/session.resolver.js';
 import { SpoolModule } from './spool/spool.module.js';
 import { SpoolResolver } from './spool/spool.resolver.js';
@@ -20,6 +21,7 @@ import { TranscriptResolver } from './transcript/transcript.resolver.js';
   imports: [DatabaseModule, SessionModule, TranscriptModule, SpoolModule, LiveModule],
   providers: [
     SessionResolver,
+    SearchResolver,
     SessionUpdateResolver,
     TranscriptResolver,
     SpoolResolver,

@@ -13,6 +13,7 @@ import { TCP_KEEPALIVE } from './postgres-keepalive.js';
 import { StoredTimes1764892800000 } from './migrations/1764892800000-stored-times.js';
 import { DatabaseIdentity1764979200000 } from './migrations/1764979200000-database-identity.js';
 import { SessionIdPrefix1765065600000 } from './migrations/1765065600000-session-id-prefix.js';
+import { MessageSearch1765152000000 } from './migrations/1765152000000-message-search.js';
 
 export const ENTITIES = [SessionEntity, MessageEntity, DeletedSessionEntity];
 export const MIGRATIONS = [
@@ -24,6 +25,7 @@ export const MIGRATIONS = [
   StoredTimes1764892800000,
   DatabaseIdentity1764979200000,
   SessionIdPrefix1765065600000,
+  MessageSearch1765152000000,
 ];
 
 /** How long one SQLite statement waits for another process's lock before failing. */

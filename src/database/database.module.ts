@@ -22,6 +22,8 @@ import { DatabaseStartup, FALLBACK_RETRY_INTERVAL_MS } from './database-startup.
 import { ReadyMessageStore } from './ready-message-store.js';
 import { migratingDataSource } from './schema-migrations.js';
 import { SessionListQueries } from './session-list-queries.js';
+import { MessageSearch } from './message-search.js';
+import { SearchBackfill } from './search-backfill.js';
 import { SessionQueries } from './session-queries.js';
 import { SessionUpdates } from './session-updates.js';
 import { SqliteMessageStore } from './sqlite-message-store.js';
@@ -57,6 +59,13 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
     { provide: DatabaseReadiness, useExisting: DatabaseStartup },
     SessionQueries,
     SessionListQueries,
+    MessageSearch,
+    {
+      provide: SearchBackfill,
+      inject: [getDataSourceToken(SCRIBE_CONNECTION), DatabaseReadiness],
+      useFactory: (dataSource: DataSource, readiness: DatabaseReadiness) =>
+        new SearchBackfill(dataSource, readiness),
+    },
     SessionUpdates,
     CommitReads,
     SessionDeletion,
@@ -117,6 +126,8 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
     DatabaseReadiness,
     SessionQueries,
     SessionListQueries,
+    MessageSearch,
+    SearchBackfill,
     SessionUpdates,
     CommitReads,
     SessionDeletion,
