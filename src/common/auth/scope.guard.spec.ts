@@ -87,6 +87,13 @@ describe('ScopeGuard', () => {
     expect(callerSessionPrefix(context)).toBe('u1-');
   });
 
+  it('keeps its record of the caller off the context, where a host may write its own', async () => {
+    const { context } = await u1('sessions');
+    expect(context).toEqual({ req: {} });
+    context.principal = { sessionPrefix: undefined, scopes: new Set(['admin']) };
+    expect(callerSessionPrefix(context)).toBe('u1-');
+  });
+
   it('refuses it a list of everyone’s, whatever its scopes', async () => {
     const admin = guard({ kind: 'principal', principal: principal(['admin', 'read'], 'u1-') });
     expect((await refusal(admin('gateStatus'))).code).toBe('FORBIDDEN');
@@ -135,5 +142,8 @@ describe('ScopeGuard outside GraphQL', () => {
 describe('callerSessionPrefix', () => {
   it('refuses a list when no caller was checked, rather than list everyone’s', () => {
     expect(() => callerSessionPrefix({})).toThrow('The caller was not checked');
+    // A principal someone else put on the context is not one Scribe checked.
+    const forged = { principal: { sessionPrefix: undefined } };
+    expect(() => callerSessionPrefix(forged)).toThrow('The caller was not checked');
   });
 });

@@ -40,21 +40,29 @@ export const RequireScope = (scope: Scope, sessions?: SessionsOf) =>
   applyDecorators(SetMetadata(RULE, { scope, sessions } satisfies ScopeRule), FieldScope(scope));
 
 /**
+ * The callers the guard checked, by the GraphQL context of their request: Scribe's own record,
+ * not a field of the context, which in host mode is the host's object, where the host's code
+ * may keep a `principal` of its own (anything else there must never widen a list).
+ */
+const CHECKED = new WeakMap<object, Principal>();
+
+/**
  * The prefix of the sessions the caller may reach, as the guard found it for this request
  * (undefined: all of them). A resolver of an OWN_SESSIONS field lists only those; with no
  * caller recorded (the guard did not run) it refuses rather than list everyone's.
  */
-export function callerSessionPrefix(context: { principal?: Principal }): string | undefined {
-  if (!context.principal) {
+export function callerSessionPrefix(context: object): string | undefined {
+  const principal = CHECKED.get(context);
+  if (!principal) {
     throw new ScribeException(ScribeErrorCode.Forbidden, 'The caller was not checked');
   }
-  return context.principal.sessionPrefix;
+  return principal.sessionPrefix;
 }
 
 /**
  * Every root field of the API declares the scope it needs (a root field without one is
  * refused, so a new one cannot be left open by mistake). The caller is authenticated once per
- * request, whatever the number of fields, and recorded on the GraphQL context. A JWT limited to
+ * request, whatever the number of fields, and recorded by its GraphQL context (callerSessionPrefix). A JWT limited to
  * a session prefix reaches only those sessions: a list only when its resolver lists its own.
  */
 @Injectable()
@@ -81,7 +89,7 @@ export class ScopeGuard implements CanActivate {
     if (!principal.scopes.has(rule.scope)) {
       throw missingScope(principal, info.fieldName, rule.scope);
     }
-    gql.getContext<{ principal?: Principal }>().principal = principal;
+    CHECKED.set(gql.getContext<object>(), principal);
     const prefix = principal.sessionPrefix;
     if (prefix === undefined || rule.sessions === OWN_SESSIONS) return true;
     const sessionId = rule.sessions

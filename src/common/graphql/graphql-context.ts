@@ -1,5 +1,4 @@
 import { type Request } from 'express';
-import { type Principal } from '../auth/authenticator.js';
 import { type ResponseBudget } from './response-budget.js';
 
 /** What each resolver receives as GraphQL context. */
@@ -9,6 +8,4 @@ export interface GraphQLContext {
   requestId?: string;
   /** What the answer may still take (HTTP only: a subscription's events are one message each). */
   budget?: ResponseBudget;
-  /** The caller, once ScopeGuard has checked it for a root field (see callerSessionPrefix). */
-  principal?: Principal;
 }
