@@ -158,7 +158,11 @@ describe('JWT_JWKS_URL that does not answer at start', () => {
     const idp = await keyServer();
     const url = idp.url;
     await idp.close();
-    const outcome = await createTestApp('sqlite', { JWT_JWKS_URL: url }).then(
+    const outcome = await createTestApp('sqlite', {
+      JWT_JWKS_URL: url,
+      JWT_ISSUER: 'https://idp.test',
+      JWT_AUDIENCE: 'scribe',
+    }).then(
       async (sut) => {
         await sut.close();
         return 'started';
@@ -183,6 +187,8 @@ describe('JWT_JWKS_URL that does not answer at start', () => {
         NO_COLOR: '1',
         DATA_DIR: dataDir,
         JWT_JWKS_URL: url,
+        JWT_ISSUER: 'https://idp.test',
+        JWT_AUDIENCE: 'scribe',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -19,6 +19,12 @@ const NOTHING: AccessVariables = {
   host: '127.0.0.1',
 };
 
+const JWKS: AccessVariables = {
+  ...NOTHING,
+  jwtIssuer: 'https://idp.example.com/',
+  jwtAudience: 'scribe',
+};
+
 function refusal(run: () => unknown): string {
   try {
     run();
@@ -124,7 +130,7 @@ describe(accessSettings.name, () => {
       { jwtSecret: 's', jwtJwksUrl: 'https://idp.example.com/jwks' },
       { jwtPublicKey: 'k', jwtJwksUrl: 'https://idp.example.com/jwks' },
     ]) {
-      expect(refusal(() => accessSettings({ ...NOTHING, ...keys }))).toBe(
+      expect(refusal(() => accessSettings({ ...JWKS, ...keys }))).toBe(
         'Set one of JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL',
       );
     }
@@ -139,9 +145,23 @@ describe(accessSettings.name, () => {
     ['http://localhost/jwks', 'http://localhost/jwks'],
     ['http://[::1]:9000/k', 'http://[::1]:9000/k'],
   ])('takes the key set at %s', (url, href) => {
-    const settings = accessSettings({ ...NOTHING, jwtJwksUrl: url, jwtJwksCooldownMs: 500 });
+    const settings = accessSettings({ ...JWKS, jwtJwksUrl: url, jwtJwksCooldownMs: 500 });
     expect(settings.jwt?.key).toEqual({ kind: 'jwks', url: href, cooldownMs: 500 });
     expect(settings.anonymous).toBe(false);
+  });
+
+  it.each([
+    [{ jwtIssuer: undefined }],
+    [{ jwtAudience: undefined }],
+    [{ jwtIssuer: undefined, jwtAudience: undefined }],
+  ])('refuses the key set without an issuer and an audience to check: %j', (unset) => {
+    expect(
+      refusal(() =>
+        accessSettings({ ...JWKS, ...unset, jwtJwksUrl: 'https://idp.example.com/jwks' }),
+      ),
+    ).toBe(
+      "JWT_JWKS_URL needs JWT_ISSUER and JWT_AUDIENCE (the provider's issuer and this API's audience): a provider's keys sign tokens for all its clients",
+    );
   });
 
   it.each([
@@ -152,7 +172,7 @@ describe(accessSettings.name, () => {
     'https://user@idp.example.com/jwks',
     'http://127.0.0.1.example.com/jwks',
   ])('refuses the key set at %s: plain http only to loopback, no credentials', (url) => {
-    expect(refusal(() => accessSettings({ ...NOTHING, jwtJwksUrl: url }))).toBe(
+    expect(refusal(() => accessSettings({ ...JWKS, jwtJwksUrl: url }))).toBe(
       `JWT_JWKS_URL must be an https:// URL (http:// only to a loopback address), without credentials; got ${JSON.stringify(url)}`,
     );
   });

@@ -142,6 +142,13 @@ function jwtKeyOf(variables: AccessVariables): JwtKey | undefined {
   // A PEM key in one environment line may write its newlines as \n.
   if (jwtPublicKey) return { kind: 'publicKey', publicKey: jwtPublicKey.replace(/\\n/g, '\n') };
   if (jwtJwksUrl) {
+    // A provider signs tokens for all its clients and APIs with the keys of one set: without
+    // both checks, any token it issued for anything would be taken as one for Scribe.
+    if (!variables.jwtIssuer || !variables.jwtAudience) {
+      throw new InvalidEnvironmentError(
+        "JWT_JWKS_URL needs JWT_ISSUER and JWT_AUDIENCE (the provider's issuer and this API's audience): a provider's keys sign tokens for all its clients",
+      );
+    }
     return { kind: 'jwks', url: jwksUrlOf(jwtJwksUrl), cooldownMs: variables.jwtJwksCooldownMs };
   }
   return undefined;

@@ -54,8 +54,49 @@ export function corsHeadersOf(value: string | undefined): string[] {
         `CORS_ALLOWED_HEADERS must list header names such as x-trace-id (comma-separated); got ${JSON.stringify(name)}`,
       );
     }
-    return name.toLowerCase();
+    const lower = name.toLowerCase();
+    if (lower.includes('*') || isForbiddenHeader(lower)) {
+      throw new InvalidEnvironmentError(
+        `CORS_ALLOWED_HEADERS must name headers a page may send: not * (any header) nor one the browser sets itself; got ${JSON.stringify(name)}`,
+      );
+    }
+    return lower;
   });
+}
+
+// What the Fetch standard keeps from pages (its forbidden request-header names): listing one
+// allows nothing, and `*` would allow every header a page could send.
+const FORBIDDEN_HEADERS = new Set([
+  'accept-charset',
+  'accept-encoding',
+  'access-control-request-headers',
+  'access-control-request-method',
+  'connection',
+  'content-length',
+  'cookie',
+  'cookie2',
+  'date',
+  'dnt',
+  'expect',
+  'host',
+  'keep-alive',
+  'origin',
+  'referer',
+  'set-cookie',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'via',
+]);
+
+function isForbiddenHeader(name: string): boolean {
+  return (
+    FORBIDDEN_HEADERS.has(name) ||
+    name.startsWith('proxy-') ||
+    name.startsWith('sec-') ||
+    name.startsWith('access-control-')
+  );
 }
 
 /** An address, a subnet (address/prefix) or one of Express's names, as `trust proxy` takes. */

@@ -140,6 +140,20 @@ describe(ScribeConfig.name, () => {
   });
 
   describe('CORS_ALLOWED_HEADERS', () => {
+    it.each([
+      '*',
+      'x-*',
+      'Cookie',
+      'host',
+      'Sec-Fetch-Mode',
+      'proxy-authorization',
+      'access-control-allow-origin',
+    ])('refuses %p: no wildcard, and nothing the browser keeps from pages', (value) => {
+      expect(refusal({ CORS_ALLOWED_HEADERS: `x-trace-id, ${value}` }).message).toBe(
+        `CORS_ALLOWED_HEADERS must name headers a page may send: not * (any header) nor one the browser sets itself; got ${JSON.stringify(value)}`,
+      );
+    });
+
     it('lists no header when unset or blank', () => {
       expect(ScribeConfig.fromVariables({}).corsAllowedHeaders).toEqual([]);
       expect(ScribeConfig.fromVariables({ CORS_ALLOWED_HEADERS: ' ' }).corsAllowedHeaders).toEqual(
@@ -153,8 +167,8 @@ describe(ScribeConfig.name, () => {
           .corsAllowedHeaders,
       ).toEqual(['x-trace-id', 'x-tenant']);
       expect(
-        ScribeConfig.fromVariables({ CORS_ALLOWED_HEADERS: "a!#$%&'*+.^_`|~9" }).corsAllowedHeaders,
-      ).toEqual(["a!#$%&'*+.^_`|~9"]);
+        ScribeConfig.fromVariables({ CORS_ALLOWED_HEADERS: "a!#$%&'+.^_`|~9" }).corsAllowedHeaders,
+      ).toEqual(["a!#$%&'+.^_`|~9"]);
     });
 
     it.each(['x trace', 'x-a,,x-b', 'x-a;x-b', 'x:y', '"x"', 'x\u00e9', '(x)'])(

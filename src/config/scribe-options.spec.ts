@@ -59,8 +59,8 @@ const BAD_VALUES: Record<string, [value: unknown, reason: string]> = {
   'auth.jwtSecret': [null, 'must be a string (got null)'],
   'auth.jwtPublicKey': [5, 'must be a string (got number)'],
   'auth.jwtJwksUrl': [
-    'http://idp.example.com/jwks',
-    'must be an https:// URL (http:// only to a loopback address), without credentials; got "http://idp.example.com/jwks"',
+    'https://idp.example.com/jwks',
+    "needs auth.jwtIssuer and auth.jwtAudience (the provider's issuer and this API's audience): a provider's keys sign tokens for all its clients (got \"https://idp.example.com/jwks\")",
   ],
   'auth.jwtIssuer': [false, 'must be a string (got boolean)'],
   'auth.jwtAudience': [{}, 'must be a string (got object)'],

@@ -1,6 +1,12 @@
 import { jest } from '@jest/globals';
 import { errors, exportJWK, generateKeyPair, type JWK } from 'jose';
-import { JWKS_REFRESH_MS, JwksKeys, JwksUnavailableError } from './jwks-keys.js';
+import {
+  JWKS_MAX_BYTES,
+  JWKS_REFRESH_MS,
+  JwksKeys,
+  JwksUnavailableError,
+  cappedFetch,
+} from './jwks-keys.js';
 
 const URL_ = 'https://idp.example.com/.well-known/jwks.json';
 const COOLDOWN = 1000;
@@ -221,5 +227,54 @@ describe('JwksKeys', () => {
     const { keys, key } = setUp();
     await noMatchingKey(key('a'));
     expect(keys).toBeDefined();
+  });
+});
+
+describe('cappedFetch', () => {
+  const chunked = (sizes: number[], status = 200) =>
+    new Response(
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const size of sizes) controller.enqueue(new Uint8Array(size).fill(0x20));
+          controller.close();
+        },
+      }),
+      { status, headers: { 'content-type': 'application/json' } },
+    );
+
+  it('passes an answer within the cap through, its status and headers kept', async () => {
+    const capped = cappedFetch(async () => chunked([400, 600], 404), 1000);
+    const response = await capped('https://idp.example.com/jwks');
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect((await response.arrayBuffer()).byteLength).toBe(1000);
+    const empty = await cappedFetch(async () => new Response(null, { status: 204 }), 10)('x');
+    expect(empty.status).toBe(204);
+  });
+
+  it('refuses an answer past the cap, reading no more of it', async () => {
+    let pulled = 0;
+    const endless = new Response(
+      new ReadableStream<Uint8Array>({
+        pull(controller) {
+          pulled += 1;
+          controller.enqueue(new Uint8Array(64 * 1024));
+        },
+      }),
+    );
+    const capped = cappedFetch(async () => endless, JWKS_MAX_BYTES);
+    await expect(capped('https://idp.example.com/jwks')).rejects.toThrow(
+      `the key set is larger than ${JWKS_MAX_BYTES} bytes`,
+    );
+    expect(pulled).toBeLessThanOrEqual(JWKS_MAX_BYTES / (64 * 1024) + 2);
+  });
+
+  it('fails the start for a key set past the cap', async () => {
+    const keys = new JwksKeys({ url: URL_, cooldownMs: COOLDOWN }, async () =>
+      Response.json({ keys: [], padding: 'x'.repeat(JWKS_MAX_BYTES) }),
+    );
+    await expect(keys.onModuleInit()).rejects.toThrow(
+      `JWT_JWKS_URL ${URL_} did not answer with a key set: the key set is larger than ${JWKS_MAX_BYTES} bytes`,
+    );
   });
 });

@@ -14,6 +14,8 @@ import {
 export const JWKS_REFRESH_MS = 10 * 60_000;
 /** How long one fetch of the key set may take. */
 export const JWKS_FETCH_TIMEOUT_MS = 5000;
+/** The largest key set read: a provider's holds a few keys, a few KiB. */
+export const JWKS_MAX_BYTES = 1024 * 1024;
 
 export interface JwksSource {
   readonly url: string;
@@ -59,7 +61,7 @@ export class JwksKeys implements OnModuleInit, OnApplicationShutdown {
     this.remote = createRemoteJWKSet(new URL(source.url), {
       timeoutDuration: JWKS_FETCH_TIMEOUT_MS,
       cacheMaxAge: Infinity,
-      [customFetch]: fetchImpl,
+      [customFetch]: cappedFetch(fetchImpl, JWKS_MAX_BYTES),
     });
   }
 
@@ -129,6 +131,30 @@ export class JwksKeys implements OnModuleInit, OnApplicationShutdown {
     if (!jwks) throw new errors.JWKSInvalid('No key set');
     this.local = createLocalJWKSet(jwks);
   }
+}
+
+/**
+ * `fetchImpl`, but an answer's body is read as it comes and refused past `maxBytes`: jose reads
+ * a key set whole and parses it, so an answer of 256 MiB (a provider, or the way to it, gone
+ * wrong) would take that much memory and stall the process while parsed.
+ */
+export function cappedFetch(fetchImpl: typeof fetch, maxBytes: number): typeof fetch {
+  return async (input, init) => {
+    const response = await fetchImpl(input, init);
+    const chunks: Uint8Array[] = [];
+    let bytes = 0;
+    // Leaving the loop (the throw) cancels the rest of the body.
+    const body = response.body as AsyncIterable<Uint8Array> | null;
+    for await (const chunk of body ?? []) {
+      bytes += chunk.byteLength;
+      if (bytes > maxBytes) throw new Error(`the key set is larger than ${maxBytes} bytes`);
+      chunks.push(chunk);
+    }
+    return new Response(bytes === 0 ? null : Buffer.concat(chunks), {
+      status: response.status,
+      headers: response.headers,
+    });
+  };
 }
 
 /**
