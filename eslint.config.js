@@ -9,7 +9,7 @@ import tseslint from 'typescript-eslint';
 // the composition root (src/*.ts) on top.
 const ENV_MESSAGE =
   'read configuration from ScribeConfig; only src/config/scribe-options-from-environment.ts reads the environment';
-const FEATURES = ['session', 'transcript', 'spool', 'live', 'health'];
+const FEATURES = ['session', 'transcript', 'spool', 'live', 'health', 'export'];
 const DRIVERS = ['typeorm', '@nestjs/typeorm', 'sqlite3', 'pg'];
 const otherFeatures = (own) => FEATURES.filter((feature) => feature !== own);
 const LAYERS = [
@@ -52,6 +52,12 @@ const LAYERS = [
     folder: 'session',
     refused: otherFeatures('session').map((name) => `**/${name}/**`),
     why: 'session/ imports neither the write path nor the spool',
+  },
+  {
+    // An export reads what is stored, through database/ as session/ does, without session/.
+    folder: 'export',
+    refused: otherFeatures('export').map((name) => `**/${name}/**`),
+    why: 'export/ imports no other feature: it reads stored transcripts through database/',
   },
 ];
 

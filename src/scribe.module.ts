@@ -15,6 +15,7 @@ import { ScribeConfigModule } from './config/scribe-config.module.js';
 import { InvalidScribeOptionsError } from './config/invalid-scribe-options.error.js';
 import { type ScribeGraphQLMode, type ScribeOptions } from './config/scribe-options.js';
 import { DatabaseModule } from './database/database.module.js';
+import { ExportModule } from './export/export.module.js';
 import { ScribeGraphQL } from './graphql/scribe-graphql.js';
 import { ScribeGraphQLModule } from './graphql/scribe-graphql.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -115,6 +116,7 @@ export class ScribeModule {
         TranscriptModule,
         LiveModule,
         HealthModule,
+        ExportModule,
         ScribeHttpModule,
       ],
       exports: [ScribeGraphQLModule, SessionModule, SpoolModule, TranscriptModule],

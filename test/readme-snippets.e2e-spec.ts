@@ -132,7 +132,7 @@ describe('the README', () => {
       .map(([block]) => block.slice(0, 80));
     expect(unmarked).toEqual([]);
     expect([...SNIPPETS.keys()]).toEqual(
-      expect.arrayContaining(['start', 'append', 'read', 'subscribe', 'apollo-client']),
+      expect.arrayContaining(['start', 'append', 'read', 'subscribe', 'apollo-client', 'export']),
     );
     // Each reads the port and the token from the variables the start snippet sets.
     for (const [name, { code }] of SNIPPETS) {
@@ -160,6 +160,14 @@ describe('the README', () => {
     };
     expect(answer.errors).toBeUndefined();
     expect(answer.data.session.messages.edges.map((edge) => edge.node.content)).toContain('Hello');
+  });
+
+  it('exports the transcript with curl, into the file the server names', async () => {
+    const exported = await run('bash', ['-euo', 'pipefail', '-c', snippet('export')], env, workdir);
+    expect(exported).toMatchObject({ code: 0 });
+    const markdown = readFileSync(join(workdir, 'demo.md'), 'utf8');
+    expect(markdown).toMatch(/^# demo/m);
+    expect(markdown).toContain('Hello');
   });
 
   it('subscribes with graphql-ws, from Node, and hears a message appended', async () => {

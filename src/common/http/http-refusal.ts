@@ -1,4 +1,6 @@
 import { type Response } from 'express';
+import { graphqlCodeFor } from '../errors/graphql-error.util.js';
+import { type ScribeException } from '../errors/scribe.exception.js';
 import { claimForScribe } from './refusal-gate.js';
 
 /**
@@ -16,9 +18,12 @@ export type HttpRefusalCode =
   | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL_SERVER_ERROR';
 
+const errorsBody = (code: string, message: string) =>
+  JSON.stringify({ errors: [{ message, extensions: { code } }] });
+
 /** The body of every such answer, as GraphQL clients read errors. */
 export function refusalBody(code: HttpRefusalCode, message: string): string {
-  return JSON.stringify({ errors: [{ message, extensions: { code } }] });
+  return errorsBody(code, message);
 }
 
 /**
@@ -38,4 +43,20 @@ export function answerRefusal(
   claimForScribe(response);
   if (close) response.setHeader('Connection', 'close');
   response.status(status).type('application/json').send(refusalBody(code, message));
+}
+
+/**
+ * Answers a domain error (a ScribeException) on a route of Scribe's that is not GraphQL (a
+ * transcript's export), in the same shape: its code as GraphQL clients are told it.
+ */
+export function answerScribeRefusal(
+  response: Response,
+  status: number,
+  error: ScribeException,
+): void {
+  claimForScribe(response);
+  response
+    .status(status)
+    .type('application/json')
+    .send(errorsBody(graphqlCodeFor(error.code), error.message));
 }

@@ -36,6 +36,7 @@ describe('scribeCors', () => {
     expect(vary).toEqual(['Origin']);
     expect(Object.fromEntries(headers)).toEqual({
       'access-control-allow-origin': 'https://chat.example.com',
+      'access-control-expose-headers': 'Content-Disposition,X-Request-Id',
       'access-control-allow-methods': 'GET,POST',
       'access-control-allow-headers': [...SCRIBE_REQUEST_HEADERS, 'x-trace-id'].join(','),
       'access-control-max-age': '600',
@@ -58,6 +59,7 @@ describe('scribeCors', () => {
     expect(listed.res.ended).toBe(false);
     expect(Object.fromEntries(listed.headers)).toEqual({
       'access-control-allow-origin': 'https://chat.example.com',
+      'access-control-expose-headers': 'Content-Disposition,X-Request-Id',
     });
     const none = call(cors, 'GET', undefined);
     expect(none.next).toHaveBeenCalledTimes(1);

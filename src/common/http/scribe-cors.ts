@@ -32,6 +32,8 @@ export function scribeCors(
     const origin = request.headers.origin;
     if (origin !== undefined && allowed.has(origin)) {
       response.setHeader('Access-Control-Allow-Origin', origin);
+      // An export's file name, and the id its logs carry, for the page to read.
+      response.setHeader('Access-Control-Expose-Headers', 'Content-Disposition,X-Request-Id');
     }
     response.vary('Origin');
     if (request.method.toUpperCase() !== 'OPTIONS') return next();

@@ -53,7 +53,7 @@ import { whileShuttingDown } from './shutting-down.js';
  */
 @Injectable()
 export class ScribeHttpFront implements OnModuleInit, OnModuleDestroy {
-  // Set at the first of the shutdown hooks: new GraphQL requests are answered 503 from then.
+  // Set at the first of the shutdown hooks: new GraphQL requests and exports are answered 503.
   private closing = false;
   private refusal: string | undefined;
 
@@ -90,7 +90,7 @@ export class ScribeHttpFront implements OnModuleInit, OnModuleDestroy {
 
   private install(express: Express): void {
     const config = this.config;
-    const { isScribe, isGraphql, isGuarded, isGated } = this.paths;
+    const { isScribe, isGraphql, isExport, isGuarded, isGated } = this.paths;
     // First of all: a request's id and access line, whatever becomes of it. On every path when
     // Scribe serves alone; in a host's app, on Scribe's paths only (the others are the host's).
     const tracing = requestTracing({ atLogLevel: config.accessLog });
@@ -107,7 +107,7 @@ export class ScribeHttpFront implements OnModuleInit, OnModuleDestroy {
     // step finish. First after CORS, so that a browser may read it, and before anything reads.
     express.use(
       onlyWhere(
-        isGraphql,
+        (request) => isGraphql(request) || isExport(request),
         whileShuttingDown(() => this.closing),
       ),
     );
@@ -122,12 +122,12 @@ export class ScribeHttpFront implements OnModuleInit, OnModuleDestroy {
       (reason) => this.metrics.refused(reason),
     );
     express.use(onlyWhere(isGated, gate));
+    const origins = new Set(config.corsOrigins);
     // Credentials first, from the head alone: refused ones never cost a byte of the body.
     // Not in 'host' mode: the path is the host's endpoint too, and only the operation says
     // whether Scribe is called (a host's field needs no Scribe token, and a host's own token
     // is none of Scribe's); Scribe's part is refused then by fieldScopesPlugin and ScopeGuard.
     if (this.options?.graphql?.mode !== 'host') {
-      const origins = new Set(config.corsOrigins);
       express.use(
         onlyWhere(isGraphql, credentialsFirst(this.authenticator, this.refusals, origins)),
       );
@@ -135,6 +135,8 @@ export class ScribeHttpFront implements OnModuleInit, OnModuleDestroy {
       // For the same reason, only Scribe's refusals there spend the source's refusal budget.
       express.use(onlyWhere(isGraphql, claimedRefusalsOnly));
     }
+    // A transcript's export is Scribe's alone in either mode: its caller is checked here too.
+    express.use(onlyWhere(isExport, credentialsFirst(this.authenticator, this.refusals, origins)));
     express.use(onlyWhere(isGraphql, jsonBodiesOnly));
     express.use(onlyWhere(isGraphql, declaredSizeCheck(config.maxBodyBytes)));
     express.use(onlyWhere(isGraphql, scribeBodyDeadline(config.httpTimeouts)));

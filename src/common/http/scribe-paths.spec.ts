@@ -1,6 +1,8 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import request from 'supertest';
+import { ApplicationConfig } from '@nestjs/core';
 import { closeGraphqlSubtree, type MountedLayers } from './graphql-subtree.js';
+import { nestRoutePaths } from './nest-route-paths.js';
 import { ScribePaths, type RouterView } from './scribe-paths.js';
 
 const at = (path: string) => ({ baseUrl: '', path, method: 'POST' }) as Request;
@@ -28,6 +30,16 @@ describe(ScribePaths.name, () => {
     ['/healthz', undefined],
     ['/metrics', 'metrics'],
     ['/metrics/x', undefined],
+    ['/sessions/demo/export', 'export'],
+    ['/sessions/user-42:a.b_c/export/', 'export'],
+    ['/Sessions/x/EXPORT', 'export'],
+    ['/sessions/%2F/export', 'export'],
+    ['/sessions/x/export/y', undefined],
+    ['/sessions//export', undefined],
+    ['/sessions/a/b/export', undefined],
+    ['/sessions/x/exports', undefined],
+    ['/sessions/x', undefined],
+    ['/sessions', undefined],
     ['/', undefined],
   ])('takes %p for %p, as Express routes it by default', (path, route) => {
     expect(pathsOf({}).routeOf(at(path))).toBe(route);
@@ -41,6 +53,10 @@ describe(ScribePaths.name, () => {
     const strict = pathsOf({ strict: true });
     expect(strict.routeOf(at('/health/'))).toBeUndefined();
     expect(strict.routeOf(at('/health'))).toBe('health');
+    expect(strict.routeOf(at('/sessions/x/export/'))).toBeUndefined();
+    expect(strict.routeOf(at('/sessions/x/export'))).toBe('export');
+    expect(sensitive.routeOf(at('/sessions/X/Export'))).toBeUndefined();
+    expect(sensitive.routeOf(at('/sessions/X/export'))).toBe('export');
     // Apollo is mounted with app.use: the trailing slash reaches it whatever the routing.
     expect(strict.routeOf(at('/graphql/'))).toBe('graphql');
   });
@@ -51,6 +67,22 @@ describe(ScribePaths.name, () => {
     expect(paths.routeOf(at('/api/v1x0'))).toBeUndefined();
     const inside = { baseUrl: '/API/v1.0', path: '/', method: 'GET' } as Request;
     expect(paths.isGraphql(inside)).toBe(true);
+  });
+
+  it("takes an export where Nest serves it, under a host's global prefix", () => {
+    const config = new ApplicationConfig();
+    config.setGlobalPrefix('api');
+    const paths = new ScribePaths(
+      { graphqlPath: '/graphql', guardAllPaths: false },
+      () => ({}),
+      (controller, method) => nestRoutePaths(config, controller, method),
+    );
+    expect(paths.isExport(at('/api/sessions/demo/export'))).toBe(true);
+    expect(paths.isExport(at('/sessions/demo/export'))).toBe(false);
+    expect(paths.routeOf(at('/api/health/live'))).toBe('health');
+    // A host's own routes beside it stay the host's.
+    expect(paths.routeOf(at('/api/sessions/demo'))).toBeUndefined();
+    expect(paths.routeOf(at('/api/sessions/demo/other'))).toBeUndefined();
   });
 
   it('finds the GraphQL path taken where a prefix or version puts /health or /metrics', () => {
@@ -78,6 +110,7 @@ describe(ScribePaths.name, () => {
       expect(paths.isGated(at('/health/live'))).toBe(false);
       expect(paths.isGated(at('/health/ready'))).toBe(false);
       expect(paths.isGated(at('/metrics'))).toBe(false);
+      expect(paths.isGated(at('/sessions/demo/export'))).toBe(true);
     }
     expect(pathsOf({}, '/graphql', true).isGated(at('/nope'))).toBe(true);
     expect(pathsOf({}).isGated(at('/nope'))).toBe(false);

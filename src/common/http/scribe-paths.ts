@@ -9,9 +9,12 @@ import { type ScribeConfig } from '../../config/scribe-config.js';
 
 /**
  * Which of Scribe's routes a request is for: its GraphQL endpoint, /health (with /health/live
- * and /health/ready), /metrics, or none.
+ * and /health/ready), /metrics, a transcript's export (/sessions/<id>/export), or none.
  */
-export type ScribeRoute = 'graphql' | 'health' | 'metrics' | undefined;
+export type ScribeRoute = 'graphql' | ControllerRoute | undefined;
+
+/** Scribe's Nest routes (HealthController, MetricsController, ExportController). */
+export type ControllerRoute = 'health' | 'metrics' | 'export';
 
 /** What of an Express router is read here: its settings. */
 export interface RouterView {
@@ -21,25 +24,33 @@ export interface RouterView {
 
 const escape = (path: string) => path.replace(/[.\\^$*+?()[\]{}|]/g, '\\$&');
 
-/** The method paths of each of Scribe's Nest controllers (HealthController, MetricsController). */
-export const CONTROLLER_ROUTES: Record<'health' | 'metrics', readonly string[]> = {
-  health: ['/', '/live', '/ready'],
-  metrics: ['/'],
+// A route parameter (`:id`), as Express matches it: one path segment, whatever it holds (the
+// controller checks it). Applied to an escaped path, which leaves `:` and word characters be.
+const parameters = (escaped: string) => escaped.replace(/:[A-Za-z_]\w*/g, '[^/]+');
+
+/** The controller path and the method paths of each of Scribe's Nest routes. */
+export const CONTROLLER_ROUTES: Record<
+  ControllerRoute,
+  { readonly controller: string; readonly methods: readonly string[] }
+> = {
+  health: { controller: 'health', methods: ['/', '/live', '/ready'] },
+  metrics: { controller: 'metrics', methods: ['/'] },
+  export: { controller: 'sessions', methods: [':id/export'] },
 };
 
 /**
  * Where Scribe's HTTP steps apply: Scribe's own routes, each matched as Express matches it, and
- * nothing else of the app. /health and /metrics are Nest routes: the path Nest serves each at
- * (under the host's global prefix, if any), and with a trailing slash unless 'strict routing'
- * is on. The GraphQL endpoint is the path and the path
- * with a trailing slash, both of which reach Apollo's `app.use(path)`; the paths under it are
- * not Scribe's (closeGraphqlSubtree keeps Apollo from answering them). Case-insensitive unless
- * the router is case sensitive ('case sensitive routing'), as Express's own matching. With
- * guardAllPaths (standalone), the refusal gate stands on every path.
+ * nothing else of the app. /health, /metrics and /sessions/<id>/export are Nest routes: the
+ * path Nest serves each at (under the host's global prefix, if any; an `:id` is any one
+ * segment), and with a trailing slash unless 'strict routing' is on. The GraphQL endpoint is
+ * the path and the path with a trailing slash, both of which reach Apollo's `app.use(path)`;
+ * the paths under it are not Scribe's (closeGraphqlSubtree keeps Apollo from answering them).
+ * Case-insensitive unless the router is case sensitive ('case sensitive routing'), as Express's
+ * own matching. With guardAllPaths (standalone), the refusal gate stands on every path.
  */
 export class ScribePaths {
   private readonly routes = new WeakMap<Request, ScribeRoute>();
-  private patterns?: Record<'health' | 'metrics' | 'graphql', RegExp>;
+  private patterns?: Record<ControllerRoute | 'graphql', RegExp>;
 
   constructor(
     private readonly config: Pick<ScribeConfig, 'graphqlPath' | 'guardAllPaths'>,
@@ -47,12 +58,17 @@ export class ScribePaths {
     private readonly router: () => RouterView | undefined,
     /**
      * Where Nest serves a route of a controller of Scribe's (a host's global prefix:
-     * nestRoutePaths), `method` being the route's path in the controller.
+     * nestRoutePaths), `controller` being the controller's path and `method` the route's path
+     * in it.
      */
-    private readonly servedAt: (controller: 'health' | 'metrics', method: string) => string[] = (
+    private readonly servedAt: (controller: string, method: string) => string[] = (
       controller,
       method,
-    ) => [method === '/' ? `/${controller}` : `/${controller}${method}`],
+    ) => [
+      method === '/'
+        ? `/${controller}`
+        : `/${controller}${method.startsWith('/') ? '' : '/'}${method}`,
+    ],
   ) {}
 
   /** Which of Scribe's routes `request` is for, if any (worked out once per request). */
@@ -65,6 +81,8 @@ export class ScribePaths {
 
   isScribe = (request: Request): boolean => this.routeOf(request) !== undefined;
   isGraphql = (request: Request): boolean => this.routeOf(request) === 'graphql';
+  /** A transcript's export: Scribe's in every mode, never a host's (unlike the GraphQL path). */
+  isExport = (request: Request): boolean => this.routeOf(request) === 'export';
   /** Where the refusal gate stands: Scribe's routes, or every path (guardAllPaths). */
   isGuarded = (request: Request): boolean => this.config.guardAllPaths || this.isScribe(request);
   /**
@@ -99,6 +117,7 @@ export class ScribePaths {
     const path = request.baseUrl + request.path;
     if (patterns.health.test(path)) return 'health';
     if (patterns.metrics.test(path)) return 'metrics';
+    if (patterns.export.test(path)) return 'export';
     return patterns.graphql.test(path) ? 'graphql' : undefined;
   }
 
@@ -106,15 +125,16 @@ export class ScribePaths {
     const flags = router?.caseSensitive ? '' : 'i';
     const slash = router?.strict ? '' : '/?';
     const graphql = escape(this.config.graphqlPath);
-    const route = (controller: 'health' | 'metrics') => {
-      const paths = CONTROLLER_ROUTES[controller].flatMap((method) =>
-        this.servedAt(controller, method),
-      );
-      return new RegExp(`^(?:${paths.map(escape).join('|')})${slash}$`, flags);
+    const route = (name: ControllerRoute) => {
+      const { controller, methods } = CONTROLLER_ROUTES[name];
+      const paths = methods.flatMap((method) => this.servedAt(controller, method));
+      const patterns = paths.map((path) => parameters(escape(path)));
+      return new RegExp(`^(?:${patterns.join('|')})${slash}$`, flags);
     };
     return {
       health: route('health'),
       metrics: route('metrics'),
+      export: route('export'),
       graphql: new RegExp(`^${graphql}/?$`, flags),
     };
   }
