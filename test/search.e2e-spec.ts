@@ -37,6 +37,7 @@ const MESSAGES: [string, string][] = [
   ['u1-b', 'astral: I love 🦊 foxes and 𝒻𝑜𝓍 letters, 北京 too'],
   ['u2-a', 'Another user: the quick brown fox of u2'],
   ['u2-a', `quotes "everywhere" and 'here' (NEAR brackets) AND OR NOT`],
+  ['scripts-1', '한국어 텍스트, ΟΔΟΣ and οδος, mail alice@example.com, pi 3.14, v1.2.3'],
 ];
 
 describe.each(databaseKinds())('searchMessages on %s', (database) => {
@@ -105,6 +106,55 @@ describe.each(databaseKinds())('searchMessages on %s', (database) => {
     expect((await search('fo', U1)).matches).toEqual([]);
   });
 
+  it('finds Hangul, Greek in either case, and words of addresses and numbers, on both databases', async () => {
+    const scripts = [MESSAGES[6][1]];
+    for (const q of [
+      '한국어',
+      '한*',
+      'ΟΔΟΣ',
+      'οδος',
+      'Οδος',
+      'alice@example.com',
+      'example',
+      '3.14',
+      '"v1 2 3"',
+    ]) {
+      expect({ q, found: contents((await search(q)).matches) }).toEqual({ q, found: scripts });
+    }
+  });
+
+  it('stores a message whose words pass the index’s own limit, and every append after it', async () => {
+    // Some 800 KB of distinct words: past a PostgreSQL tsvector's 1 MiB (its start is indexed).
+    const words = Array.from({ length: 110_000 }, (_, i) => `w${i.toString(36)}`).join(' ');
+    for (const [sessionId, content] of [
+      ['poison-1', `${words} tailword`],
+      ['poison-2', 'after the large one'],
+      ['poison-3', 'and another session after it'],
+    ]) {
+      const answer = await sut.gql(
+        `mutation($input: AppendMessageInput!) { appendMessage(input: $input) { status } }`,
+        { input: { sessionId, role: 'USER', content } },
+        ADMIN,
+      );
+      expect({ sessionId, status: answer.data?.appendMessage.status }).toEqual({
+        sessionId,
+        status: 'PERSISTED',
+      });
+    }
+    expect((await search('w0 w1')).matches.map((match) => match.sessionId)).toEqual(['poison-1']);
+    expect((await search('after the large')).matches).toHaveLength(1);
+  });
+
+  it('holds two searches a request, not thirty', async () => {
+    const aliases = (count: number) =>
+      `{ ${Array.from({ length: count }, (_, i) => `s${i}: searchMessages(query: "fox*") { edges { cursor } }`).join(' ')} }`;
+    const two = await sut.gql(aliases(2), undefined, ADMIN);
+    expect(two.errors).toBeUndefined();
+    const three = await sut.gql(aliases(3), undefined, ADMIN);
+    expect(three.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
+    expect(three.data).toBeUndefined();
+  });
+
   it('takes quotes as phrases and every other operator as a word or a separator', async () => {
     expect(contents((await search('"quick brown" fox', U1)).matches)).toEqual([MESSAGES[0][1]]);
     expect((await search('"brown quick"', U1)).matches).toEqual([]);
@@ -131,6 +181,19 @@ describe.each(databaseKinds())('searchMessages on %s', (database) => {
     expect(answer.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     if (message) expect(answer.errors?.[0]?.message).toBe(message);
     expect(JSON.stringify(answer.body)).not.toMatch(/SQLITE|syntax|fts5|tsquery/i);
+  });
+
+  it('orders a prefix token’s matches by nothing other users’ messages can move', async () => {
+    const before = (await search('fox*', U1)).matches.map((match) => match.message.id);
+    // Others' messages holding one of the words would move a ranking by how rare words are.
+    for (let i = 0; i < 6; i++) {
+      await sut.gql(
+        `mutation($input: AppendMessageInput!) { appendMessage(input: $input) { status } }`,
+        { input: { sessionId: `u2-rank-${i}`, role: 'USER', content: 'foxes foxes foxes' } },
+        ADMIN,
+      );
+    }
+    expect((await search('fox*', U1)).matches.map((match) => match.message.id)).toEqual(before);
   });
 
   it('keeps a prefix token to its own sessions, in every way it can ask', async () => {
@@ -172,7 +235,9 @@ describe.each(databaseKinds())('searchMessages on %s', (database) => {
     const rest = await search('fox*', ADMIN, { first: 10, after: first.pageInfo.endCursor });
     expect(rest.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
     const ids = [...first.matches, ...rest.matches].map((match) => match.message.id);
-    expect(new Set(ids).size).toBe(3);
+    const all = (await search('fox*', ADMIN, { first: 100 })).matches;
+    expect(ids).toEqual(all.map((match) => match.message.id));
+    expect(new Set(ids).size).toBe(ids.length);
     for (const after of [
       'bm90LWEtY3Vyc29y',
       Buffer.from('scribe:v1:match:99999').toString('base64url'),

@@ -110,3 +110,23 @@ describe(writeFailure.name, () => {
     expect(writeFailure(error, said)).toBe(error);
   });
 });
+
+describe(classifyDatabaseError.name, () => {
+  it.each([
+    ['22P02', 'refused'],
+    ['23505', 'refused'],
+    // A value past PostgreSQL's own limits (a tsvector over 1 MiB) fails each time it is written.
+    ['54000', 'refused'],
+    ['54001', 'refused'],
+    ['08006', 'unavailable'],
+    ['53300', 'unavailable'],
+    ['57P01', 'unavailable'],
+    ['40001', 'unavailable'],
+    ['55000', 'unavailable'],
+    ['5400', 'unavailable'],
+    ['SQLITE_TOOBIG', 'refused'],
+    ['SQLITE_BUSY', 'unavailable'],
+  ])('takes SQLSTATE or driver code %s as %s', (code, kind) => {
+    expect(classifyDatabaseError(coded(code, 'x'))).toBe(kind);
+  });
+});

@@ -17,10 +17,12 @@ export function classifyDatabaseError(error: unknown): DatabaseFailureKind {
   const code = errorCode(driverErrorOf(error));
   if (code === undefined) return 'unavailable';
   if (code.startsWith('SQLITE_')) return SQLITE_REFUSALS.has(code) ? 'refused' : 'unavailable';
-  // PostgreSQL SQLSTATE classes 22 (data exception: a bad value or encoding) and 23 (integrity
-  // constraint violation). Connection failures (08), lack of resources (53), operator
-  // intervention (57), deadlocks and serialization failures (40) and the rest are outages.
-  return /^2[23][0-9A-Z]{3}$/.test(code) ? 'refused' : 'unavailable';
+  // PostgreSQL SQLSTATE classes 22 (data exception: a bad value or encoding), 23 (integrity
+  // constraint violation) and 54 (program limit exceeded: a value past one of PostgreSQL's own
+  // limits, such as a tsvector over 1 MiB, is refused each time it is written). Connection
+  // failures (08), lack of resources (53), operator intervention (57), deadlocks and
+  // serialization failures (40) and the rest are outages.
+  return /^(22|23|54)[0-9A-Z]{3}$/.test(code) ? 'refused' : 'unavailable';
 }
 
 /** Whether a driver error is a broken constraint (a duplicate key) rather than an outage. */

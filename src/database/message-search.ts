@@ -42,7 +42,8 @@ export interface MessageSearchPage {
 
 /**
  * Full-text search over stored messages (see MessageSearch1765152000000 for the index): best
- * first (SQLite's bm25, PostgreSQL's ts_rank_cd), ties by id, a page of `first` after `offset`,
+ * first (SQLite's bm25, PostgreSQL's ts_rank_cd, which reads the message alone; on SQLite a
+ * caller limited to a prefix gets the newest first, see sqliteSearch), ties by id, a page of `first` after `offset`,
  * fewer once they reach `maxBytes`; `admit` hears the page's estimated bytes before its rows
  * are read. The match's ids and sizes come first, from the index; the rows by id after.
  */
@@ -92,11 +93,18 @@ function sqliteSearch(request: MessageSearchRequest): Query {
     values.push(from, to);
   }
   values.push(request.first + 1, request.offset);
+  // bm25 weighs a word by how rare it is among all messages: ranked so, a caller limited to its
+  // own sessions could count other users' messages holding a word (add some of its own, watch
+  // its matches change places). Its matches come newest first instead.
+  const order =
+    request.idPrefix === undefined
+      ? '"messages_search"."rank", message."id"'
+      : 'message."accepted_at" DESC, message."id"';
   return {
     sql:
       `SELECT message."id" AS "id", ${estimatedRecordBytes(false)} AS "bytes" ` +
       `FROM "messages_search" JOIN "messages" message ON message."rowid" = "messages_search"."rowid" ` +
-      `WHERE ${where.join(' AND ')} ORDER BY "messages_search"."rank", message."id" LIMIT ? OFFSET ?`,
+      `WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ? OFFSET ?`,
     values,
   };
 }

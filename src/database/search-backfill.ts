@@ -5,6 +5,8 @@ import { type DatabaseReadiness } from './database-readiness.js';
 
 /** Messages indexed per transaction: a few milliseconds of the write lock at a time. */
 export const BACKFILL_BATCH_ROWS = 500;
+/** And at most this much content (but one message, whatever its size): SQLite's write lock. */
+export const BACKFILL_BATCH_BYTES = 1024 * 1024;
 /** How long the backfill waits after a batch fails (the database down) before it tries again. */
 export const BACKFILL_RETRY_MS = 5000;
 
@@ -79,34 +81,51 @@ export class SearchBackfill implements OnApplicationBootstrap, OnApplicationShut
 
   /** Indexes the next batch; whether any was left. */
   batch(): Promise<boolean> {
-    const postgres = this.dataSource.options.type === 'postgres';
-    return this.dataSource.transaction((manager) =>
-      postgres ? postgresBatch(manager) : sqliteBatch(manager),
-    );
+    if (this.dataSource.options.type === 'postgres') {
+      return this.dataSource.transaction((manager) => postgresBatch(manager));
+    }
+    return sqliteBatch(this.dataSource);
   }
 }
 
-async function sqliteBatch(manager: EntityManager): Promise<boolean> {
-  const [state] = await manager.query<{ after: number; last: number }[]>(
+/**
+ * SQLite: the batch is chosen by reads outside the transaction, whose first statement then
+ * writes. A transaction that read first would fail (SQLITE_BUSY, its snapshot stale) whenever an
+ * append committed between its read and its first write, which under steady appends is always.
+ */
+async function sqliteBatch(dataSource: DataSource): Promise<boolean> {
+  const [state] = await dataSource.query<{ after: number; last: number }[]>(
     `SELECT "after_rowid" AS "after", "last_rowid" AS "last" FROM "message_search_backfill"`,
   );
   if (!state || state.after >= state.last) return false;
-  const [{ upto }] = await manager.query<{ upto: number | null }[]>(
-    `SELECT max("rowid") AS "upto" FROM (SELECT "rowid" FROM "messages" WHERE "rowid" > ? AND "rowid" <= ? ORDER BY "rowid" LIMIT ?)`,
+  const rows = await dataSource.query<{ rowid: number; bytes: number }[]>(
+    `SELECT "rowid" AS "rowid", length(CAST("content" AS BLOB)) AS "bytes" FROM "messages" WHERE "rowid" > ? AND "rowid" <= ? ORDER BY "rowid" LIMIT ?`,
     [state.after, state.last, BACKFILL_BATCH_ROWS],
   );
-  const through = upto ?? state.last;
-  // A row here may be indexed already (a rowid used again since the migration, by a row its
-  // trigger indexed): deleted first, it is indexed once.
-  await manager.query(`DELETE FROM "messages_search" WHERE "rowid" > ? AND "rowid" <= ?`, [
-    state.after,
-    through,
-  ]);
-  await manager.query(
-    `INSERT INTO "messages_search" ("rowid", "content") SELECT "rowid", "content" FROM "messages" WHERE "rowid" > ? AND "rowid" <= ?`,
-    [state.after, through],
-  );
-  await manager.query(`UPDATE "message_search_backfill" SET "after_rowid" = ?`, [through]);
+  let through = rows.length === 0 ? state.last : rows[0].rowid;
+  let bytes = 0;
+  for (const row of rows) {
+    bytes += row.bytes;
+    if (bytes > BACKFILL_BATCH_BYTES && row.rowid !== rows[0].rowid) break;
+    through = row.rowid;
+  }
+  await dataSource.transaction(async (manager) => {
+    // A row here may be indexed already (a rowid used again since the migration, by a row its
+    // trigger indexed): deleted first, it is indexed once.
+    await manager.query(`DELETE FROM "messages_search" WHERE "rowid" > ? AND "rowid" <= ?`, [
+      state.after,
+      through,
+    ]);
+    await manager.query(
+      `INSERT INTO "messages_search" ("rowid", "content") SELECT "rowid", "content" FROM "messages" WHERE "rowid" > ? AND "rowid" <= ?`,
+      [state.after, through],
+    );
+    // Another instance on the same file may have done this batch meanwhile: the same rows.
+    await manager.query(
+      `UPDATE "message_search_backfill" SET "after_rowid" = ? WHERE "after_rowid" < ?`,
+      [through, through],
+    );
+  });
   return true;
 }
 

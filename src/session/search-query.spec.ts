@@ -20,6 +20,17 @@ describe('searchForm', () => {
     expect(searchForm('ÅNGSTRÖM')).toBe('angstrom');
     expect(searchForm('\u0301')).toBe('');
     expect(searchForm('北京')).toBe('北京');
+    // PostgreSQL lowers Σ to σ wherever it stands; JavaScript to ς at a word's end.
+    expect(searchForm('ΟΔΟΣ')).toBe('οδοσ');
+    expect(searchForm('οδος')).toBe('οδοσ');
+  });
+
+  it('gives SQLite the word as typed, composed (NFC), for its tokenizer to fold', () => {
+    // Decomposed, a Hangul syllable is its letters: unicode61 keeps the syllable.
+    const korean = parseSearchQuery('한국어');
+    expect(korean.expression.fts5).toBe('"한국어"');
+    expect(korean.terms[0].words[0]).toBe('한국어'.normalize('NFD'));
+    expect(parseSearchQuery('cafe\u0301').expression.fts5).toBe('"café"');
   });
 });
 
@@ -27,12 +38,12 @@ describe('parseSearchQuery', () => {
   it('makes every word a quoted term of both databases, all required', () => {
     expect(parseSearchQuery('Quick  brown fox')).toEqual({
       terms: [
-        { words: ['quick'], prefix: false },
-        { words: ['brown'], prefix: false },
-        { words: ['fox'], prefix: false },
+        { words: ['quick'], typed: ['Quick'], prefix: false },
+        { words: ['brown'], typed: ['brown'], prefix: false },
+        { words: ['fox'], typed: ['fox'], prefix: false },
       ],
       expression: {
-        fts5: '"quick" "brown" "fox"',
+        fts5: '"Quick" "brown" "fox"',
         tsquery: "'quick' & 'brown' & 'fox'",
       },
     });
@@ -40,16 +51,16 @@ describe('parseSearchQuery', () => {
 
   it('takes a quoted phrase as its words in order, and word* as a prefix', () => {
     expect(parseSearchQuery('"Brown  fox" jump*').expression).toEqual({
-      fts5: '"brown fox" "jump"*',
+      fts5: '"Brown fox" "jump"*',
       tsquery: "('brown' <-> 'fox') & 'jump':*",
     });
     expect(parseSearchQuery('"fox"*').expression).toEqual({ fts5: '"fox"', tsquery: "'fox'" });
-    expect(parseSearchQuery('"" x').terms).toEqual([{ words: ['x'], prefix: false }]);
+    expect(parseSearchQuery('"" x').terms).toEqual([{ words: ['x'], typed: ['x'], prefix: false }]);
   });
 
   it('never lets an operator through: they are words or separators', () => {
     expect(parseSearchQuery('NEAR(a b) OR c AND NOT d').expression.fts5).toBe(
-      '"near" "a" "b" "or" "c" "and" "not" "d"',
+      '"NEAR" "a" "b" "OR" "c" "AND" "NOT" "d"',
     );
     expect(parseSearchQuery("col:x* -y ^z {a} 'q' a&b|c!d<->e").expression).toEqual({
       fts5: '"col" "x"* "y" "z" "a" "q" "a" "b" "c" "d" "e"',
@@ -64,11 +75,15 @@ describe('parseSearchQuery', () => {
       '北京',
       'naive',
     ]);
-    expect(parseSearchQuery('🦊 fox').terms).toEqual([{ words: ['fox'], prefix: false }]);
+    expect(parseSearchQuery('🦊 fox').terms).toEqual([
+      { words: ['fox'], typed: ['fox'], prefix: false },
+    ]);
   });
 
   it('drops a word of combining marks alone', () => {
-    expect(parseSearchQuery('\u0301 a').terms).toEqual([{ words: ['a'], prefix: false }]);
+    expect(parseSearchQuery('\u0301 a').terms).toEqual([
+      { words: ['a'], typed: ['a'], prefix: false },
+    ]);
   });
 
   it('refuses what cannot be searched, saying why', () => {

@@ -7,8 +7,10 @@ export const MAX_SEARCH_TERMS = 16;
 
 /** One term of a search: a word (a prefix with `*`), or a "quoted phrase" of several. */
 export interface SearchTerm {
-  /** Its words, as searched: decomposed, without combining diacritics, lower case. */
+  /** Its words in searchForm: PostgreSQL's lexemes, and what snippets compare. */
   readonly words: readonly string[];
+  /** Its words as typed (NFC), for SQLite's tokenizer to fold as it folds the text. */
+  readonly typed: readonly string[];
   readonly prefix: boolean;
 }
 
@@ -22,14 +24,17 @@ const WORD = /[\p{L}\p{N}\p{M}]+/uy;
 const WORDS = /[\p{L}\p{N}\p{M}]+/gu;
 
 /**
- * A word as both indexes keep it: decomposed (NFD), without the combining diacritics U+0300 to
- * U+036F, lower case (SQLite's unicode61 with remove_diacritics, PostgreSQL's trigger).
+ * A word as PostgreSQL's trigger keeps it (see MessageSearch1765152000000): decomposed (NFD),
+ * without the combining diacritics U+0300 to U+036F, lower case, a final sigma as σ.
+ * SQLite's tokenizer folds the typed word itself: decomposed, a Hangul syllable would be its
+ * letters, which unicode61 (keeping the syllable) never finds.
  */
 export function searchForm(word: string): string {
   return word
     .normalize('NFD')
     .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase();
+    .toLowerCase()
+    .replace(/ς/g, 'σ');
 }
 
 /**
@@ -50,8 +55,8 @@ export function parseSearchQuery(text: string): SearchQuery {
     if (text[at] === '"') {
       const close = text.indexOf('"', at + 1);
       if (close < 0) throw ScribeException.invalidInput('query', 'a quote is not closed');
-      const words = wordsOf(text.slice(at + 1, close));
-      if (words.length > 0) terms.push({ words, prefix: false });
+      const phrase = termOf([...text.slice(at + 1, close).matchAll(WORDS)].map(([word]) => word));
+      if (phrase) terms.push({ ...phrase, prefix: false });
       at = close + 1;
       continue;
     }
@@ -64,8 +69,8 @@ export function parseSearchQuery(text: string): SearchQuery {
     at += word.length;
     const prefix = text[at] === '*';
     if (prefix) at += 1;
-    const form = searchForm(word);
-    if (form !== '') terms.push({ words: [form], prefix });
+    const term = termOf([word]);
+    if (term) terms.push({ ...term, prefix });
   }
   if (terms.length === 0)
     throw ScribeException.invalidInput('query', 'holds no word to search for');
@@ -75,13 +80,16 @@ export function parseSearchQuery(text: string): SearchQuery {
   return { terms, expression: { fts5: fts5Of(terms), tsquery: tsqueryOf(terms) } };
 }
 
-function wordsOf(text: string): string[] {
-  return [...text.matchAll(WORDS)].map(([word]) => searchForm(word)).filter((word) => word !== '');
+/** The words of a term, both ways, without those that are only marks; none: no term. */
+function termOf(typed: string[]): { words: string[]; typed: string[] } | undefined {
+  const kept = typed.filter((word) => searchForm(word) !== '');
+  if (kept.length === 0) return undefined;
+  return { words: kept.map(searchForm), typed: kept.map((word) => word.normalize('NFC')) };
 }
 
 /** FTS5: each term a quoted string (a phrase when it has several words), `*` after a prefix. */
 function fts5Of(terms: readonly SearchTerm[]): string {
-  return terms.map((term) => `"${term.words.join(' ')}"${term.prefix ? '*' : ''}`).join(' ');
+  return terms.map((term) => `"${term.typed.join(' ')}"${term.prefix ? '*' : ''}`).join(' ');
 }
 
 /** to_tsquery: each word a quoted lexeme, `<->` within a phrase, `:*` for a prefix, `&`. */

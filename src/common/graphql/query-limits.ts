@@ -38,12 +38,20 @@ export const messagesReadEstimator: ComplexityEstimator = ({ field, args, childC
 };
 
 /**
+ * What one `searchMessages` counts as: it may rank every message that matches, in every session
+ * (a common word, a short prefix), which costs as much as several transcripts read whole; with
+ * the default MAX_FULL_READS_PER_REQUEST (10) a request holds two searches.
+ */
+export const SEARCH_FULL_READS = 5;
+
+/**
  * Full reads = how many session transcripts a query could load whole: each selection of a
  * session's `messages` is one (whatever its page size: the gate loads the transcript), and a
  * paged list multiplies what each of its items reads by its page size.
  */
 export const fullReadsEstimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
   if (field.name === 'messages') return 1;
+  if (field.name === 'searchMessages') return SEARCH_FULL_READS;
   const size = pageSize(field, args);
   return size === undefined ? childComplexity : size * childComplexity;
 };

@@ -15,9 +15,11 @@ import { type MigrationInterface, type QueryRunner } from 'typeorm';
  * never VACUUMed (Scribe does not; a VACUUM must be followed by a rebuild of this index).
  *
  * PostgreSQL: a `search_vector` column set by a trigger before each insert and each change of
- * `content`, indexed with GIN. The text is decomposed (NFD) and stripped of combining
- * diacritics (U+0300–U+036F) before the `simple` configuration lowercases and splits it,
- * which is what SQLite's tokenizer does for Latin text, with no extension needed.
+ * `content`, indexed with GIN. The text is decomposed (NFD), stripped of combining diacritics
+ * (U+0300–U+036F), its punctuation made spaces (PostgreSQL's parser would keep `a@b.com` or
+ * `3.14` whole, where SQLite's and the query's split them), lower-cased with a final sigma as
+ * σ (JavaScript and PostgreSQL lower `Σ` differently), before the `simple` configuration
+ * splits it: what SQLite's tokenizer does, with no extension needed (see searchForm).
  */
 export class MessageSearch1765152000000 implements MigrationInterface {
   name = 'MessageSearch1765152000000';
@@ -77,11 +79,25 @@ export class MessageSearch1765152000000 implements MigrationInterface {
   private async upPostgres(queryRunner: QueryRunner): Promise<void> {
     // No default: adding the column rewrites nothing, and the GIN index over NULLs is quick.
     await queryRunner.query(`ALTER TABLE "messages" ADD COLUMN "search_vector" tsvector`);
+    // A tsvector holds at most 1 MiB: past it (some 650 KB of distinct words) the text's start
+    // is indexed, and past that nothing, rather than the message refused, or every write
+    // failing (a trigger's error fails its statement).
     await queryRunner.query(
       `CREATE FUNCTION "scribe_messages_search"() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        words text := translate(lower(regexp_replace(regexp_replace(
+          normalize(NEW."content", NFD), '[\\u0300-\\u036f]', '', 'g'),
+          '[[:punct:]]+', ' ', 'g')), 'ς', 'σ');
       BEGIN
-        NEW."search_vector" := to_tsvector('simple'::regconfig,
-          regexp_replace(normalize(NEW."content", NFD), '[\\u0300-\\u036f]', '', 'g'));
+        BEGIN
+          NEW."search_vector" := to_tsvector('simple'::regconfig, words);
+        EXCEPTION WHEN program_limit_exceeded THEN
+          BEGIN
+            NEW."search_vector" := to_tsvector('simple'::regconfig, left(words, 100000));
+          EXCEPTION WHEN program_limit_exceeded THEN
+            NEW."search_vector" := NULL;
+          END;
+        END;
         RETURN NEW;
       END $$`,
     );
