@@ -7,7 +7,7 @@ import { type MessageRecord } from '../message/message-record.js';
 import { DatabaseReadiness } from './database-readiness.js';
 import { SCRIBE_CONNECTION } from './database.tokens.js';
 import { MessageEntity } from './entities/message.entity.js';
-import { messageRecordFromEntity } from './record-mappers.js';
+import { inIdOrder, messageRecordFromEntity } from './record-mappers.js';
 import { type PageAdmission } from './session-list-queries.js';
 import { estimatedRecordBytes } from './session-queries.js';
 
@@ -65,13 +65,8 @@ export class MessageSearch {
     await admit?.(sizes.slice(0, count).reduce((sum, size) => sum + size, 0));
     const ids = rows.slice(0, count).map((row) => row.id);
     const entities = ids.length > 0 ? await this.messages.findBy({ id: In(ids) }) : [];
-    const byId = new Map(entities.map((entity) => [entity.id, entity]));
     // A message deleted between the two reads is left out.
-    const items = ids.flatMap((id) => {
-      const entity = byId.get(id);
-      return entity ? [messageRecordFromEntity(entity)] : [];
-    });
-    return { items, more: rows.length > count };
+    return { items: inIdOrder(ids, entities, messageRecordFromEntity), more: rows.length > count };
   }
 }
 

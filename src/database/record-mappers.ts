@@ -32,3 +32,19 @@ export function sessionRecordFromEntity(entity: SessionEntity): SessionRecord {
     revision: entity.revision,
   };
 }
+
+/**
+ * Rows read by id (`In(ids)`, in no order) put back in the order of `ids` and mapped; an id
+ * with no row (deleted between the read that chose the ids and this one) is left out.
+ */
+export function inIdOrder<Row extends { id: string }, Mapped>(
+  ids: readonly string[],
+  rows: readonly Row[],
+  map: (row: Row) => Mapped,
+): Mapped[] {
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.flatMap((id) => {
+    const row = byId.get(id);
+    return row ? [map(row)] : [];
+  });
+}

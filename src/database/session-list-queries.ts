@@ -4,7 +4,7 @@ import { In, Repository } from 'typeorm';
 import { RECORD_OVERHEAD_BYTES, type SessionRecord } from '../message/session-record.js';
 import { itemsWithin } from '../common/pagination/byte-bounded-page.js';
 import { SessionEntity } from './entities/session.entity.js';
-import { sessionRecordFromEntity } from './record-mappers.js';
+import { inIdOrder, sessionRecordFromEntity } from './record-mappers.js';
 import { DatabaseReadiness } from './database-readiness.js';
 import { SCRIBE_CONNECTION } from './database.tokens.js';
 import { idPrefixRange } from '../common/validation/session-id.js';
@@ -98,12 +98,8 @@ export class SessionListQueries {
     await admit?.(bytes);
     const ids = rows.slice(0, count).map((row) => row.id);
     const entities = ids.length > 0 ? await this.sessions.findBy({ id: In(ids) }) : [];
-    const byId = new Map(entities.map((entity) => [entity.id, entity]));
     // A session deleted between the two reads is left out; one updated meanwhile keeps its place.
-    const page = ids.flatMap((id) => {
-      const entity = byId.get(id);
-      return entity ? [sessionRecordFromEntity(entity)] : [];
-    });
+    const page = inIdOrder(ids, entities, sessionRecordFromEntity);
     return { sessions: page, more: rows.length > count, bytes };
   }
 
