@@ -10,7 +10,7 @@ import { createTestApp, type TestApp } from './support/test-app.js';
 // Keys that rotate: JWT_JWKS_URL names an OIDC provider's key set. A local provider rotates its
 // key mid-test; Scribe fetches the new set for a token naming a key it does not hold, at most
 // once per cooldown, and keeps the keys it holds while the provider is down.
-const COOLDOWN_MS = 400;
+const COOLDOWN_MS = 1000;
 const QUERY = '{ sessions(first: 1) { totalCount } }';
 
 interface SigningKey {
@@ -136,9 +136,15 @@ describe('JWT_JWKS_URL', () => {
     const forged = await Promise.all(
       Array.from({ length: 20 }, (_, index) => token({ ...second, kid: `forged-${index}` })),
     );
+    const started = Date.now();
     const answers = await Promise.all(forged.map(ask));
+    const elapsed = Date.now() - started;
     expect(answers.map(code)).toEqual(Array(20).fill('UNAUTHENTICATED'));
-    expect(idp.fetches()).toBe(before + 1);
+    // One fetch for the first, then none until a cooldown has passed (on a loaded machine the
+    // twenty answers may take longer than one): never one per token.
+    const fetched = idp.fetches() - before;
+    expect(fetched).toBeGreaterThanOrEqual(1);
+    expect(fetched).toBeLessThanOrEqual(1 + Math.floor(elapsed / COOLDOWN_MS));
   });
 
   it('keeps the keys it holds while the provider is down', async () => {
