@@ -3,8 +3,8 @@ import { EventEmitter } from 'node:events';
 import { deferred, type Deferred } from '../common/testing/deferred.js';
 import { type Session } from '../common/graphql/models/session.model.js';
 import { type Page } from '../common/pagination/page-request.js';
+import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { type MessageRecord } from '../message/message-record.js';
-import { MessageRole } from '../message/message-role.js';
 import { type TranscriptFormatter } from './transcript-formats.js';
 import { TranscriptStream, type ExportSink } from './transcript-stream.js';
 
@@ -67,19 +67,11 @@ class FakeResponse extends EventEmitter implements ExportSink {
 }
 
 function record(index: number): MessageRecord {
-  return {
+  return acceptedRecord('s', `message ${index}`, {
     id: `m${index}`,
-    sessionId: 's',
     orderKey: String(index).padStart(6, '0'),
-    role: MessageRole.USER,
-    content: `message ${index}`,
-    clientMessageId: null,
-    toolName: null,
-    toolCallId: null,
-    toolCalls: null,
-    metadata: null,
     acceptedAt: index,
-  };
+  });
 }
 
 /** `count` messages in pages of `size`, read after an order key; each read can be held. */
