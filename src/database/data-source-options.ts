@@ -14,6 +14,7 @@ import { StoredTimes1764892800000 } from './migrations/1764892800000-stored-time
 import { DatabaseIdentity1764979200000 } from './migrations/1764979200000-database-identity.js';
 import { SessionIdPrefix1765065600000 } from './migrations/1765065600000-session-id-prefix.js';
 import { MessageSearch1765152000000 } from './migrations/1765152000000-message-search.js';
+import { MessageCreatedAt1765238400000 } from './migrations/1765238400000-message-created-at.js';
 
 export const ENTITIES = [SessionEntity, MessageEntity, DeletedSessionEntity];
 export const MIGRATIONS = [
@@ -26,6 +27,7 @@ export const MIGRATIONS = [
   DatabaseIdentity1764979200000,
   SessionIdPrefix1765065600000,
   MessageSearch1765152000000,
+  MessageCreatedAt1765238400000,
 ];
 
 /** How long one SQLite statement waits for another process's lock before failing. */

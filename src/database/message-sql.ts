@@ -10,7 +10,7 @@ export interface SessionRows {
   createdAt: number;
 }
 
-// 12 bound values a row: 24,000 per statement stays under either database's limit (SQLite
+// 13 bound values a row: 26,000 per statement stays under either database's limit (SQLite
 // 32,766, PostgreSQL 65,535). On PostgreSQL each statement is a round trip, so fewer, larger
 // statements insert markedly faster (npm run bench).
 export const INSERT_CHUNK_ROWS = 2000;
@@ -107,6 +107,7 @@ const MESSAGE_COLUMNS: readonly [string, (record: MessageRecord) => unknown][] =
   ['tool_calls', (record) => jsonColumn(record.toolCalls)],
   ['metadata', (record) => jsonColumn(record.metadata)],
   ['accepted_at', (record) => record.acceptedAt],
+  ['created_at', (record) => record.createdAt ?? null],
 ];
 
 /**

@@ -17,6 +17,7 @@ export function messageRecordFromEntity(entity: MessageEntity): MessageRecord {
     toolCalls: entity.toolCalls ?? null,
     metadata: entity.metadata ?? null,
     acceptedAt: entity.acceptedAt,
+    createdAt: entity.createdAt,
     commitSeq: entity.commitSeq,
   };
 }

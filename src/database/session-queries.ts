@@ -177,6 +177,14 @@ export class SessionQueries {
   }
 
   /** Stored messages of a session with any of these client ids. */
+  /** The stored messages of these ids, in whichever sessions they are, in no order. */
+  async findByIds(ids: readonly string[]): Promise<MessageRecord[]> {
+    this.readiness.assertReady();
+    if (ids.length === 0) return [];
+    const rows = await this.messages.find({ where: { id: In([...ids]) } });
+    return rows.map(messageRecordFromEntity);
+  }
+
   async findByClientMessageIds(
     sessionId: string,
     clientMessageIds: string[],

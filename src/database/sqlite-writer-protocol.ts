@@ -55,6 +55,7 @@ const RECORD_FIELDS = [
   'toolCalls',
   'metadata',
   'acceptedAt',
+  'createdAt',
 ] as const satisfies readonly (keyof MessageRecord)[];
 
 // Fails to compile when MessageRecord gains a field the list above does not carry.
@@ -94,7 +95,11 @@ export function unpackWrites({ sessionIds, counts, after, columns }: PackedWrite
     const records: MessageRecord[] = [];
     for (let n = 0; n < counts[index]; n++, at++) {
       const record: Record<string, unknown> = {};
-      RECORD_FIELDS.forEach((name, column) => (record[name] = columns[column][at]));
+      RECORD_FIELDS.forEach((name, column) => {
+        // An optional field a record did not have (createdAt) stays absent, as it was sent.
+        const value = columns[column][at];
+        if (value !== undefined) record[name] = value;
+      });
       records.push(record as unknown as MessageRecord);
     }
     const mark = after[index];

@@ -84,6 +84,7 @@ describe('writes across the writer thread', () => {
     toolCallId: 't-1',
     toolCalls: [{ id: 1, args: { q: 'x' } }],
     metadata: { lang: 'en', tags: ['a'] },
+    createdAt: 1_600_000_000_000,
   });
   const plain = acceptedRecord('a', 'plain');
   const other = acceptedRecord('b', 'other session');

@@ -38,6 +38,10 @@ export function encodeJournalLine(record: MessageRecord): Buffer {
       toolCalls: record.toolCalls ?? null,
       metadata: record.metadata ?? null,
       acceptedAt: record.acceptedAt,
+      // Only an imported message has one: the lines of every other stay as they were.
+      ...(record.createdAt !== null && record.createdAt !== undefined
+        ? { createdAt: record.createdAt }
+        : {}),
     })}}\n`,
     'utf8',
   );
@@ -83,11 +87,13 @@ export function parseJournalMessage(value: unknown): MessageRecord {
   const role = requireString(message, 'role');
   if (!ROLES.includes(role)) throw new Error(`role is not one of ${ROLES.join(', ')}`);
   const acceptedAt = message.acceptedAt;
-  if (typeof acceptedAt !== 'number' || !Number.isSafeInteger(acceptedAt) || acceptedAt < 0) {
+  if (!isTime(acceptedAt)) {
     throw new Error('acceptedAt is not a time');
   }
   const id = requireString(message, 'id');
   if (id.length === 0) throw new Error('id is empty');
+  const createdAt = message.createdAt ?? null;
+  if (createdAt !== null && !isTime(createdAt)) throw new Error('createdAt is not a time');
   return {
     id,
     sessionId,
@@ -100,7 +106,12 @@ export function parseJournalMessage(value: unknown): MessageRecord {
     toolCalls: message.toolCalls ?? null,
     metadata: message.metadata ?? null,
     acceptedAt,
+    ...(createdAt !== null ? { createdAt } : {}),
   };
+}
+
+function isTime(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
 function requireObject(value: unknown): Record<string, unknown> {

@@ -20,7 +20,7 @@ export function toMessageModel(
     toolCallId: record.toolCallId,
     toolCalls: record.toolCalls ?? null,
     metadata: record.metadata ?? null,
-    createdAt: new Date(record.acceptedAt),
+    createdAt: new Date(record.createdAt ?? record.acceptedAt),
   };
 }
 

@@ -42,6 +42,10 @@ export class MessageEntity {
   @Column({ name: 'accepted_at', type: 'bigint', transformer: epochMsTransformer })
   acceptedAt: number;
 
+  /** When an imported message was written where it came from; null for one accepted here. */
+  @Column({ name: 'created_at', type: 'bigint', nullable: true, transformer: epochMsTransformer })
+  createdAt: number | null;
+
   @Column({ name: 'stored_at', type: 'bigint', transformer: epochMsTransformer })
   storedAt: number;
 
