@@ -16,6 +16,7 @@ import { InvalidScribeOptionsError } from './config/invalid-scribe-options.error
 import { type ScribeGraphQLMode, type ScribeOptions } from './config/scribe-options.js';
 import { DatabaseModule } from './database/database.module.js';
 import { ExportModule } from './export/export.module.js';
+import { ImportModule } from './transcript/import/import.module.js';
 import { ScribeGraphQL } from './graphql/scribe-graphql.js';
 import { ScribeGraphQLModule } from './graphql/scribe-graphql.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -117,6 +118,7 @@ export class ScribeModule {
         LiveModule,
         HealthModule,
         ExportModule,
+        ImportModule,
         ScribeHttpModule,
       ],
       exports: [ScribeGraphQLModule, SessionModule, SpoolModule, TranscriptModule],

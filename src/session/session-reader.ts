@@ -185,6 +185,12 @@ export class SessionReader {
     return outcome;
   }
 
+  /** A session changed elsewhere in this process (an import restored it): read it afresh. */
+  @OnEvent(SessionChanged.event)
+  onSessionChanged(event: SessionChanged): void {
+    this.gate.evict(event.session.id);
+  }
+
   /** Write-through from the write path: keeps a cached copy current after a write. */
   @OnEvent(MessagesStored.event)
   onMessagesStored(event: MessagesStored): void {

@@ -9,7 +9,7 @@ import { Journal } from '../spool/journal.js';
 import { RecordUnreadableError, SpoolService } from '../spool/spool.service.js';
 import { AppendStatus } from './append-status.js';
 import { DurableWriter } from './durable-writer.js';
-import { type PendingQueue } from './session-backlog.js';
+import { type PendingEntry, type PendingQueue } from './session-backlog.js';
 
 /** What one message of an append is answered with. */
 export interface Answer {
@@ -48,21 +48,8 @@ export class RetryLookup {
     if (clientIds.length === 0) return answers;
     for (const clientId of clientIds) {
       const id = messageIdFor(queue.sessionId, clientId);
-      const pending = queue.find(id);
-      if (pending?.location === null) await this.durable.journalBuffered(queue);
-      // Its segment vanished (SPOOL_DIR replaced, a file deleted): memory only until the
-      // journal writes it again, which it tries now.
-      else if (pending && !this.index.isOnDisk(pending.location)) {
-        await this.spool.rejournalOrphans();
-      }
-      if (pending) {
-        const onDisk = pending.location !== null && this.index.isOnDisk(pending.location);
-        const status = onDisk ? AppendStatus.QUEUED : AppendStatus.BUFFERED;
-        answers.set(clientId, { record: pending.record, status });
-        continue;
-      }
-      const onDisk = await this.findOnDisk(queue.sessionId, id, clientId);
-      if (onDisk) answers.set(clientId, { record: onDisk, status: AppendStatus.QUEUED });
+      const held = await this.heldAnswer(queue, queue.find(id), id, `clientMessageId ${clientId}`);
+      if (held) answers.set(clientId, held);
     }
     const unanswered = clientIds.filter((clientId) => !answers.has(clientId));
     if (unanswered.length === 0) return answers;
@@ -88,6 +75,71 @@ export class RetryLookup {
   }
 
   /**
+   * An import's lookup: what is known of each message id, wherever the message is: held by
+   * this session (memory, the journal) or stored in it (`answers`), or stored in another
+   * session (`elsewhere`: an id names one message). A database that cannot be read leaves the
+   * stored ones unknown; the write then skips any it finds stored (see TranscriptImporter).
+   */
+  async earlierByIds(
+    queue: PendingQueue,
+    ids: readonly string[],
+  ): Promise<{ answers: Map<string, Answer>; elsewhere: Set<string> }> {
+    const answers = new Map<string, Answer>();
+    const elsewhere = new Set<string>();
+    const pending = queue.findAll(new Set(ids));
+    for (const id of ids) {
+      const held = await this.heldAnswer(queue, pending.get(id), id, `id ${id}`);
+      if (held) answers.set(id, held);
+    }
+    const unanswered = ids.filter((id) => !answers.has(id));
+    if (unanswered.length === 0) return { answers, elsewhere };
+    try {
+      for (const record of await this.queries.findByIds(unanswered)) {
+        if (record.sessionId === queue.sessionId) {
+          answers.set(record.id, { record, status: AppendStatus.PERSISTED });
+        } else {
+          elsewhere.add(record.id);
+        }
+      }
+    } catch {
+      // Unreadable now (an outage): imported afresh, a stored copy is skipped by its id.
+    }
+    const unknown = ids.find((id) => !answers.has(id) && !elsewhere.has(id));
+    if (unknown !== undefined && this.spool.owesUnread) {
+      throw new ScribeException(
+        ScribeErrorCode.JournalUnavailable,
+        `message id ${unknown} may have been accepted before, in a journal file that cannot be read now (see spoolStatus.blocked); nothing of this batch was imported: retry later`,
+      );
+    }
+    return { answers, elsewhere };
+  }
+
+  /**
+   * The answer of a message this session holds (`pending` in memory, else on disk), or
+   * undefined. One held in memory only is journaled now if the disk takes it.
+   */
+  private async heldAnswer(
+    queue: PendingQueue,
+    pending: PendingEntry | undefined,
+    id: string,
+    label: string,
+  ): Promise<Answer | undefined> {
+    if (pending?.location === null) await this.durable.journalBuffered(queue);
+    // Its segment vanished (SPOOL_DIR replaced, a file deleted): memory only until the
+    // journal writes it again, which it tries now.
+    else if (pending && !this.index.isOnDisk(pending.location)) {
+      await this.spool.rejournalOrphans();
+    }
+    if (pending) {
+      const onDisk = pending.location !== null && this.index.isOnDisk(pending.location);
+      const status = onDisk ? AppendStatus.QUEUED : AppendStatus.BUFFERED;
+      return { record: pending.record, status };
+    }
+    const onDisk = await this.findOnDisk(queue.sessionId, id, label);
+    return onDisk ? { record: onDisk, status: AppendStatus.QUEUED } : undefined;
+  }
+
+  /**
    * The journal's copy of an earlier acceptance. One in a file that cannot be read now is
    * refused, not taken for absent: accepted afresh it would get a new time and answer, and
    * nothing of the append runs.
@@ -95,7 +147,7 @@ export class RetryLookup {
   private async findOnDisk(
     sessionId: string,
     id: string,
-    clientId: string,
+    label: string,
   ): Promise<MessageRecord | undefined> {
     try {
       return await this.journal.find(sessionId, id);
@@ -103,7 +155,7 @@ export class RetryLookup {
       if (!(error instanceof RecordUnreadableError)) throw error;
       throw new ScribeException(
         ScribeErrorCode.JournalUnavailable,
-        `clientMessageId ${clientId} was accepted before, and that message is in a journal file that cannot be read now; nothing was appended: retry later`,
+        `${label} was accepted before, and that message is in a journal file that cannot be read now; nothing was appended: retry later`,
       );
     }
   }

@@ -11,6 +11,7 @@ import { RetryLookup } from './retry-lookup.js';
 import { SessionBacklog } from './session-backlog.js';
 import { SessionEraser } from './session-eraser.js';
 import { transcriptProviders } from './transcript.providers.js';
+import { TranscriptImporter } from './transcript-importer.js';
 import { TranscriptService } from './transcript.service.js';
 
 /**
@@ -29,6 +30,7 @@ import { TranscriptService } from './transcript.service.js';
     DurableWriter,
     TranscriptRecovery,
     RetryLookup,
+    TranscriptImporter,
     TranscriptService,
   ],
   // Its resolver is ScribeResolversModule's (see there why).

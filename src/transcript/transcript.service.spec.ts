@@ -27,6 +27,7 @@ import { SessionBacklog } from './session-backlog.js';
 import { FakeMessageStore, writerOver } from './testing/fake-message-store.js';
 import { FakeSessionQueries } from './testing/fake-session-queries.js';
 import { FakeSpool } from './testing/fake-spool.js';
+import { TranscriptImporter } from './transcript-importer.js';
 import { TranscriptService } from './transcript.service.js';
 import { type MessageInput } from './dto/message.input.js';
 import { toMessageModel } from '../common/graphql/message.mapper.js';
@@ -113,6 +114,13 @@ describe(TranscriptService.name, () => {
       config.dbIdleProbeMs,
     );
     clock = new OrderKeyGenerator(INSTANCE);
+    const retries = new RetryLookup(
+      durable,
+      spool.asService,
+      spool.asIndex,
+      spool.asJournal,
+      queries.asQueries,
+    );
     sut = new TranscriptService(
       backlog,
       durable,
@@ -120,12 +128,13 @@ describe(TranscriptService.name, () => {
       health,
       spool.asService,
       spool.asIndex,
-      new RetryLookup(durable, spool.asService, spool.asIndex, spool.asJournal, queries.asQueries),
+      retries,
       config,
       metrics,
       databaseReadiness,
       clock,
       storedTimes,
+      new TranscriptImporter(durable, retries, queries.asQueries, clock, metrics),
     );
   }
 

@@ -28,6 +28,11 @@ import { type MessageInput } from './dto/message.input.js';
 import { TranscriptRecovery } from './recovery.js';
 import { RetryLookup, type Answer } from './retry-lookup.js';
 import { SessionBacklog, type PendingQueue } from './session-backlog.js';
+import {
+  TranscriptImporter,
+  type ImportAnswer,
+  type ImportedMessage,
+} from './transcript-importer.js';
 
 // Where appendMessages' input puts the batch, and each of its messages: errors name them so.
 const BATCH_FIELD = 'input.messages';
@@ -72,6 +77,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     private readonly readiness: DatabaseReadiness,
     private readonly orderKeys: OrderKeyGenerator,
     private readonly storedTimes: StoredTimes,
+    private readonly importer: TranscriptImporter,
   ) {
     metrics.observeGauge('scribe_pending_messages', () => backlog.total);
     metrics.observeGauge('scribe_database_up', () => (this.databaseWritable ? 1 : 0));
@@ -135,6 +141,36 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     } catch (error) {
       timer({ status: 'failed' });
       throw error;
+    } finally {
+      this.inFlight.delete(task);
+    }
+  }
+
+  /**
+   * Imports `messages` (ids and times kept) into `sessionId` through the same path, lock and
+   * statuses as an append: see TranscriptImporter. `fieldOf(i)` names message i in errors.
+   * The import's HTTP route parses and checks each line's types before it calls this.
+   */
+  async importRecords(
+    sessionId: string,
+    messages: readonly ImportedMessage[],
+    fieldOf: (index: number) => string,
+    batchField: string,
+  ): Promise<ImportAnswer[]> {
+    if (!this.accepting) {
+      throw new ScribeException(
+        ScribeErrorCode.ShuttingDown,
+        'This instance is shutting down and did not accept the import; retry it.',
+      );
+    }
+    checkAppendTarget(sessionId, messages.length, batchField);
+    checkNewMessages(messages, this.config.maxMessageBytes, fieldOf);
+    const task = this.backlog.withSession(sessionId, (queue) =>
+      this.importer.importLocked(queue, messages, fieldOf),
+    );
+    this.inFlight.add(task);
+    try {
+      return await task;
     } finally {
       this.inFlight.delete(task);
     }

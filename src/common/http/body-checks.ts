@@ -45,20 +45,31 @@ export function declaredSizeCheck(maxBodyBytes: number): RequestHandler {
  * would run it (form bodies pass Apollo's CSRF check with any non-simple header). GraphQL over
  * HTTP sends JSON only; `application/*+json` is left out too: no parser of the app reads it.
  */
-export function jsonBodiesOnly(request: Request, response: Response, next: NextFunction): void {
-  if (!hasBody(request) || isJson(request.headers['content-type'])) return next();
-  answerRefusal(
-    response,
-    415,
-    'UNSUPPORTED_MEDIA_TYPE',
-    'GraphQL request bodies must be JSON (Content-Type: application/json)',
-    { close: true },
-  );
-}
+export const jsonBodiesOnly = bodiesOfType(
+  'application/json',
+  'GraphQL request bodies must be JSON (Content-Type: application/json)',
+);
 
-/** Whether a Content-Type header names application/json (any parameters, any case). */
-function isJson(contentType: string | undefined): boolean {
-  return contentType?.split(';', 1)[0].trim().toLowerCase() === 'application/json';
+/** The media type of a transcript's import: NDJSON, as its export (format=jsonl) writes it. */
+export const NDJSON = 'application/x-ndjson';
+
+/**
+ * An import's body is NDJSON, or is refused unread (415), before any parser of the app can
+ * read it: Nest's JSON parser would read an `application/json` one whole, with its own limit
+ * and errors, and the import would find nothing left to read.
+ */
+export const ndjsonBodiesOnly = bodiesOfType(
+  NDJSON,
+  `An import's body is NDJSON (Content-Type: ${NDJSON}), as GET /sessions/{id}/export?format=jsonl writes it`,
+);
+
+/** A body of media type `type` (any parameters, any case) goes on; another is refused unread. */
+function bodiesOfType(type: string, refusal: string): RequestHandler {
+  return (request: Request, response: Response, next: NextFunction) => {
+    const declared = request.headers['content-type']?.split(';', 1)[0].trim().toLowerCase();
+    if (!hasBody(request) || declared === type) return next();
+    answerRefusal(response, 415, 'UNSUPPORTED_MEDIA_TYPE', refusal, { close: true });
+  };
 }
 
 /** The body's deadline (bodyDeadline), answered 408 and charged to the source. */

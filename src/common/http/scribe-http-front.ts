@@ -16,6 +16,7 @@ import {
   closeUnreadBodies,
   declaredSizeCheck,
   jsonBodiesOnly,
+  ndjsonBodiesOnly,
   queryBound,
   scribeBodyDeadline,
   scribeJsonBody,
@@ -90,7 +91,7 @@ export class ScribeHttpFront implements OnModuleInit, OnModuleDestroy {
 
   private install(express: Express): void {
     const config = this.config;
-    const { isScribe, isGraphql, isExport, isGuarded, isGated } = this.paths;
+    const { isScribe, isGraphql, isTransfer, isImport, isGuarded, isGated } = this.paths;
     // First of all: a request's id and access line, whatever becomes of it. On every path when
     // Scribe serves alone; in a host's app, on Scribe's paths only (the others are the host's).
     const tracing = requestTracing({ atLogLevel: config.accessLog });
@@ -107,7 +108,7 @@ export class ScribeHttpFront implements OnModuleInit, OnModuleDestroy {
     // step finish. First after CORS, so that a browser may read it, and before anything reads.
     express.use(
       onlyWhere(
-        (request) => isGraphql(request) || isExport(request),
+        (request) => isGraphql(request) || isTransfer(request),
         whileShuttingDown(() => this.closing),
       ),
     );
@@ -135,12 +136,23 @@ export class ScribeHttpFront implements OnModuleInit, OnModuleDestroy {
       // For the same reason, only Scribe's refusals there spend the source's refusal budget.
       express.use(onlyWhere(isGraphql, claimedRefusalsOnly));
     }
-    // A transcript's export is Scribe's alone in either mode: its caller is checked here too.
-    express.use(onlyWhere(isExport, credentialsFirst(this.authenticator, this.refusals, origins)));
+    // A transcript's export and import are Scribe's alone in either mode: their callers are
+    // checked here too.
+    express.use(
+      onlyWhere(isTransfer, credentialsFirst(this.authenticator, this.refusals, origins)),
+    );
     express.use(onlyWhere(isGraphql, jsonBodiesOnly));
+    express.use(onlyWhere(isImport, ndjsonBodiesOnly));
     express.use(onlyWhere(isGraphql, declaredSizeCheck(config.maxBodyBytes)));
-    express.use(onlyWhere(isGraphql, scribeBodyDeadline(config.httpTimeouts)));
-    // Bodies are read for GraphQL only: no other route of Scribe takes one.
+    // An import's body is read by its controller, line by line, with no size bound (a transcript
+    // has no length limit) but this deadline: a client that trickles is cut.
+    express.use(
+      onlyWhere(
+        (request) => isGraphql(request) || isImport(request),
+        scribeBodyDeadline(config.httpTimeouts),
+      ),
+    );
+    // Bodies are parsed here for GraphQL only: the import's controller reads its own.
     express.use(
       onlyWhere(isGraphql, scribeJsonBody(config.maxBodyBytes, config.queryLimits.maxBytes)),
     );

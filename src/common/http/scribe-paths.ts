@@ -9,12 +9,13 @@ import { type ScribeConfig } from '../../config/scribe-config.js';
 
 /**
  * Which of Scribe's routes a request is for: its GraphQL endpoint, /health (with /health/live
- * and /health/ready), /metrics, a transcript's export (/sessions/<id>/export), or none.
+ * and /health/ready), /metrics, a transcript's export (/sessions/<id>/export) or import
+ * (/sessions/<id>/import), or none.
  */
 export type ScribeRoute = 'graphql' | ControllerRoute | undefined;
 
-/** Scribe's Nest routes (HealthController, MetricsController, ExportController). */
-export type ControllerRoute = 'health' | 'metrics' | 'export';
+/** Scribe's Nest routes (HealthController, MetricsController, ExportController, ImportController). */
+export type ControllerRoute = 'health' | 'metrics' | 'export' | 'import';
 
 /** What of an Express router is read here: its settings. */
 export interface RouterView {
@@ -36,6 +37,7 @@ export const CONTROLLER_ROUTES: Record<
   health: { controller: 'health', methods: ['/', '/live', '/ready'] },
   metrics: { controller: 'metrics', methods: ['/'] },
   export: { controller: 'sessions', methods: [':id/export'] },
+  import: { controller: 'sessions', methods: [':id/import'] },
 };
 
 /**
@@ -83,6 +85,10 @@ export class ScribePaths {
   isGraphql = (request: Request): boolean => this.routeOf(request) === 'graphql';
   /** A transcript's export: Scribe's in every mode, never a host's (unlike the GraphQL path). */
   isExport = (request: Request): boolean => this.routeOf(request) === 'export';
+  /** A transcript's import: Scribe's in every mode, as the export is. */
+  isImport = (request: Request): boolean => this.routeOf(request) === 'import';
+  /** A route of Scribe's own controllers that a session's caller uses: export or import. */
+  isTransfer = (request: Request): boolean => this.isExport(request) || this.isImport(request);
   /** Where the refusal gate stands: Scribe's routes, or every path (guardAllPaths). */
   isGuarded = (request: Request): boolean => this.config.guardAllPaths || this.isScribe(request);
   /**
@@ -118,6 +124,7 @@ export class ScribePaths {
     if (patterns.health.test(path)) return 'health';
     if (patterns.metrics.test(path)) return 'metrics';
     if (patterns.export.test(path)) return 'export';
+    if (patterns.import.test(path)) return 'import';
     return patterns.graphql.test(path) ? 'graphql' : undefined;
   }
 
@@ -135,6 +142,7 @@ export class ScribePaths {
       health: route('health'),
       metrics: route('metrics'),
       export: route('export'),
+      import: route('import'),
       graphql: new RegExp(`^${graphql}/?$`, flags),
     };
   }

@@ -3,7 +3,10 @@ import { type MessageRecord } from '../../message/message-record.js';
 import { type FakeMessageStore } from './fake-message-store.js';
 
 /** The one read the write path makes (a retry's lookup), over a fake store's rows. */
-export class FakeSessionQueries implements Pick<SessionQueries, 'findByClientMessageIds'> {
+export class FakeSessionQueries implements Pick<
+  SessionQueries,
+  'findByClientMessageIds' | 'findByIds'
+> {
   /** When set, reads fail with it (the database is unreachable for reads too). */
   readError: Error | null = null;
   /** The client ids of each lookup, in call order. */
@@ -33,6 +36,13 @@ export class FakeSessionQueries implements Pick<SessionQueries, 'findByClientMes
     }
   }
 
+  async findByIds(ids: readonly string[]): Promise<MessageRecord[]> {
+    this.lookedUp.push([...ids]);
+    await Promise.resolve();
+    if (this.readError) throw this.readError;
+    return this.store.rows.filter((row) => ids.includes(row.id));
+  }
+
   get lookups(): number {
     return this.lookedUp.length;
   }
@@ -42,7 +52,7 @@ export class FakeSessionQueries implements Pick<SessionQueries, 'findByClientMes
     this.afterLookup = action;
   }
 
-  /** This fake where the service expects the real one (it uses only the method above). */
+  /** This fake where the service expects the real one (it uses only the methods above). */
   get asQueries(): SessionQueries {
     return this as unknown as SessionQueries;
   }

@@ -1,0 +1,206 @@
+import { ScribeException } from '../../common/errors/scribe.exception.js';
+import { jsonBodyProblem } from '../../common/validation/json-body.js';
+import {
+  boundedTextProblem,
+  jsonProblem,
+  textProblem,
+} from '../../common/validation/storable-values.js';
+import { type ExportedSessionFields } from '../../database/session-updates.js';
+import { AppendStatus } from '../../message/append-status.js';
+import { MessageRole } from '../../message/message-role.js';
+import { type ImportedMessage } from '../transcript-importer.js';
+
+/** One line of an import: the session's own fields (the first line), or a message. */
+export type ImportLine =
+  | { kind: 'session'; session: ExportedSessionFields }
+  | { kind: 'message'; message: ImportedMessage };
+
+// What an export writes of each (transcript-formats.ts, jsonl): every field a read gives.
+const SESSION_KEYS = [
+  'id',
+  'title',
+  'metadata',
+  'createdAt',
+  'updatedAt',
+  'messageCount',
+  'revision',
+];
+const MESSAGE_KEYS = [
+  'id',
+  'sessionId',
+  'status',
+  'role',
+  'content',
+  'clientMessageId',
+  'toolName',
+  'toolCallId',
+  'toolCalls',
+  'metadata',
+  'createdAt',
+];
+const REQUIRED_MESSAGE_KEYS = ['id', 'role', 'content', 'createdAt'];
+const ROLES: readonly string[] = Object.values(MessageRole);
+const STATUSES: readonly string[] = Object.values(AppendStatus);
+// A session's title: the width of its column, in characters (as updateSession bounds it).
+const MAX_TITLE_CHARACTERS = 512;
+// RFC 3339 as Date's toJSON writes it (and with an offset, or fewer fraction digits).
+const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * A line of an import (its text, without its newline), checked as appendMessages and
+ * updateSession check theirs: INVALID_INPUT naming the line and field for anything an export
+ * would not have written, or Scribe could not store faithfully. The first line (`first`) is
+ * the session's own fields, `{"session":{…}}` with the id the import is for; each other is one message,
+ * `{"message":{…}}`. Keys an export does not write are refused, not ignored: a misspelt
+ * `clientMesageId` would otherwise import a message without its client id.
+ */
+export function parseImportLine(
+  text: string,
+  line: number,
+  sessionId: string,
+  maxMessageBytes: number,
+  first: boolean,
+): ImportLine {
+  const at = `line ${line}`;
+  const bytes = Buffer.from(text, 'utf8');
+  // Bounded before it is parsed, as a GraphQL body is: no depth or key count Scribe takes.
+  const shape = jsonBodyProblem(bytes, Number.POSITIVE_INFINITY);
+  if (shape) throw ScribeException.invalidInput(at, shape.message);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw ScribeException.invalidInput(at, 'is not JSON');
+  }
+  const wrapper = objectAt(parsed, at);
+  const keys = Object.keys(wrapper);
+  const kind = first ? 'session' : 'message';
+  if (keys.length !== 1 || keys[0] !== kind) {
+    throw ScribeException.invalidInput(
+      at,
+      first
+        ? 'must be {"session":{…}}, the session as its export wrote it'
+        : 'must be {"message":{…}}, one message as its export wrote it',
+    );
+  }
+  const body = objectAt(wrapper[kind], `${at}.${kind}`);
+  return kind === 'session'
+    ? { kind, session: sessionOf(body, `${at}.session`, sessionId, maxMessageBytes) }
+    : { kind, message: messageOf(body, `${at}.message`, sessionId) };
+}
+
+function sessionOf(
+  body: Record<string, unknown>,
+  at: string,
+  sessionId: string,
+  maxMessageBytes: number,
+): ExportedSessionFields {
+  onlyKeys(body, SESSION_KEYS, at);
+  if (body.id !== sessionId) {
+    throw ScribeException.invalidInput(
+      `${at}.id`,
+      `must be the session imported into (${JSON.stringify(sessionId)}): an export imports into the session it came from`,
+    );
+  }
+  const title = nullableText(body, 'title', at);
+  const titleProblem = title === null ? undefined : boundedTextProblem(title, MAX_TITLE_CHARACTERS);
+  if (titleProblem) throw ScribeException.invalidInput(`${at}.title`, titleProblem);
+  const metadata = body.metadata ?? null;
+  const problem = jsonProblem(metadata);
+  if (problem) throw ScribeException.invalidInput(`${at}.metadata`, problem);
+  const metadataBytes = Buffer.byteLength(JSON.stringify(metadata), 'utf8');
+  if (metadataBytes > maxMessageBytes) {
+    throw ScribeException.invalidInput(
+      `${at}.metadata`,
+      `is ${metadataBytes} bytes; the limit is ${maxMessageBytes} bytes (MAX_MESSAGE_BYTES)`,
+    );
+  }
+  count(body, 'messageCount', at);
+  return {
+    title,
+    metadata,
+    createdAt: timeOf(body, 'createdAt', at),
+    updatedAt: timeOf(body, 'updatedAt', at),
+    revision: count(body, 'revision', at),
+  };
+}
+
+function messageOf(body: Record<string, unknown>, at: string, sessionId: string): ImportedMessage {
+  onlyKeys(body, MESSAGE_KEYS, at);
+  const missing = REQUIRED_MESSAGE_KEYS.find((key) => !Object.hasOwn(body, key));
+  if (missing) throw ScribeException.invalidInput(`${at}.${missing}`, 'is required');
+  if (body.sessionId !== undefined && body.sessionId !== sessionId) {
+    throw ScribeException.invalidInput(
+      `${at}.sessionId`,
+      `must be the session imported into (${JSON.stringify(sessionId)}), or absent`,
+    );
+  }
+  // A status is what the export's reader was told; an import gives each message its own.
+  if (body.status !== undefined && !STATUSES.includes(body.status as string)) {
+    throw ScribeException.invalidInput(`${at}.status`, `must be one of ${STATUSES.join(', ')}`);
+  }
+  if (!ROLES.includes(body.role as string)) {
+    throw ScribeException.invalidInput(`${at}.role`, `must be one of ${ROLES.join(', ')}`);
+  }
+  const id = text(body, 'id', at);
+  const content = text(body, 'content', at);
+  return {
+    id,
+    role: body.role as MessageRole,
+    content,
+    clientMessageId: nullableText(body, 'clientMessageId', at),
+    toolName: nullableText(body, 'toolName', at),
+    toolCallId: nullableText(body, 'toolCallId', at),
+    toolCalls: body.toolCalls ?? null,
+    metadata: body.metadata ?? null,
+    createdAt: timeOf(body, 'createdAt', at),
+  };
+}
+
+function objectAt(value: unknown, at: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw ScribeException.invalidInput(at, 'must be a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+function onlyKeys(body: Record<string, unknown>, allowed: readonly string[], at: string): void {
+  const stray = Object.keys(body).find((key) => !allowed.includes(key));
+  if (stray !== undefined) {
+    throw ScribeException.invalidInput(`${at}.${stray}`, `property ${stray} should not exist`);
+  }
+}
+
+function text(body: Record<string, unknown>, key: string, at: string): string {
+  const value = body[key];
+  if (typeof value !== 'string')
+    throw ScribeException.invalidInput(`${at}.${key}`, 'must be a string');
+  const problem = textProblem(value);
+  if (problem) throw ScribeException.invalidInput(`${at}.${key}`, problem);
+  return value;
+}
+
+function nullableText(body: Record<string, unknown>, key: string, at: string): string | null {
+  return body[key] === undefined || body[key] === null ? null : text(body, key, at);
+}
+
+function count(body: Record<string, unknown>, key: string, at: string): number {
+  const value = body[key];
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw ScribeException.invalidInput(`${at}.${key}`, 'must be a whole number, 0 or more');
+  }
+  return value;
+}
+
+/** A time as an export writes it (an ISO 8601 date and time), as epoch milliseconds. */
+function timeOf(body: Record<string, unknown>, key: string, at: string): number {
+  const value = body[key];
+  const ms = typeof value === 'string' && TIME.test(value) ? Date.parse(value) : Number.NaN;
+  if (!Number.isSafeInteger(ms) || ms < 0) {
+    throw ScribeException.invalidInput(
+      `${at}.${key}`,
+      'must be a date and time in ISO 8601 (as 2026-12-02T18:45:28.000Z), from 1970 on',
+    );
+  }
+  return ms;
+}

@@ -1,0 +1,111 @@
+import { ScribeException } from '../../common/errors/scribe.exception.js';
+import { type ExportedSessionFields } from '../../database/session-updates.js';
+import { MAX_BATCH_MESSAGES } from '../input-rules.js';
+import { type ImportedMessage } from '../transcript-importer.js';
+import { type TranscriptService } from '../transcript.service.js';
+import { parseImportLine } from './import-lines.js';
+import { type ImportTally } from './import-tally.js';
+import { ndjsonLines } from './ndjson-lines.js';
+
+// A batch is stored once it holds this many bytes of lines, or MAX_BATCH_MESSAGES messages:
+// an import holds one batch, whatever the file's length.
+const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+// A line's JSON may escape every character of a message (`\u0001` is six bytes for one),
+// and carries its fields' names and the session's id.
+const LINE_OVERHEAD_BYTES = 64 * 1024;
+
+/**
+ * One import's body, read line by line and stored in batches through the write path, in the
+ * order given. A refused line stops it: the lines before it are stored (each batch before it,
+ * then the part of its own batch that comes before it), nothing after it is.
+ */
+export class ImportRun {
+  private head: ExportedSessionFields | undefined;
+  private batch: ImportedMessage[] = [];
+  private batchLines: number[] = [];
+  private batchBytes = 0;
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly transcripts: TranscriptService,
+    private readonly maxMessageBytes: number,
+    private readonly tally: ImportTally,
+  ) {}
+
+  /** Reads and stores the whole body; the session's own fields from its first line. */
+  async consume(body: AsyncIterable<Buffer>): Promise<ExportedSessionFields> {
+    const maxLineBytes = 6 * this.maxMessageBytes + LINE_OVERHEAD_BYTES;
+    try {
+      for await (const { text, line } of ndjsonLines(body, maxLineBytes)) {
+        this.tally.lines = line;
+        this.take(text, line);
+        if (this.batch.length >= MAX_BATCH_MESSAGES || this.batchBytes >= MAX_BATCH_BYTES) {
+          await this.flush();
+        }
+      }
+    } catch (error) {
+      // What came before the refused line (or the cut) is whole: it is stored all the same.
+      await this.flush();
+      throw error;
+    }
+    await this.flush();
+    if (!this.head) {
+      throw ScribeException.invalidInput(
+        'line 1',
+        'the body is empty: an import is the session ({"session":{…}}), then its messages',
+      );
+    }
+    return this.head;
+  }
+
+  private take(text: string, line: number): void {
+    const parsed = parseImportLine(
+      text,
+      line,
+      this.sessionId,
+      this.maxMessageBytes,
+      this.head === undefined,
+    );
+    if (parsed.kind === 'session') {
+      this.head = parsed.session;
+      return;
+    }
+    this.batch.push(parsed.message);
+    this.batchLines.push(line);
+    this.batchBytes += text.length;
+  }
+
+  private async flush(): Promise<void> {
+    if (this.batch.length === 0) return;
+    const batch = this.batch;
+    const lines = this.batchLines;
+    this.batch = [];
+    this.batchLines = [];
+    this.batchBytes = 0;
+    try {
+      await this.store(batch, lines);
+    } catch (error) {
+      // A batch is refused whole; the lines before the one refused are stored all the same.
+      const at = refusedIndex(error, lines);
+      if (at > 0) await this.store(batch.slice(0, at), lines.slice(0, at));
+      throw error;
+    }
+  }
+
+  private async store(batch: ImportedMessage[], lines: number[]): Promise<void> {
+    const answers = await this.transcripts.importRecords(
+      this.sessionId,
+      batch,
+      (index) => `line ${lines[index]}.message`,
+      `lines ${lines[0]} to ${lines[lines.length - 1]}`,
+    );
+    this.tally.add(answers);
+  }
+}
+
+/** Where in a batch of `lines` the line an error names is; -1 when it names none of them. */
+function refusedIndex(error: unknown, lines: readonly number[]): number {
+  const field = error instanceof ScribeException ? error.field : undefined;
+  const line = field === undefined ? undefined : /^line (\d+)/.exec(field)?.[1];
+  return line === undefined ? -1 : lines.indexOf(Number(line));
+}

@@ -1,0 +1,173 @@
+import { Controller, Logger, Param, Post, Req, Res } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { type Request, type Response } from 'express';
+import { AuthFailureLog } from '../../common/auth/auth-failure-log.js';
+import { Authenticator } from '../../common/auth/authenticator.js';
+import { missingScope } from '../../common/auth/scope-refusal.js';
+import { describeError } from '../../common/errors/describe-error.js';
+import { graphqlCodeFor } from '../../common/errors/graphql-error.util.js';
+import { ScribeErrorCode } from '../../common/errors/scribe-error-code.js';
+import { ScribeException } from '../../common/errors/scribe.exception.js';
+import { toSessionModel } from '../../common/graphql/session.mapper.js';
+import { claimForScribe } from '../../common/http/refusal-gate.js';
+import { sourceOf } from '../../common/http/source-address.js';
+import { SESSION_ID_PATTERN, SESSION_ID_RULE } from '../../common/validation/session-id.js';
+import { ScribeConfig } from '../../config/scribe-config.js';
+import { SessionUpdates } from '../../database/session-updates.js';
+import { SessionChanged } from '../../message/message-events.js';
+import { TranscriptService } from '../transcript.service.js';
+import { ImportTally } from './import-tally.js';
+import { ImportRun } from './import-run.js';
+
+/** The HTTP status of each refusal an import can meet. */
+function statusOf(code: ScribeErrorCode): number {
+  switch (code) {
+    case ScribeErrorCode.InvalidInput:
+      return 400;
+    case ScribeErrorCode.Unauthenticated:
+      return 401;
+    case ScribeErrorCode.Forbidden:
+      return 403;
+    case ScribeErrorCode.IdempotencyConflict:
+      return 409;
+    case ScribeErrorCode.MessageRefused:
+      return 422;
+    case ScribeErrorCode.DatabaseUnavailable:
+    case ScribeErrorCode.JournalUnavailable:
+    case ScribeErrorCode.ShuttingDown:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+/**
+ * `POST /sessions/{id}/import`: a transcript as its export (format=jsonl) wrote it, streamed in
+ * and stored line by line through the write path (ImportRun), with the journal's ordering and
+ * durability. The caller is authenticated before this runs (credentialsFirst, as for the
+ * export); here it needs `append`, and a JWT limited to a session prefix reaches only its own
+ * sessions. The answer counts each message's status, or names the line that was refused and
+ * counts what was stored before it; nothing after that line is stored.
+ */
+@Controller('sessions')
+export class ImportController {
+  private readonly logger = new Logger(ImportController.name);
+
+  constructor(
+    private readonly authenticator: Authenticator,
+    private readonly refusals: AuthFailureLog,
+    private readonly transcripts: TranscriptService,
+    private readonly sessions: SessionUpdates,
+    private readonly events: EventEmitter2,
+    private readonly config: ScribeConfig,
+  ) {}
+
+  @Post(':id/import')
+  async import(
+    @Param('id') id: string,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
+    const tally = new ImportTally();
+    try {
+      await this.admit(request, id);
+      const run = new ImportRun(id, this.transcripts, this.config.maxMessageBytes, tally);
+      const head = await run.consume(request);
+      const session = tally.allPersisted() ? await this.restore(id, head, tally) : undefined;
+      if (response.headersSent) return;
+      response
+        .status(200)
+        .type('application/json')
+        .send(JSON.stringify(tally.answer(id, session !== undefined)));
+    } catch (error) {
+      this.refuse(request, response, id, error, tally);
+    }
+  }
+
+  /** The caller may import into `id`: else refused, the body unread. */
+  private async admit(request: Request, id: string): Promise<void> {
+    const outcome = await this.authenticator.forRequest(request);
+    if (outcome.kind === 'refused') {
+      throw new ScribeException(ScribeErrorCode.Unauthenticated, outcome.reason);
+    }
+    const principal = outcome.principal;
+    if (!principal.scopes.has('append')) throw missingScope(principal, 'import', 'append');
+    const prefix = principal.sessionPrefix;
+    if (prefix !== undefined && !id.startsWith(prefix)) {
+      throw new ScribeException(
+        ScribeErrorCode.Forbidden,
+        `import: this caller may only reach sessions whose id starts with "${prefix}"`,
+      );
+    }
+    if (!SESSION_ID_PATTERN.test(id)) {
+      throw ScribeException.invalidInput('id', `must be ${SESSION_ID_RULE}`);
+    }
+  }
+
+  /**
+   * The session's own fields as exported, once every message is stored and the session holds
+   * exactly them (SessionUpdates.restoreImported). A failure here loses nothing: the messages
+   * are stored, and importing the file again restores the fields.
+   */
+  private async restore(
+    id: string,
+    head: Parameters<SessionUpdates['restoreImported']>[1],
+    tally: ImportTally,
+  ): Promise<unknown> {
+    try {
+      const session = await this.sessions.restoreImported(id, head, tally.messages);
+      if (session) this.events.emit(SessionChanged.event, new SessionChanged(session));
+      return session ? toSessionModel(session) : undefined;
+    } catch (error) {
+      this.logger.warn(
+        `Import of session ${JSON.stringify(id)}: its messages are stored, but its own fields were not restored (${describeError(error)}); importing the file again restores them`,
+      );
+      return undefined;
+    }
+  }
+
+  private refuse(
+    request: Request,
+    response: Response,
+    id: string,
+    error: unknown,
+    tally: ImportTally,
+  ): void {
+    if (response.headersSent) return;
+    claimForScribe(response);
+    // The rest of the body is not read: the connection closes once the answer is written.
+    response.setHeader('Connection', 'close');
+    if (!(error instanceof ScribeException)) {
+      if (request.readableAborted || request.destroyed) {
+        this.logger.log(
+          `Import of session ${JSON.stringify(id)} ended: the client went away after line ${tally.lines}`,
+        );
+        return;
+      }
+      this.logger.error(
+        `Unhandled error importing session ${JSON.stringify(id)}: ${describeError(error)}`,
+        error instanceof Error ? error.stack : undefined,
+      );
+      response
+        .status(500)
+        .type('application/json')
+        .send(JSON.stringify(tally.refusal('INTERNAL_SERVER_ERROR', 'Internal server error')));
+      return;
+    }
+    const refusal = error;
+    const status = statusOf(refusal.code);
+    if (status === 401 || status === 403) {
+      this.refusals.refused(sourceOf(request), describeError(refusal));
+    } else if (tally.lines > 0) {
+      this.logger.log(
+        `Import of session ${JSON.stringify(id)} stopped at line ${tally.lines}: ${refusal.message}`,
+      );
+    }
+    response
+      .status(status)
+      .type('application/json')
+      .send(
+        JSON.stringify(tally.refusal(graphqlCodeFor(refusal.code), refusal.message, refusal.field)),
+      );
+  }
+}
