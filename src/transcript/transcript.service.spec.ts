@@ -27,7 +27,7 @@ import { SessionBacklog } from './session-backlog.js';
 import { FakeMessageStore, writerOver } from './testing/fake-message-store.js';
 import { FakeSessionQueries } from './testing/fake-session-queries.js';
 import { FakeSpool } from './testing/fake-spool.js';
-import { TranscriptImporter } from './transcript-importer.js';
+import { TranscriptImporter, type ImportedMessage } from './transcript-importer.js';
 import { TranscriptService } from './transcript.service.js';
 import { type MessageInput } from './dto/message.input.js';
 import { toMessageModel } from '../common/graphql/message.mapper.js';
@@ -535,6 +535,275 @@ describe(TranscriptService.name, () => {
 
       expect(other.records[0].id).not.toBe(first.records[0].id);
       expect(store.contents()).toEqual(['a', 'a']);
+    });
+  });
+
+  describe('importRecords', () => {
+    const CREATED = Date.UTC(2023, 4, 6, 7, 8, 9, 10);
+    let next = 0;
+    const imported = (fields: Partial<ImportedMessage> = {}): ImportedMessage => ({
+      id: `0190a5b4-7c1e-7d2a-9b3c-${String(next++).padStart(12, '0')}`,
+      role: MessageRole.USER,
+      content: 'imported',
+      createdAt: CREATED,
+      ...fields,
+    });
+    const line = (index: number) => `line ${index + 2}.message`;
+    const importAll = (sessionId: string, ...messages: ImportedMessage[]) =>
+      sut.importRecords(sessionId, messages, line, 'lines');
+
+    it('stores each with its id and time, in order, after what the session holds, PERSISTED', async () => {
+      const [stored] = (await append('s1', message('appended first'))).records;
+      const withClientId = imported({
+        id: messageIdFor('s1', 'c-1'),
+        clientMessageId: 'c-1',
+        content: 'second',
+        toolName: 'search',
+        toolCallId: 't-1',
+        toolCalls: [1],
+        metadata: { a: 1 },
+      });
+      const plain = imported({ content: 'third', createdAt: 0 });
+
+      const answers = await importAll('s1', withClientId, plain);
+
+      expect(answers).toEqual([
+        { status: AppendStatus.PERSISTED, accepted: true },
+        { status: AppendStatus.PERSISTED, accepted: true },
+      ]);
+      expect(store.rows).toHaveLength(3);
+      const [, second, third] = store.rows;
+      expect(second).toEqual({
+        id: withClientId.id,
+        sessionId: 's1',
+        orderKey: expect.stringMatching(new RegExp(`\\.${INSTANCE}$`)),
+        role: MessageRole.USER,
+        content: 'second',
+        clientMessageId: 'c-1',
+        toolName: 'search',
+        toolCallId: 't-1',
+        toolCalls: [1],
+        metadata: { a: 1 },
+        acceptedAt: parseOrderKey(second.orderKey)?.ms,
+        createdAt: CREATED,
+      });
+      expect(third).toMatchObject({
+        id: plain.id,
+        clientMessageId: null,
+        toolName: null,
+        toolCallId: null,
+        toolCalls: null,
+        metadata: null,
+        createdAt: 0,
+      });
+      expect(second.orderKey > stored.orderKey).toBe(true);
+      expect(third.orderKey > second.orderKey).toBe(true);
+      // The imported times move nothing: the clock stays at the wall's.
+      expect(clock.latest).toBeLessThanOrEqual(Date.now());
+      expect(second.acceptedAt).toBeGreaterThan(CREATED);
+      expect(await total(metrics.appendsTotal, { status: 'persisted' })).toBe(3);
+    });
+
+    it('answers a second import of the same messages as existing, storing nothing', async () => {
+      const messages = [
+        imported(),
+        imported({ id: messageIdFor('s1', 'c-1'), clientMessageId: 'c-1' }),
+      ];
+      await importAll('s1', ...messages);
+
+      const again = await importAll('s1', ...messages);
+
+      expect(again).toEqual([
+        { status: AppendStatus.PERSISTED, accepted: false },
+        { status: AppendStatus.PERSISTED, accepted: false },
+      ]);
+      expect(store.rows).toHaveLength(2);
+      expect(await total(metrics.appendsTotal)).toBe(2);
+    });
+
+    it('answers messages it holds during an outage as QUEUED, and stores them once afterwards', async () => {
+      store.goDown();
+      const messages = [imported(), imported()];
+      expect(await importAll('s1', ...messages)).toEqual([
+        { status: AppendStatus.QUEUED, accepted: true },
+        { status: AppendStatus.QUEUED, accepted: true },
+      ]);
+      expect(await importAll('s1', ...messages)).toEqual([
+        { status: AppendStatus.QUEUED, accepted: false },
+        { status: AppendStatus.QUEUED, accepted: false },
+      ]);
+      spool.failDisk();
+      expect(await importAll('s1', imported())).toEqual([
+        { status: AppendStatus.BUFFERED, accepted: true },
+      ]);
+      expect(await total(metrics.appendsTotal, { status: 'queued' })).toBe(2);
+      expect(await total(metrics.appendsTotal, { status: 'buffered' })).toBe(1);
+      spool.healDisk();
+      store.heal();
+      // The next write stores what the session holds first, then its own.
+      const later = imported();
+      expect(await importAll('s1', later)).toEqual([
+        { status: AppendStatus.PERSISTED, accepted: true },
+      ]);
+      expect(await importAll('s1', messages[0])).toEqual([
+        { status: AppendStatus.PERSISTED, accepted: false },
+      ]);
+      expect(store.rows.map((row) => row.id)).toEqual([
+        ...messages.map((one) => one.id),
+        expect.any(String),
+        later.id,
+      ]);
+    });
+
+    it.each<[string, () => ImportedMessage, string, string]>([
+      [
+        'an id that is no UUID',
+        () => imported({ id: 'x' }),
+        'line 3.message.id',
+        'must be a UUID in lower case',
+      ],
+      [
+        'an id in upper case',
+        () => imported({ id: '0190A5B4-7C1E-7D2A-9B3C-000000000000' }),
+        'line 3.message.id',
+        'must be a UUID in lower case',
+      ],
+      [
+        'a v5 id without a client id',
+        () => imported({ id: messageIdFor('s1', 'c-9') }),
+        'line 3.message.id',
+        'is a name-based UUID (version 5), which Scribe derives from client ids: a message without a clientMessageId needs another',
+      ],
+      [
+        'an id not derived from its client id',
+        () => imported({ clientMessageId: 'c-9' }),
+        'line 3.message.id',
+        'is not the id this session gives its clientMessageId (import into the session it was exported from)',
+      ],
+      [
+        "another session's derived id",
+        () => imported({ id: messageIdFor('s2', 'c-9'), clientMessageId: 'c-9' }),
+        'line 3.message.id',
+        'is not the id this session gives its clientMessageId (import into the session it was exported from)',
+      ],
+    ])('refuses %s before storing anything of the batch', async (_case, make, field, reason) => {
+      const refusal = await rejectionOf(importAll('s1', imported(), make()));
+
+      expect(refusal.code).toBe(ScribeErrorCode.InvalidInput);
+      expect(refusal.field).toBe(field);
+      expect(refusal.message).toBe(`${field}: ${reason}`);
+      expect(store.rows).toEqual([]);
+    });
+
+    it('takes a v4 or v7 id, and a derived one with its client id', async () => {
+      await importAll(
+        's1',
+        imported({ id: '2b9d2f5e-3c4a-4b6d-8e7f-901a2b3c4d5e' }),
+        imported({ id: '0190a5b4-7c1e-7d2a-9b3c-4d5e6f708192' }),
+        imported({ id: messageIdFor('s1', 'c-1'), clientMessageId: 'c-1' }),
+      );
+      expect(store.rows).toHaveLength(3);
+    });
+
+    it('refuses an id repeated in a batch', async () => {
+      const once = imported();
+      const refusal = await rejectionOf(importAll('s1', once, imported(), { ...once }));
+
+      expect(refusal.field).toBe('line 4.message.id');
+      expect(refusal.message).toBe('line 4.message.id: repeats the id of line 2.message');
+      expect(store.rows).toEqual([]);
+    });
+
+    it.each<[string, Partial<ImportedMessage>, string]>([
+      ['content', { content: 'other' }, 'content'],
+      ['role', { role: MessageRole.ASSISTANT }, 'role'],
+      ['time', { createdAt: CREATED + 1 }, 'createdAt'],
+      ['metadata', { metadata: { b: 2 } }, 'metadata'],
+    ])(
+      'refuses an id stored with another %s: IDEMPOTENCY_CONFLICT, nothing of the batch stored',
+      async (_case, change, field) => {
+        const first = imported();
+        await importAll('s1', first);
+
+        const refusal = await rejectionOf(importAll('s1', imported(), { ...first, ...change }));
+
+        expect(refusal.code).toBe(ScribeErrorCode.IdempotencyConflict);
+        expect(refusal.field).toBe('line 3.message');
+        expect(refusal.message).toBe(
+          `line 3.message: its id was stored or held before with another ${field}; nothing of this batch was imported`,
+        );
+        expect(store.rows).toHaveLength(1);
+      },
+    );
+
+    it('refuses an id without a client id when it was stored with one', async () => {
+      const withClientId = imported({ id: messageIdFor('s1', 'c-1'), clientMessageId: 'c-1' });
+      await importAll('s1', withClientId);
+      // The same id sent as a plain message: refused for its v5 id, before any lookup.
+      const refusal = await rejectionOf(
+        importAll('s1', { ...withClientId, clientMessageId: null }),
+      );
+      expect(refusal.code).toBe(ScribeErrorCode.InvalidInput);
+    });
+
+    it("refuses an id that is another session's message", async () => {
+      const theirs = imported();
+      await importAll('s2', theirs);
+
+      const refusal = await rejectionOf(importAll('s1', imported(), theirs));
+
+      expect(refusal.code).toBe(ScribeErrorCode.IdempotencyConflict);
+      expect(refusal.message).toBe(
+        "line 3.message: its id is another session's message; nothing of this batch was imported",
+      );
+      expect(store.rows.map((row) => row.sessionId)).toEqual(['s2']);
+    });
+
+    it('answers as existing a message another import stored between its lookup and its write', async () => {
+      const raced = imported();
+      queries.afterNextLookup(() =>
+        store.storedElsewhere(
+          acceptedRecord('s1', 'imported', { id: raced.id, createdAt: CREATED }),
+        ),
+      );
+
+      const answers = await importAll('s1', raced, imported());
+
+      expect(answers).toEqual([
+        { status: AppendStatus.PERSISTED, accepted: false },
+        { status: AppendStatus.PERSISTED, accepted: true },
+      ]);
+      expect(await total(metrics.appendsTotal)).toBe(1);
+    });
+
+    it("says so when its id was stored meanwhile as another session's message", async () => {
+      const raced = imported();
+      queries.afterNextLookup(() =>
+        store.storedElsewhere(acceptedRecord('s2', 'theirs', { id: raced.id })),
+      );
+
+      const refusal = await rejectionOf(importAll('s1', raced, imported()));
+
+      expect(refusal.code).toBe(ScribeErrorCode.IdempotencyConflict);
+      expect(refusal.message).toBe(
+        `message ${raced.id}: was stored meanwhile as another session's message, and is not this one's; the rest of its batch was stored`,
+      );
+      expect(store.rows.map((row) => row.sessionId)).toEqual(['s2', 's1']);
+    });
+
+    it('checks the input as an append does, naming the line', async () => {
+      const refusal = await rejectionOf(
+        importAll('s1', imported(), imported({ content: 'nul \u0000' })),
+      );
+      expect(refusal.field).toBe('line 3.message.content');
+      expect(store.rows).toEqual([]);
+    });
+
+    it('refuses imports once shutdown has begun', async () => {
+      await sut.beforeApplicationShutdown();
+      const refusal = await rejectionOf(importAll('s1', imported()));
+      expect(refusal.code).toBe(ScribeErrorCode.ShuttingDown);
+      expect(store.rows).toEqual([]);
     });
   });
 

@@ -19,28 +19,33 @@ export class FakeSessionQueries implements Pick<
     sessionId: string,
     clientMessageIds: string[],
   ): Promise<MessageRecord[]> {
-    this.lookedUp.push([...clientMessageIds]);
+    return this.lookUp(
+      clientMessageIds,
+      (row) =>
+        row.sessionId === sessionId &&
+        row.clientMessageId !== null &&
+        clientMessageIds.includes(row.clientMessageId),
+    );
+  }
+
+  findByIds(ids: readonly string[]): Promise<MessageRecord[]> {
+    return this.lookUp(ids, (row) => ids.includes(row.id));
+  }
+
+  private async lookUp(
+    keys: readonly string[],
+    matches: (row: MessageRecord) => boolean,
+  ): Promise<MessageRecord[]> {
+    this.lookedUp.push([...keys]);
     await Promise.resolve();
     const afterLookup = this.afterLookup;
     this.afterLookup = undefined;
     try {
       if (this.readError) throw this.readError;
-      return this.store.rows.filter(
-        (row) =>
-          row.sessionId === sessionId &&
-          row.clientMessageId !== null &&
-          clientMessageIds.includes(row.clientMessageId),
-      );
+      return this.store.rows.filter(matches);
     } finally {
       afterLookup?.();
     }
-  }
-
-  async findByIds(ids: readonly string[]): Promise<MessageRecord[]> {
-    this.lookedUp.push([...ids]);
-    await Promise.resolve();
-    if (this.readError) throw this.readError;
-    return this.store.rows.filter((row) => ids.includes(row.id));
   }
 
   get lookups(): number {
