@@ -132,7 +132,15 @@ describe('the README', () => {
       .map(([block]) => block.slice(0, 80));
     expect(unmarked).toEqual([]);
     expect([...SNIPPETS.keys()]).toEqual(
-      expect.arrayContaining(['start', 'append', 'read', 'subscribe', 'apollo-client', 'export']),
+      expect.arrayContaining([
+        'start',
+        'append',
+        'read',
+        'subscribe',
+        'apollo-client',
+        'export',
+        'import',
+      ]),
     );
     // Each reads the port and the token from the variables the start snippet sets.
     for (const [name, { code }] of SNIPPETS) {
@@ -168,6 +176,26 @@ describe('the README', () => {
     const markdown = readFileSync(join(workdir, 'demo.md'), 'utf8');
     expect(markdown).toMatch(/^# demo/m);
     expect(markdown).toContain('Hello');
+  });
+
+  it('imports the JSONL export back with curl: every message counted as existing', async () => {
+    const exported = await fetch(`http://127.0.0.1:${env.PORT}/sessions/demo/export`, {
+      headers: { authorization: `Bearer ${env.TOKEN}` },
+    });
+    const file = await exported.text();
+    await writeFile(join(workdir, 'demo.jsonl'), file);
+    const messages = file.split('\n').filter((line) => line.startsWith('{"message"')).length;
+    expect(messages).toBeGreaterThan(0);
+    const imported = await run('bash', ['-euo', 'pipefail', '-c', snippet('import')], env, workdir);
+    expect(imported.code).toBe(0);
+    expect(JSON.parse(imported.output)).toMatchObject({
+      sessionId: 'demo',
+      messages,
+      accepted: 0,
+      existing: messages,
+      status: 'PERSISTED',
+      sessionRestored: true,
+    });
   });
 
   it('subscribes with graphql-ws, from Node, and hears a message appended', async () => {

@@ -54,6 +54,9 @@ export class Message {
   @Field(() => GraphQLJSON, { nullable: true, description: 'Free-form client metadata, as sent.' })
   metadata: unknown;
 
-  @Field(() => GraphQLDateTime, { description: 'When the append was accepted.' })
+  @Field(() => GraphQLDateTime, {
+    description:
+      'When the message was written: when its append was accepted, or for an imported message the time its file gave (kept as it was; the order is the import\'s).',
+  })
   createdAt: Date;
 }
