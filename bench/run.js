@@ -14,6 +14,7 @@ import { liveDelivery } from './live.js';
 import { preAuthBurst } from './preauth.js';
 import { singleAppend } from './single-append.js';
 import { batchMemory, batchPostgres, batchSqlite } from './throughput.js';
+import { transferRoundTrip } from './transfer.js';
 
 const sections = {
   healthy: async () => {
@@ -57,6 +58,10 @@ const sections = {
   },
   live: async () => {
     await liveDelivery();
+  },
+  transfer: async () => {
+    // SQLite only: the two instances need databases of their own (one PostgreSQL URL is one).
+    await transferRoundTrip('SQLite');
   },
   gate: async () => {
     await coldFanOutInProcess();
