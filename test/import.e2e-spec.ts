@@ -1,6 +1,6 @@
 import { JwtService } from '@nestjs/jwt';
 import { type Server } from 'node:http';
-import { type AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { v4 as uuidV4, v5 as uuidV5 } from 'uuid';
 import { databaseKinds } from './support/databases.js';
 import { RawGet } from './support/raw-export.js';
@@ -13,7 +13,12 @@ const SECRET = 'import-suite-secret-of-32-bytes!';
 const jwt = new JwtService();
 const bearer = (claims: Record<string, unknown>) =>
   `Bearer ${jwt.sign(claims, { secret: SECRET, expiresIn: 300 })}`;
-const VARIABLES = { API_TOKENS: 'ro=read,ap=append,ops=admin', JWT_SECRET: SECRET };
+const VARIABLES = {
+  API_TOKENS: 'ro=read,ap=append,ops=admin',
+  JWT_SECRET: SECRET,
+  // Short, so that a body that stalls is cut within the test.
+  BODY_TIMEOUT_MS: '1500',
+};
 const ADMIN = { authorization: 'Bearer ops' };
 const NDJSON = 'application/x-ndjson';
 const APPEND_MANY = `mutation($input: AppendMessagesInput!) { appendMessages(input: $input) { status } }`;
@@ -49,7 +54,7 @@ async function listen(server: Server): Promise<number> {
 class Instance {
   private constructor(
     readonly sut: TestApp,
-    private readonly port: number,
+    readonly port: number,
   ) {}
 
   static async start(database: 'sqlite' | 'postgres'): Promise<Instance> {
@@ -338,6 +343,52 @@ describe.each(databaseKinds())('POST /sessions/{id}/import on %s', (database) =>
     expect(squatting.status).toBe(409);
     expect(squatting.body.errors[0].message).toMatch(/another session's message/);
     expect(await target.count('squat')).toBe(1);
+  });
+
+  it("restores no session's own fields from a file with an id twice, whatever it counts", async () => {
+    const appended = await target.sut.gql(
+      APPEND_MANY,
+      { input: { sessionId: 'victim', messages: [{ role: 'USER', content: 'mine' }] } },
+      ADMIN,
+    );
+    expect(appended.errors).toBeUndefined();
+    const head = JSON.stringify({
+      session: {
+        id: 'victim',
+        title: 'HIJACKED',
+        metadata: null,
+        createdAt: '1999-01-01T00:00:00.000Z',
+        updatedAt: '1999-01-01T00:00:00.000Z',
+        messageCount: 1001,
+        revision: 1001,
+      },
+    });
+    const fresh = Array.from({ length: 1000 }, () => messageLine({}));
+    const answer = await target.import('victim', [head, ...fresh, fresh[0]].join('\n'));
+    expect(answer.body).toMatchObject({ messages: 1001, existing: 1, sessionRestored: false });
+    const read = await target.sut.gql(COUNT, { id: 'victim' }, ADMIN);
+    expect(read.data.session).toMatchObject({ messageCount: 1001, title: null });
+  });
+
+  it('stores the whole lines that came before a body cut by its deadline (408)', async () => {
+    const sent = `${HEAD('stalled')}\n${messageLine({})}\n`;
+    const socket = connect(target.port, '127.0.0.1');
+    const answer = new Promise<string>((resolve) => {
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString('utf8')));
+      socket.on('close', () => resolve(text));
+      socket.on('error', () => resolve(text));
+    });
+    socket.write(
+      'POST /sessions/stalled/import HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ops\r\n' +
+        `Content-Type: ${NDJSON}\r\nContent-Length: 100000\r\n\r\n${sent}`,
+    );
+    expect(await answer).toMatch(/^HTTP\/1\.1 408 /);
+    const deadline = Date.now() + 5000;
+    while ((await target.count('stalled')) !== 1 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await target.count('stalled')).toBe(1);
   });
 
   const U = 'UNAUTHENTICATED';

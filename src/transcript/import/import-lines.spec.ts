@@ -261,6 +261,64 @@ describe('parseImportLine', () => {
     expect(refused(parse)).toBe(said);
   });
 
+  it.each<[string, Record<string, unknown>, string]>([
+    [
+      'a revision past the bound',
+      { revision: 1_000_000_001 },
+      'line 1.session.revision: must be at most 1000000000',
+    ],
+    [
+      'an updatedAt in the future',
+      { updatedAt: '9999-12-31T23:59:59.999Z' },
+      'line 1.session.updatedAt: is in the future',
+    ],
+    [
+      'a createdAt in the future',
+      { createdAt: '9999-12-31T23:59:59.999Z', updatedAt: '9999-12-31T23:59:59.999Z' },
+      'line 1.session.createdAt: is in the future',
+    ],
+    [
+      'an updatedAt before createdAt',
+      { updatedAt: '2024-01-02T03:04:05.677Z' },
+      'line 1.session.updatedAt: is before createdAt',
+    ],
+  ])('refuses a session line with %s', (_case, fields, said) => {
+    expect(refused(() => head(fields))).toBe(said);
+  });
+
+  it('takes a revision at the bound, and times up to a minute ahead', () => {
+    const soon = new Date(Date.now() + 30_000).toISOString();
+    expect(head({ revision: 1_000_000_000, updatedAt: soon })).toMatchObject({
+      session: { revision: 1_000_000_000 },
+    });
+    expect(head({ updatedAt: SESSION.createdAt })).toMatchObject({ kind: 'session' });
+  });
+
+  it.each([
+    '2026-02-30T00:00:00.000Z',
+    '2025-02-29T00:00:00.000Z',
+    '2024-04-31T00:00:00.000Z',
+    '2024-01-00T00:00:00.000Z',
+    '2024-00-10T00:00:00.000Z',
+    '2024-01-02T24:00:00.000Z',
+    '2024-01-02T23:60:00.000Z',
+    '2024-01-02T23:59:60.000Z',
+    '2024-01-02T23:59:59.000+24:00',
+    '2024-01-02T23:59:59.000+01:60',
+  ])('refuses %s, a time no calendar has', (time) => {
+    expect(refused(() => line({ createdAt: time }))).toMatch(
+      /^line 7\.message\.createdAt: must be/,
+    );
+  });
+
+  it.each([
+    ['2024-02-29T23:59:59.999Z', Date.UTC(2024, 1, 29, 23, 59, 59, 999)],
+    ['2024-12-31T00:00:00Z', Date.UTC(2024, 11, 31)],
+    ['2024-01-02T00:30:00-23:59', Date.UTC(2024, 0, 3, 0, 29)],
+  ])('takes %s', (time, ms) => {
+    expect(line({ createdAt: time })).toMatchObject({ message: { createdAt: ms } });
+  });
+
   it('refuses JSON nested past the bound before parsing it', () => {
     const deep = `{"message":${'['.repeat(40)}${']'.repeat(40)}}`;
     expect(refused(() => line({}, deep))).toMatch(/^line 7: .*deep/);

@@ -44,7 +44,17 @@ const STATUSES: readonly string[] = Object.values(AppendStatus);
 // A session's title: the width of its column, in characters (as updateSession bounds it).
 const MAX_TITLE_CHARACTERS = 512;
 // RFC 3339 as Date's toJSON writes it (and with an offset, or fewer fraction digits).
-const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?(?:Z|[+-]\d{2}:\d{2})$/;
+const TIME =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,3})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
+/**
+ * The greatest revision an import restores: GraphQL's Int is 32 bits, and every later write
+ * adds one. A file's revision past it (a forged one) would break every read of the session,
+ * and past 2^53 every write of the instance.
+ */
+export const MAX_IMPORTED_REVISION = 1_000_000_000;
+// How far ahead of this clock a session's own times may be: a forged updatedAt of the year
+// 9999 would hold the session at the top of every list.
+const SESSION_TIME_AHEAD_MS = 60_000;
 
 /**
  * A line of an import (its text, without its newline), checked as appendMessages and
@@ -116,13 +126,26 @@ function sessionOf(
     );
   }
   count(body, 'messageCount', at);
-  return {
-    title,
-    metadata,
-    createdAt: timeOf(body, 'createdAt', at),
-    updatedAt: timeOf(body, 'updatedAt', at),
-    revision: count(body, 'revision', at),
-  };
+  const revision = count(body, 'revision', at);
+  if (revision > MAX_IMPORTED_REVISION) {
+    throw ScribeException.invalidInput(
+      `${at}.revision`,
+      `must be at most ${MAX_IMPORTED_REVISION}`,
+    );
+  }
+  const latest = Date.now() + SESSION_TIME_AHEAD_MS;
+  const createdAt = timeOf(body, 'createdAt', at);
+  const updatedAt = timeOf(body, 'updatedAt', at);
+  for (const [key, time] of [
+    ['createdAt', createdAt],
+    ['updatedAt', updatedAt],
+  ] as const) {
+    if (time > latest) throw ScribeException.invalidInput(`${at}.${key}`, 'is in the future');
+  }
+  if (updatedAt < createdAt) {
+    throw ScribeException.invalidInput(`${at}.updatedAt`, 'is before createdAt');
+  }
+  return { title, metadata, createdAt, updatedAt, revision };
 }
 
 function messageOf(body: Record<string, unknown>, at: string, sessionId: string): ImportedMessage {
@@ -195,7 +218,8 @@ function count(body: Record<string, unknown>, key: string, at: string): number {
 /** A time as an export writes it (an ISO 8601 date and time), as epoch milliseconds. */
 function timeOf(body: Record<string, unknown>, key: string, at: string): number {
   const value = body[key];
-  const ms = typeof value === 'string' && TIME.test(value) ? Date.parse(value) : Number.NaN;
+  const parts = typeof value === 'string' ? TIME.exec(value) : null;
+  const ms = parts && isCalendarTime(parts) ? Date.parse(value as string) : Number.NaN;
   if (!Number.isSafeInteger(ms) || ms < 0) {
     throw ScribeException.invalidInput(
       `${at}.${key}`,
@@ -203,4 +227,22 @@ function timeOf(body: Record<string, unknown>, key: string, at: string): number 
     );
   }
   return ms;
+}
+
+/**
+ * Whether a matched time names a real day and time of day: Date.parse takes 2026-02-30 as
+ * March 2nd and 24:00 as the next day, which an export never writes and would not round-trip.
+ */
+function isCalendarTime(parts: RegExpExecArray): boolean {
+  const [year, month, day, hour, minute, second] = parts.slice(1, 7).map(Number);
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return (
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth &&
+    hour < 24 &&
+    minute < 60 &&
+    second < 60
+  );
 }

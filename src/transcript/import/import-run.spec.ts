@@ -83,6 +83,20 @@ describe(ImportRun.name, () => {
     expect(tally.lines).toBe(count + 1);
   });
 
+  it('tells a file with an id twice, in another batch, from one without', async () => {
+    const lines = [
+      HEAD,
+      ...Array.from({ length: MAX_BATCH_MESSAGES + 1 }, (_, i) => messageLine(i)),
+    ];
+    const distinct = run();
+    await distinct.consume(body(lines.join('\n')));
+    expect(distinct.distinctIds).toBe(true);
+
+    const repeated = run();
+    await repeated.consume(body([...lines, messageLine(3)].join('\n')));
+    expect(repeated.distinctIds).toBe(false);
+  });
+
   it('stores a batch once it holds 4 MiB of lines', async () => {
     const big = 'x'.repeat(300_000);
     const lines = [HEAD, ...Array.from({ length: 16 }, (_, index) => messageLine(index, big))];

@@ -13,6 +13,13 @@ const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 // A line's JSON may escape every character of a message (`\u0001` is six bytes for one),
 // and carries its fields' names and the session's id.
 const LINE_OVERHEAD_BYTES = 64 * 1024;
+// The ids a run remembers to tell a file with an id twice (no export has one) from an export:
+// past this many the session's own fields are not restored (about 40 MB of numbers).
+const MAX_REMEMBERED_IDS = 1_000_000;
+
+/** A number for a UUID (its last 64 bits, folded into a double): equal ids, equal numbers. */
+const idKey = (id: string) =>
+  Number.parseInt(id.slice(24), 16) + Number.parseInt(id.slice(19, 23), 16) / 65_536;
 
 /**
  * One import's body, read line by line and stored in batches through the write path, in the
@@ -24,6 +31,8 @@ export class ImportRun {
   private batch: ImportedMessage[] = [];
   private batchLines: number[] = [];
   private batchBytes = 0;
+  private readonly seen = new Set<number>();
+  private repeats = false;
 
   constructor(
     private readonly sessionId: string,
@@ -31,6 +40,14 @@ export class ImportRun {
     private readonly maxMessageBytes: number,
     private readonly tally: ImportTally,
   ) {}
+
+  /**
+   * Whether the file can be an export, as far as this run can tell: no id twice (a repeat is
+   * counted as existing, and would make a file of N lines pass for a session of N messages).
+   */
+  get distinctIds(): boolean {
+    return !this.repeats && this.seen.size <= MAX_REMEMBERED_IDS;
+  }
 
   /** Reads and stores the whole body; the session's own fields from its first line. */
   async consume(body: AsyncIterable<Buffer>): Promise<ExportedSessionFields> {
@@ -69,6 +86,11 @@ export class ImportRun {
     if (parsed.kind === 'session') {
       this.head = parsed.session;
       return;
+    }
+    if (!this.repeats && this.seen.size <= MAX_REMEMBERED_IDS) {
+      const key = idKey(parsed.message.id);
+      if (this.seen.has(key)) this.repeats = true;
+      this.seen.add(key);
     }
     this.batch.push(parsed.message);
     this.batchLines.push(line);

@@ -72,8 +72,15 @@ export class ImportController {
     try {
       await this.admit(request, id);
       const run = new ImportRun(id, this.transcripts, this.config.maxMessageBytes, tally);
+      // An answer sent before the body ends (the body deadline's 408) leaves the body unread
+      // and its stream open for good: ended here, so that the lines read so far are stored.
+      response.once('close', () => {
+        if (!request.complete)
+          request.destroy(new Error('the answer was sent before the body ended'));
+      });
       const head = await run.consume(request);
-      const session = tally.allPersisted() ? await this.restore(id, head, tally) : undefined;
+      const restorable = tally.allPersisted() && run.distinctIds;
+      const session = restorable ? await this.restore(id, head, tally) : undefined;
       if (response.headersSent) return;
       response
         .status(200)
@@ -133,7 +140,12 @@ export class ImportController {
     error: unknown,
     tally: ImportTally,
   ): void {
-    if (response.headersSent) return;
+    if (response.headersSent) {
+      this.logger.log(
+        `Import of session ${JSON.stringify(id)} cut after line ${tally.lines}: ${describeError(error)}; ${tally.messages} message(s) taken`,
+      );
+      return;
+    }
     claimForScribe(response);
     // The rest of the body is not read: the connection closes once the answer is written.
     response.setHeader('Connection', 'close');

@@ -44,6 +44,14 @@ describe('ndjsonLines', () => {
     ]);
   });
 
+  it('keeps a byte-order mark as text, on any line', async () => {
+    expect(await all(chunks('\ufeff{}\n{}\n\ufeff{}'))).toEqual([
+      { text: '\ufeff{}', line: 1 },
+      { text: '{}', line: 2 },
+      { text: '\ufeff{}', line: 3 },
+    ]);
+  });
+
   it('yields nothing for an empty body or newlines alone', async () => {
     expect(await all(chunks())).toEqual([]);
     expect(await all(chunks('\n\n'))).toEqual([]);

@@ -21,7 +21,8 @@ export async function* ndjsonLines(
   source: AsyncIterable<Buffer>,
   maxLineBytes: number,
 ): AsyncGenerator<NumberedLine> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
+  // ignoreBOM keeps a byte-order mark as text: a line that starts with one is not JSON.
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   let pieces: Buffer[] = [];
   let pending = 0;
   let line = 0;

@@ -56,7 +56,7 @@ export class Message {
 
   @Field(() => GraphQLDateTime, {
     description:
-      'When the message was written: when its append was accepted, or for an imported message the time its file gave (kept as it was; the order is the import\'s).',
+      "When the message was written: when its append was accepted, or for an imported message the time its file gave (kept as it was; the order is the import's).",
   })
   createdAt: Date;
 }
