@@ -17,7 +17,7 @@ import { describeError } from '../common/errors/describe-error.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { toSessionModel } from '../common/graphql/session.mapper.js';
-import { answerRefusal, answerScribeRefusal } from '../common/http/http-refusal.js';
+import { answerRefusal, answerScribeRefusal, httpStatusFor } from '../common/http/http-refusal.js';
 import { sourceOf } from '../common/http/source-address.js';
 import { SESSION_ID_PATTERN, SESSION_ID_RULE } from '../common/validation/session-id.js';
 import { EXPORT_DRAIN_TIMEOUT_MS } from './export.tokens.js';
@@ -29,25 +29,6 @@ import {
   type ExportFormat,
 } from './transcript-formats.js';
 import { TranscriptStream, type ExportOutcome } from './transcript-stream.js';
-
-/** The HTTP status of each refusal an export can meet before it answers. */
-function statusOf(code: ScribeErrorCode): number {
-  switch (code) {
-    case ScribeErrorCode.InvalidInput:
-      return 400;
-    case ScribeErrorCode.Unauthenticated:
-      return 401;
-    case ScribeErrorCode.Forbidden:
-      return 403;
-    case ScribeErrorCode.SessionNotFound:
-      return 404;
-    case ScribeErrorCode.DatabaseUnavailable:
-    case ScribeErrorCode.ShuttingDown:
-      return 503;
-    default:
-      return 500;
-  }
-}
 
 /**
  * An error for the logs: a database outage's own reason (DatabaseReadError and
@@ -165,7 +146,7 @@ export class ExportController implements BeforeApplicationShutdown {
       return;
     }
     if (error instanceof ScribeException) {
-      const status = statusOf(error.code);
+      const status = httpStatusFor(error.code);
       if (status === 401 || status === 403) {
         this.refusals.refused(sourceOf(request), describeError(error));
       } else {

@@ -11,6 +11,7 @@ import { DurableWriter } from './durable-writer.js';
 import { conflictingField } from './idempotency.js';
 import { RetryLookup, type Answer } from './retry-lookup.js';
 import { type PendingQueue } from './session-backlog.js';
+import { statusOf } from './write-outcome.js';
 
 /** A message as an import gives it: what an append sends, its id, and when it was written. */
 export interface ImportedMessage extends NewMessage {
@@ -127,12 +128,7 @@ export class TranscriptImporter {
         `The database refused the message(s), and nothing of this batch was stored: ${outcome.reason}`,
       );
     }
-    const status =
-      outcome.kind === 'queued'
-        ? AppendStatus.QUEUED
-        : outcome.kind === 'buffered'
-          ? AppendStatus.BUFFERED
-          : AppendStatus.PERSISTED;
+    const status = statusOf(outcome);
     // Stored meanwhile by another import of the same messages (or another instance's): they
     // are this import's only if stored in this session, as they are.
     const skipped = outcome.kind === 'conflict' ? outcome.skipped : [];

@@ -22,6 +22,7 @@ import { DatabaseHealth, type DatabaseHealthStatus } from './database-health.js'
 import { DurableWriter } from './durable-writer.js';
 import { conflictingField } from './idempotency.js';
 import { checkAppendTarget, checkNewMessages } from './input-rules.js';
+import { statusOf } from './write-outcome.js';
 import { plainMessagesOf } from './message-shapes.js';
 import { type AppendMessagesPayload } from './models/append-payload.model.js';
 import { type MessageInput } from './dto/message.input.js';
@@ -320,12 +321,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
       // were stored now, and must not be accepted a second time.
       const skipped = new Set(outcome.kind === 'conflict' ? outcome.skipped.map((r) => r.id) : []);
       if (skipped.size > 0) await this.retries.answerWithStored(queue.sessionId, answers, skipped);
-      const status =
-        outcome.kind === 'queued'
-          ? AppendStatus.QUEUED
-          : outcome.kind === 'buffered'
-            ? AppendStatus.BUFFERED
-            : AppendStatus.PERSISTED;
+      const status = statusOf(outcome);
       const accepted = new Set(fresh);
       for (const answer of answers) if (accepted.has(answer.record)) answer.status = status;
       this.metrics.appendsTotal.inc(

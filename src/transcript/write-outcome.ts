@@ -1,3 +1,4 @@
+import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
 
 /**
@@ -14,3 +15,18 @@ export type WriteOutcome =
   | { kind: 'buffered' }
   | { kind: 'conflict'; skipped: MessageRecord[] }
   | { kind: 'refused'; reason: string };
+
+/**
+ * The status an accepted write's fresh messages are answered with: PERSISTED once stored (or
+ * stored first by another acceptance), QUEUED once journaled, BUFFERED when held in memory.
+ */
+export function statusOf(outcome: Exclude<WriteOutcome, { kind: 'refused' }>): AppendStatus {
+  switch (outcome.kind) {
+    case 'queued':
+      return AppendStatus.QUEUED;
+    case 'buffered':
+      return AppendStatus.BUFFERED;
+    default:
+      return AppendStatus.PERSISTED;
+  }
+}

@@ -1,5 +1,6 @@
 import { type Response } from 'express';
 import { graphqlCodeFor } from '../errors/graphql-error.util.js';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 import { type ScribeException } from '../errors/scribe.exception.js';
 import { claimForScribe } from './refusal-gate.js';
 
@@ -59,4 +60,32 @@ export function answerScribeRefusal(
     .status(status)
     .type('application/json')
     .send(errorsBody(graphqlCodeFor(error.code), error.message));
+}
+
+/**
+ * The HTTP status of a domain error answered on a route of Scribe's that is not GraphQL (a
+ * transcript's export or import): 500 for any it does not name, which such a route never
+ * answers on purpose.
+ */
+export function httpStatusFor(code: ScribeErrorCode): number {
+  switch (code) {
+    case ScribeErrorCode.InvalidInput:
+      return 400;
+    case ScribeErrorCode.Unauthenticated:
+      return 401;
+    case ScribeErrorCode.Forbidden:
+      return 403;
+    case ScribeErrorCode.SessionNotFound:
+      return 404;
+    case ScribeErrorCode.IdempotencyConflict:
+      return 409;
+    case ScribeErrorCode.MessageRefused:
+      return 422;
+    case ScribeErrorCode.DatabaseUnavailable:
+    case ScribeErrorCode.JournalUnavailable:
+    case ScribeErrorCode.ShuttingDown:
+      return 503;
+    default:
+      return 500;
+  }
 }

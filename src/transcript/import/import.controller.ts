@@ -9,6 +9,7 @@ import { graphqlCodeFor } from '../../common/errors/graphql-error.util.js';
 import { ScribeErrorCode } from '../../common/errors/scribe-error-code.js';
 import { ScribeException } from '../../common/errors/scribe.exception.js';
 import { toSessionModel } from '../../common/graphql/session.mapper.js';
+import { httpStatusFor } from '../../common/http/http-refusal.js';
 import { claimForScribe } from '../../common/http/refusal-gate.js';
 import { sourceOf } from '../../common/http/source-address.js';
 import { SESSION_ID_PATTERN, SESSION_ID_RULE } from '../../common/validation/session-id.js';
@@ -18,28 +19,6 @@ import { SessionChanged } from '../../message/message-events.js';
 import { TranscriptService } from '../transcript.service.js';
 import { ImportTally } from './import-tally.js';
 import { ImportRun } from './import-run.js';
-
-/** The HTTP status of each refusal an import can meet. */
-function statusOf(code: ScribeErrorCode): number {
-  switch (code) {
-    case ScribeErrorCode.InvalidInput:
-      return 400;
-    case ScribeErrorCode.Unauthenticated:
-      return 401;
-    case ScribeErrorCode.Forbidden:
-      return 403;
-    case ScribeErrorCode.IdempotencyConflict:
-      return 409;
-    case ScribeErrorCode.MessageRefused:
-      return 422;
-    case ScribeErrorCode.DatabaseUnavailable:
-    case ScribeErrorCode.JournalUnavailable:
-    case ScribeErrorCode.ShuttingDown:
-      return 503;
-    default:
-      return 500;
-  }
-}
 
 /**
  * `POST /sessions/{id}/import`: a transcript as its export (format=jsonl) wrote it, streamed in
@@ -167,7 +146,7 @@ export class ImportController {
       return;
     }
     const refusal = error;
-    const status = statusOf(refusal.code);
+    const status = httpStatusFor(refusal.code);
     if (status === 401 || status === 403) {
       this.refusals.refused(sourceOf(request), describeError(refusal));
     } else if (tally.lines > 0) {
