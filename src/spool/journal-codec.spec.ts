@@ -126,6 +126,26 @@ describe(decodeJournalLine.name, () => {
       });
     });
 
+    it("reads back an imported message's own time, and writes none for another", () => {
+      const imported = messageRecord('s', 1, { createdAt: 0 });
+      const encoded = encodeJournalLine(imported);
+      expect(decodeJournalLine(lineOf(encoded))).toEqual({ kind: 'record', record: imported });
+      expect(JSON.parse(encoded.toString('utf8')).message.createdAt).toBe(0);
+
+      for (const createdAt of [null, undefined]) {
+        const accepted = messageRecord('s', 1, { createdAt });
+        const line = encodeJournalLine(accepted).toString('utf8');
+        expect(line).not.toContain('createdAt');
+        expect(decodeJournalLine(lineOf(Buffer.from(line)))).toEqual({
+          kind: 'record',
+          record: messageRecord('s', 1),
+        });
+      }
+      // A line of an earlier version's (no createdAt key) and one with a null reads as none.
+      const decoded = decodeJournalLine(withMessage((m) => (m.createdAt = null)));
+      expect(decoded).toEqual({ kind: 'record', record: messageRecord('s', 1) });
+    });
+
     it.each(Object.values(MessageRole))('reads back the role %s', (role) => {
       const record = messageRecord('s', 1, { role });
 
@@ -340,6 +360,9 @@ describe(decodeJournalLine.name, () => {
       ['a toolName of false', (m) => (m.toolName = false), 'toolName is not a string or null'],
       ['a missing toolCallId', (m) => delete m.toolCallId, 'toolCallId is not a string or null'],
       ['a toolCallId object', (m) => (m.toolCallId = {}), 'toolCallId is not a string or null'],
+      ['createdAt as a string', (m) => (m.createdAt = '5'), 'createdAt is not a time'],
+      ['a negative createdAt', (m) => (m.createdAt = -1), 'createdAt is not a time'],
+      ['a fractional createdAt', (m) => (m.createdAt = 0.5), 'createdAt is not a time'],
     ])('refuses %s', (_case, change, reason) => {
       expect(reasonOf(withMessage(change))).toBe(`bad message: ${reason}`);
     });
