@@ -372,23 +372,27 @@ describe.each(databaseKinds())('POST /sessions/{id}/import on %s', (database) =>
 
   it('stores the whole lines that came before a body cut by its deadline (408)', async () => {
     const sent = `${HEAD('stalled')}\n${messageLine({})}\n`;
-    const socket = connect(target.port, '127.0.0.1');
-    const answer = new Promise<string>((resolve) => {
-      let text = '';
-      socket.on('data', (chunk) => (text += chunk.toString('utf8')));
-      socket.on('close', () => resolve(text));
-      socket.on('error', () => resolve(text));
-    });
+    // A client that keeps its side open after the answer and trickles on, as a slow one does.
+    const socket = connect({ port: target.port, host: '127.0.0.1', allowHalfOpen: true });
+    let answered = '';
+    socket.on('data', (chunk) => (answered += chunk.toString('utf8')));
+    socket.on('error', () => undefined);
     socket.write(
       'POST /sessions/stalled/import HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ops\r\n' +
         `Content-Type: ${NDJSON}\r\nContent-Length: 100000\r\n\r\n${sent}`,
     );
-    expect(await answer).toMatch(/^HTTP\/1\.1 408 /);
-    const deadline = Date.now() + 5000;
-    while ((await target.count('stalled')) !== 1 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    const trickle = setInterval(() => socket.writable && socket.write(' '), 300);
+    try {
+      const deadline = Date.now() + 8000;
+      while ((await target.count('stalled')) !== 1 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(answered).toMatch(/^HTTP\/1\.1 408 /);
+      expect(await target.count('stalled')).toBe(1);
+    } finally {
+      clearInterval(trickle);
+      socket.destroy();
     }
-    expect(await target.count('stalled')).toBe(1);
   });
 
   const U = 'UNAUTHENTICATED';
