@@ -256,6 +256,11 @@ describe.each(databaseKinds())('POST /sessions/{id}/import on %s', (database) =>
     ],
     ['JSON nested past the bound', messageLine({ metadata: deep(40) }), /^line 2: /],
     [
+      'a number JSON cannot hold',
+      messageLine({ metadata: { a: 1 } }).replace('"a":1', '"a":1e400'),
+      'line 2.message.metadata: holds a number too large for JSON (as 1e400), which would be stored as null',
+    ],
+    [
       'an id that is no UUID',
       messageLine({ id: 'not-a-uuid' }),
       'line 2.message.id: must be a UUID in lower case',
@@ -291,6 +296,19 @@ describe.each(databaseKinds())('POST /sessions/{id}/import on %s', (database) =>
       expect(await target.count('hostile')).toBe(0);
     },
   );
+
+  it('refuses such a number in an append too, which a retry would otherwise find changed', async () => {
+    const answer = await target.sut
+      .http()
+      .post('/graphql')
+      .set({ 'content-type': 'application/json', ...ADMIN })
+      .send(
+        `{"query":${JSON.stringify(APPEND_MANY)},"variables":{"input":{"sessionId":"huge","messages":[{"role":"USER","content":"x","clientMessageId":"h-1","metadata":{"a":1e400}}]}}}`,
+      );
+    expect(answer.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    expect(answer.body.errors[0].message).toMatch(/too large for JSON/);
+    expect(await target.count('huge')).toBe(0);
+  });
 
   it.each<[string, string | Buffer, RegExp]>([
     ['an empty body', '', /^line 1: the body is empty/],

@@ -31,6 +31,23 @@ describe(jsonProblem.name, () => {
     expect(jsonProblem(value)).toBeUndefined();
   });
 
+  it.each([
+    ['Infinity alone', Number.POSITIVE_INFINITY],
+    ['-Infinity alone', Number.NEGATIVE_INFINITY],
+    ['NaN alone', Number.NaN],
+    ['1e400 in an object', JSON.parse('{"a":{"b":1e400}}')],
+    ['-1e400 in an array', JSON.parse('[1,[2,-1e400]]')],
+  ])('refuses %s: it would be stored as null', (_case, value) => {
+    expect(jsonProblem(value)).toBe(
+      'holds a number too large for JSON (as 1e400), which would be stored as null',
+    );
+  });
+
+  it('allows the largest and smallest finite numbers', () => {
+    expect(jsonProblem(Number.MAX_VALUE)).toBeUndefined();
+    expect(jsonProblem([-Number.MAX_VALUE, 5e-324, 0, -0])).toBeUndefined();
+  });
+
   it(`allows ${MAX_JSON_DEPTH} levels of objects and arrays, not one more`, () => {
     expect(jsonProblem(nested(MAX_JSON_DEPTH))).toBeUndefined();
     expect(jsonProblem(nested(MAX_JSON_DEPTH + 1))).toBe(

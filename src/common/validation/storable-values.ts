@@ -24,17 +24,24 @@ export function boundedTextProblem(value: string, maxCharacters: number): string
   );
 }
 
+// A number JSON.parse read as Infinity (1e400): stored, it would be written back as null, and
+// the same message sent again would differ from what was stored (an idempotency conflict).
+const NOT_FINITE = 'holds a number too large for JSON (as 1e400), which would be stored as null';
+
 /**
- * Why free-form JSON is refused, or undefined: more than MAX_JSON_KEYS object keys in all, or
- * nested deeper than MAX_JSON_DEPTH. One pass, without recursion, stopping at the first excess.
+ * Why free-form JSON is refused, or undefined: more than MAX_JSON_KEYS object keys in all,
+ * nested deeper than MAX_JSON_DEPTH, or a number that is not finite. One pass, without
+ * recursion, stopping at the first excess.
  */
 export function jsonProblem(value: unknown): string | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : NOT_FINITE;
   // Most messages carry no JSON at all: nothing to walk, nothing to allocate.
   if (typeof value !== 'object' || value === null) return undefined;
   let keys = 0;
   const stack: { node: unknown; depth: number }[] = [{ node: value, depth: 1 }];
   for (let next = stack.pop(); next; next = stack.pop()) {
     const { node, depth } = next;
+    if (typeof node === 'number' && !Number.isFinite(node)) return NOT_FINITE;
     if (typeof node !== 'object' || node === null) continue;
     if (depth > MAX_JSON_DEPTH) {
       return `is nested more than ${MAX_JSON_DEPTH} levels deep`;
