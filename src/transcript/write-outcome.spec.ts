@@ -1,13 +1,15 @@
 import { AppendStatus } from '../message/append-status.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
-import { statusOf } from './write-outcome.js';
+import { statusOf, type WriteOutcome } from './write-outcome.js';
+
+type Accepted = Exclude<WriteOutcome, { kind: 'refused' }>;
 
 describe('statusOf', () => {
-  it.each([
-    [{ kind: 'stored' } as const, AppendStatus.PERSISTED],
-    [{ kind: 'conflict', skipped: [acceptedRecord('s', 'x')] } as const, AppendStatus.PERSISTED],
-    [{ kind: 'queued' } as const, AppendStatus.QUEUED],
-    [{ kind: 'buffered' } as const, AppendStatus.BUFFERED],
+  it.each<[Accepted, AppendStatus]>([
+    [{ kind: 'stored' }, AppendStatus.PERSISTED],
+    [{ kind: 'conflict', skipped: [acceptedRecord('s', 'x')] }, AppendStatus.PERSISTED],
+    [{ kind: 'queued' }, AppendStatus.QUEUED],
+    [{ kind: 'buffered' }, AppendStatus.BUFFERED],
   ])('answers %j as %s', (outcome, status) => {
     expect(statusOf(outcome)).toBe(status);
   });
