@@ -27,6 +27,21 @@ export interface ImportAnswer {
   accepted: boolean;
 }
 
+/**
+ * A batch stored but for one message, whose id was stored meanwhile as another session's
+ * message: refused by its line, with the answers of the batch's messages before it (the ones
+ * after it were stored too, and are answered when the same file is imported again).
+ */
+export class PartlyImported extends ScribeException {
+  constructor(
+    field: string,
+    message: string,
+    readonly stored: ImportAnswer[],
+  ) {
+    super(ScribeErrorCode.IdempotencyConflict, `${field}: ${message}`, field);
+  }
+}
+
 // A UUID as Scribe stores ids (lower-case hex; RFC 9562's layout), with its version digit.
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-([0-9a-f])[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -112,7 +127,7 @@ export class TranscriptImporter {
       fresh.push(record);
       return { record, status: AppendStatus.PERSISTED, accepted: true };
     });
-    if (fresh.length > 0) await this.store(queue, fresh, results);
+    if (fresh.length > 0) await this.store(queue, fresh, results, fieldOf);
     return results.map(({ status, accepted }) => ({ status, accepted }));
   }
 
@@ -120,6 +135,7 @@ export class TranscriptImporter {
     queue: PendingQueue,
     fresh: MessageRecord[],
     results: (Answer & { accepted: boolean })[],
+    fieldOf: (index: number) => string,
   ): Promise<void> {
     const outcome = await this.durable.accept(queue, fresh);
     if (outcome.kind === 'refused') {
@@ -134,17 +150,24 @@ export class TranscriptImporter {
     const skipped = outcome.kind === 'conflict' ? outcome.skipped : [];
     const skippedIds = new Set(skipped.map((record) => record.id));
     const mine = await this.storedHere(queue.sessionId, skippedIds);
-    const lost = skipped.find((record) => !mine.has(record.id));
+    const accepted = new Set(fresh);
     for (const result of results) {
-      if (!fresh.includes(result.record)) continue;
+      if (!accepted.has(result.record)) continue;
       result.status = status;
       if (skippedIds.has(result.record.id)) result.accepted = false;
     }
     this.metrics.appendsTotal.inc({ status: status.toLowerCase() }, fresh.length - skipped.length);
-    if (lost) {
-      throw conflict(
-        `message ${lost.id}`,
-        "was stored meanwhile as another session's message, and is not this one's; the rest of its batch was stored",
+    const lost = results.findIndex(
+      ({ record }) => skippedIds.has(record.id) && !mine.has(record.id),
+    );
+    if (lost !== -1) {
+      throw new PartlyImported(
+        fieldOf(lost),
+        "its id was stored meanwhile as another session's message; the rest of its batch was stored",
+        results.slice(0, lost).map(({ status: kept, accepted: taken }) => ({
+          status: kept,
+          accepted: taken,
+        })),
       );
     }
   }

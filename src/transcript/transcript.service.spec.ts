@@ -27,7 +27,7 @@ import { SessionBacklog } from './session-backlog.js';
 import { FakeMessageStore, writerOver } from './testing/fake-message-store.js';
 import { FakeSessionQueries } from './testing/fake-session-queries.js';
 import { FakeSpool } from './testing/fake-spool.js';
-import { TranscriptImporter, type ImportedMessage } from './transcript-importer.js';
+import { PartlyImported, TranscriptImporter, type ImportedMessage } from './transcript-importer.js';
 import { TranscriptService } from './transcript.service.js';
 import { type MessageInput } from './dto/message.input.js';
 import { toMessageModel } from '../common/graphql/message.mapper.js';
@@ -777,18 +777,24 @@ describe(TranscriptService.name, () => {
     });
 
     it("says so when its id was stored meanwhile as another session's message", async () => {
+      const before = imported();
       const raced = imported();
       queries.afterNextLookup(() =>
         store.storedElsewhere(acceptedRecord('s2', 'theirs', { id: raced.id })),
       );
 
-      const refusal = await rejectionOf(importAll('s1', raced, imported()));
+      const refusal = await rejectionOf(importAll('s1', before, raced, imported()));
 
+      expect(refusal).toBeInstanceOf(PartlyImported);
       expect(refusal.code).toBe(ScribeErrorCode.IdempotencyConflict);
+      expect(refusal.field).toBe('line 3.message');
       expect(refusal.message).toBe(
-        `message ${raced.id}: was stored meanwhile as another session's message, and is not this one's; the rest of its batch was stored`,
+        "line 3.message: its id was stored meanwhile as another session's message; the rest of its batch was stored",
       );
-      expect(store.rows.map((row) => row.sessionId)).toEqual(['s2', 's1']);
+      expect((refusal as PartlyImported).stored).toEqual([
+        { status: AppendStatus.PERSISTED, accepted: true },
+      ]);
+      expect(store.rows.map((row) => row.sessionId)).toEqual(['s2', 's1', 's1']);
     });
 
     it('checks the input as an append does, naming the line', async () => {

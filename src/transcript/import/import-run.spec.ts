@@ -2,7 +2,7 @@ import { ScribeErrorCode } from '../../common/errors/scribe-error-code.js';
 import { ScribeException } from '../../common/errors/scribe.exception.js';
 import { AppendStatus } from '../append-status.js';
 import { MAX_BATCH_MESSAGES } from '../input-rules.js';
-import { type ImportedMessage } from '../transcript-importer.js';
+import { PartlyImported, type ImportedMessage } from '../transcript-importer.js';
 import { type TranscriptService } from '../transcript.service.js';
 import { ImportRun } from './import-run.js';
 import { ImportTally } from './import-tally.js';
@@ -28,6 +28,7 @@ const messageLine = (index: number, content = `m${index}`) =>
 class FakeTranscripts {
   readonly batches: { ids: string[]; fields: string[]; batchField: string }[] = [];
   refuseId: string | undefined;
+  partly = false;
 
   importRecords(
     _sessionId: string,
@@ -36,6 +37,13 @@ class FakeTranscripts {
     batchField: string,
   ) {
     const refused = messages.findIndex((message) => message.id === this.refuseId);
+    if (refused !== -1 && this.partly) {
+      const stored = messages.slice(0, refused).map(() => ({
+        status: AppendStatus.QUEUED,
+        accepted: true,
+      }));
+      return Promise.reject(new PartlyImported(fieldOf(refused), 'taken elsewhere', stored));
+    }
     if (refused !== -1) {
       return Promise.reject(ScribeException.invalidInput(fieldOf(refused), 'refused here'));
     }
@@ -126,6 +134,19 @@ describe(ImportRun.name, () => {
       field: 'line 4.message',
     });
     expect(transcripts.batches.map((batch) => batch.ids)).toEqual([[ID(0), ID(1)]]);
+  });
+
+  it('counts a batch stored but for one line as far as that line, and stores it no second time', async () => {
+    transcripts.refuseId = ID(2);
+    transcripts.partly = true;
+    const lines = [HEAD, ...Array.from({ length: 5 }, (_, index) => messageLine(index))];
+
+    await expect(run().consume(body(lines.join('\n')))).rejects.toMatchObject({
+      field: 'line 4.message',
+    });
+    expect(transcripts.batches).toEqual([]);
+    expect(tally.messages).toBe(2);
+    expect(tally.allPersisted()).toBe(false);
   });
 
   it('stores nothing of a batch whose first line is refused', async () => {

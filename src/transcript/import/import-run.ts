@@ -1,7 +1,7 @@
 import { ScribeException } from '../../common/errors/scribe.exception.js';
 import { type ExportedSessionFields } from '../../database/session-updates.js';
 import { MAX_BATCH_MESSAGES } from '../input-rules.js';
-import { type ImportedMessage } from '../transcript-importer.js';
+import { PartlyImported, type ImportedMessage } from '../transcript-importer.js';
 import { type TranscriptService } from '../transcript.service.js';
 import { parseImportLine } from './import-lines.js';
 import { type ImportTally } from './import-tally.js';
@@ -107,6 +107,11 @@ export class ImportRun {
     try {
       await this.store(batch, lines);
     } catch (error) {
+      // Stored but for the one refused: counted as far as it.
+      if (error instanceof PartlyImported) {
+        this.tally.add(error.stored);
+        throw error;
+      }
       // A batch is refused whole; the lines before the one refused are stored all the same.
       const at = refusedIndex(error, lines);
       if (at > 0) await this.store(batch.slice(0, at), lines.slice(0, at));
