@@ -3,6 +3,7 @@ import { v4 as uuidV4, v5 as uuidV5 } from 'uuid';
 import { databaseKinds } from './support/databases.js';
 import { eventually, faultSuite, readJournal } from './support/fault-helpers.js';
 import { type ServerProcess } from './support/server-process.js';
+import { spoolUnderRegularFile } from './support/crash-run.js';
 import { proxiedPostgresSchema } from './support/tcp-proxy.js';
 
 // An import during a database outage is journaled (QUEUED) as an append is; the process is
@@ -67,33 +68,41 @@ const exportOf = async (target: ServerProcess) => {
     : [];
 };
 
+/** Starts the database's outage for a server on `env` (started once first); the restore. */
+async function outageOf(
+  database: 'sqlite' | 'postgres',
+  env: Record<string, string>,
+): Promise<() => Promise<void>> {
+  if (database === 'postgres') {
+    const { proxy, url } = await proxiedPostgresSchema(cleanups);
+    env.DATABASE_URL = url;
+    const first = await server(env);
+    await first.stop('SIGTERM');
+    proxy.cut();
+    return () => Promise.resolve(proxy.restore());
+  }
+  // The database file exists (a first start made it), and another process holds its lock.
+  const first = await server(env);
+  await first.stop('SIGTERM');
+  const lock = await lockDatabase(env.DATA_DIR);
+  return () => lock.kill();
+}
+
+type Counted = { statuses: Record<string, number>; sessionRestored: boolean };
+
 describe.each(databaseKinds())('an import during an outage of %s, then kill -9', (database) => {
   faultTest(
     'stores after the restart exactly what the answer counted, as the file has it',
     async () => {
       const dataDir = await dataDirectory();
       const env: Record<string, string> = { DATA_DIR: dataDir };
-      let restore: () => Promise<void>;
-      if (database === 'postgres') {
-        const { proxy, url } = await proxiedPostgresSchema(cleanups);
-        env.DATABASE_URL = url;
-        const first = await server(env);
-        await first.stop('SIGTERM');
-        proxy.cut();
-        restore = () => Promise.resolve(proxy.restore());
-      } else {
-        // The database file exists (a first start made it), and another process holds its lock.
-        const first = await server(env);
-        await first.stop('SIGTERM');
-        const lock = await lockDatabase(dataDir);
-        restore = () => lock.kill();
-      }
+      const restore = await outageOf(database, env);
       const target = await server(env);
       const { body, messages, session } = exportFile();
 
       const answer = await importInto(target, body);
       expect(answer.status).toBe(200);
-      const counted = answer.body as { statuses: Record<string, number>; sessionRestored: boolean };
+      const counted = answer.body as Counted;
       // Nothing is stored during the outage; every message is journaled and synced, or held.
       expect(counted.statuses.PERSISTED).toBe(0);
       expect(counted.statuses.QUEUED + counted.statuses.BUFFERED).toBe(MESSAGES);
@@ -129,6 +138,31 @@ describe.each(databaseKinds())('an import during an outage of %s, then kill -9',
       const restored = await exportOf(restarted);
       expect(restored[0]).toEqual({ session });
       expect(restored.slice(1).map((line) => line.message)).toEqual(messages);
+    },
+  );
+
+  // The control: a journal that takes nothing leaves every message BUFFERED (memory only), and
+  // a kill -9 loses them. This suite sees that loss; counted as the answer said, none is owed.
+  faultTest(
+    'control: with a spool that takes nothing, the kill loses what was BUFFERED',
+    async () => {
+      const dataDir = await dataDirectory();
+      const env: Record<string, string> = {
+        DATA_DIR: dataDir,
+        SPOOL_DIR: await spoolUnderRegularFile(dataDir),
+      };
+      const restore = await outageOf(database, env);
+      const target = await server(env);
+      const answer = await importInto(target, exportFile().body);
+      expect(answer.status).toBe(200);
+      const counted = answer.body as Counted;
+      expect(counted.statuses).toEqual({ PERSISTED: 0, QUEUED: 0, BUFFERED: MESSAGES });
+
+      expect(await target.stop('SIGKILL')).toEqual({ code: null, signal: 'SIGKILL' });
+      await restore();
+      const restarted = await server(env);
+      // Lost, as BUFFERED said they might be: counted as promises, all of them would be missing.
+      expect((await exportOf(restarted)).length).toBe(0);
     },
   );
 });

@@ -238,7 +238,8 @@ export async function runCrash(
 }
 
 /** A spool directory that cannot be created: its parent is a regular file. */
-async function spoolUnderRegularFile(dataDir: string): Promise<string> {
+/** A SPOOL_DIR the journal can never use: a path under a regular file. */
+export async function spoolUnderRegularFile(dataDir: string): Promise<string> {
   const blocker = join(dataDir, 'not-a-directory');
   await writeFile(blocker, 'a regular file where the spool directory should be\n');
   return join(blocker, 'spool');
