@@ -17,7 +17,8 @@ export function messageRecordFromEntity(entity: MessageEntity): MessageRecord {
     toolCalls: entity.toolCalls ?? null,
     metadata: entity.metadata ?? null,
     acceptedAt: entity.acceptedAt,
-    createdAt: entity.createdAt,
+    // Only an imported message has one: a record of another reads as it was accepted.
+    ...(entity.createdAt !== null ? { createdAt: entity.createdAt } : {}),
     commitSeq: entity.commitSeq,
   };
 }
