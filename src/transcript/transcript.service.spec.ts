@@ -663,6 +663,18 @@ describe(TranscriptService.name, () => {
         'must be a UUID in lower case',
       ],
       [
+        'an id with more before it',
+        () => imported({ id: 'x0190a5b4-7c1e-7d2a-9b3c-000000000000' }),
+        'line 3.message.id',
+        'must be a UUID in lower case',
+      ],
+      [
+        'an id with more after it',
+        () => imported({ id: '0190a5b4-7c1e-7d2a-9b3c-000000000000x' }),
+        'line 3.message.id',
+        'must be a UUID in lower case',
+      ],
+      [
         'an id in upper case',
         () => imported({ id: '0190A5B4-7C1E-7D2A-9B3C-000000000000' }),
         'line 3.message.id',

@@ -105,6 +105,33 @@ describe(ImportRun.name, () => {
     expect(repeated.distinctIds).toBe(false);
   });
 
+  it('tells ids apart that share their last twelve digits', async () => {
+    const twin = (variant: string) =>
+      JSON.stringify({
+        message: {
+          id: `0190a5b4-7c1e-7d2a-${variant}-000000000001`,
+          role: 'USER',
+          content: 'x',
+          createdAt: '2024-01-01T00:00:00.000Z',
+        },
+      });
+    const distinct = run();
+    await distinct.consume(body([HEAD, twin('9b3c'), twin('8b3c'), twin('9b3d')].join('\n')));
+    expect(distinct.distinctIds).toBe(true);
+  });
+
+  it('stores the lines before a refused one past the ninth of its batch', async () => {
+    transcripts.refuseId = ID(10);
+    const lines = [HEAD, ...Array.from({ length: 12 }, (_, index) => messageLine(index))];
+
+    await expect(run().consume(body(lines.join('\n')))).rejects.toMatchObject({
+      field: 'line 12.message',
+    });
+    expect(transcripts.batches.flatMap((batch) => batch.ids)).toEqual(
+      Array.from({ length: 10 }, (_, index) => ID(index)),
+    );
+  });
+
   it('stores a batch once it holds 4 MiB of lines', async () => {
     const big = 'x'.repeat(300_000);
     const lines = [HEAD, ...Array.from({ length: 16 }, (_, index) => messageLine(index, big))];
