@@ -11,15 +11,14 @@ import {
 } from '@nestjs/common';
 import { type Request, type Response } from 'express';
 import { AuthFailureLog } from '../common/auth/auth-failure-log.js';
-import { Authenticator, type Principal } from '../common/auth/authenticator.js';
-import { missingScope } from '../common/auth/scope-refusal.js';
+import { Authenticator } from '../common/auth/authenticator.js';
+import { sessionRouteCaller } from '../common/auth/session-route-caller.js';
 import { describeError } from '../common/errors/describe-error.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { toSessionModel } from '../common/graphql/session.mapper.js';
 import { answerRefusal, answerScribeRefusal, httpStatusFor } from '../common/http/http-refusal.js';
 import { sourceOf } from '../common/http/source-address.js';
-import { SESSION_ID_PATTERN, SESSION_ID_RULE } from '../common/validation/session-id.js';
 import { EXPORT_DRAIN_TIMEOUT_MS } from './export.tokens.js';
 import { StoredTranscripts, type OpenedTranscript } from './stored-transcripts.js';
 import {
@@ -109,33 +108,13 @@ export class ExportController implements BeforeApplicationShutdown {
     id: string,
     format: unknown,
   ): Promise<{ transcript: OpenedTranscript; format: ExportFormat }> {
-    const principal = await this.caller(request);
-    if (!principal.scopes.has('read')) throw missingScope(principal, 'export', 'read');
-    const prefix = principal.sessionPrefix;
-    if (prefix !== undefined && !id.startsWith(prefix)) {
-      throw new ScribeException(
-        ScribeErrorCode.Forbidden,
-        `export: this caller may only reach sessions whose id starts with "${prefix}"`,
-      );
-    }
-    if (!SESSION_ID_PATTERN.test(id)) {
-      throw ScribeException.invalidInput('id', `must be ${SESSION_ID_RULE}`);
-    }
+    await sessionRouteCaller(this.authenticator, request, id, 'export', 'read');
     const asked = exportFormatOf(format);
     const transcript = await this.transcripts.open(id);
     if (!transcript) {
       throw new ScribeException(ScribeErrorCode.SessionNotFound, `No session ${id} is stored`);
     }
     return { transcript, format: asked };
-  }
-
-  /** The caller credentialsFirst accepted (Authenticator keeps one outcome per request). */
-  private async caller(request: Request): Promise<Principal> {
-    const outcome = await this.authenticator.forRequest(request);
-    if (outcome.kind === 'refused') {
-      throw new ScribeException(ScribeErrorCode.Unauthenticated, outcome.reason);
-    }
-    return outcome.principal;
   }
 
   /** An export refused (or failed) before its first byte: a JSON error, no stack. */

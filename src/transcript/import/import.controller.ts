@@ -3,16 +3,14 @@ import { EventEmitter2 } from '@nestjs/event-emitter';
 import { type Request, type Response } from 'express';
 import { AuthFailureLog } from '../../common/auth/auth-failure-log.js';
 import { Authenticator } from '../../common/auth/authenticator.js';
-import { missingScope } from '../../common/auth/scope-refusal.js';
+import { sessionRouteCaller } from '../../common/auth/session-route-caller.js';
 import { describeError } from '../../common/errors/describe-error.js';
 import { graphqlCodeFor } from '../../common/errors/graphql-error.util.js';
-import { ScribeErrorCode } from '../../common/errors/scribe-error-code.js';
 import { ScribeException } from '../../common/errors/scribe.exception.js';
 import { toSessionModel } from '../../common/graphql/session.mapper.js';
 import { httpStatusFor } from '../../common/http/http-refusal.js';
 import { claimForScribe } from '../../common/http/refusal-gate.js';
 import { sourceOf } from '../../common/http/source-address.js';
-import { SESSION_ID_PATTERN, SESSION_ID_RULE } from '../../common/validation/session-id.js';
 import { ScribeConfig } from '../../config/scribe-config.js';
 import { SessionUpdates } from '../../database/session-updates.js';
 import { SessionChanged } from '../../message/message-events.js';
@@ -49,7 +47,8 @@ export class ImportController {
   ): Promise<void> {
     const tally = new ImportTally();
     try {
-      await this.admit(request, id);
+      // The caller may import into `id`: else refused, the body unread.
+      await sessionRouteCaller(this.authenticator, request, id, 'import', 'append');
       const run = new ImportRun(id, this.transcripts, this.config.maxMessageBytes, tally);
       // An answer sent before the body ends (the body deadline's 408) leaves the body unread
       // and its stream open for good: ended here, so that the lines read so far are stored.
@@ -67,26 +66,6 @@ export class ImportController {
         .send(JSON.stringify(tally.answer(id, session !== undefined)));
     } catch (error) {
       this.refuse(request, response, id, error, tally);
-    }
-  }
-
-  /** The caller may import into `id`: else refused, the body unread. */
-  private async admit(request: Request, id: string): Promise<void> {
-    const outcome = await this.authenticator.forRequest(request);
-    if (outcome.kind === 'refused') {
-      throw new ScribeException(ScribeErrorCode.Unauthenticated, outcome.reason);
-    }
-    const principal = outcome.principal;
-    if (!principal.scopes.has('append')) throw missingScope(principal, 'import', 'append');
-    const prefix = principal.sessionPrefix;
-    if (prefix !== undefined && !id.startsWith(prefix)) {
-      throw new ScribeException(
-        ScribeErrorCode.Forbidden,
-        `import: this caller may only reach sessions whose id starts with "${prefix}"`,
-      );
-    }
-    if (!SESSION_ID_PATTERN.test(id)) {
-      throw ScribeException.invalidInput('id', `must be ${SESSION_ID_RULE}`);
     }
   }
 
