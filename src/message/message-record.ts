@@ -25,6 +25,25 @@ export interface MessageRecord {
    * the accepted record when its write commits. Absent while it is pending.
    */
   commitSeq?: number | null;
+  /**
+   * The message's own revision: 1 as appended, one more for each edit or redaction. Absent
+   * (read as 1) on a record that was never changed, as every held record is.
+   */
+  revision?: number;
+  /** Epoch milliseconds of its last edit; absent or null when it was never edited. */
+  editedAt?: number | null;
+  /**
+   * Epoch milliseconds at which its content and metadata were removed for good (redactMessage),
+   * leaving a tombstone; absent or null while it has them.
+   */
+  redactedAt?: number | null;
+  /** Why it was redacted, as the redaction said. */
+  redactionReason?: string | null;
+  /**
+   * The commit number of its last edit or redaction, taken from the session's commit order as
+   * a stored message's is: what a live reader resumes after. Absent while it was never changed.
+   */
+  changeSeq?: number | null;
 }
 
 /** What a client sends for one message. */

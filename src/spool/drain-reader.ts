@@ -14,6 +14,11 @@ export interface DrainBatch {
   waiting: Error | null;
   /** Bad lines now in the set-aside log: the journal owes them no more (the caller resolves). */
   setAside: DiskEntry[];
+  /**
+   * Lines of redacted messages, scrubbed: stored before they were, so owed no more (the caller
+   * resolves), and nothing of them is set aside.
+   */
+  scrubbed: DiskEntry[];
 }
 
 /**
@@ -51,6 +56,7 @@ export class DrainReader {
     const read = new Map(unread.map((entry, index) => [entry, results[index]]));
     const batch: { at: number; journaled: JournaledRecord }[] = [];
     const bad: { entry: DiskEntry; at: number; set: SetAsideEntry }[] = [];
+    const scrubbed: DiskEntry[] = [];
     for (const [at, entry] of entries.entries()) {
       const result = entry.record
         ? { kind: 'record' as const, record: entry.record }
@@ -62,6 +68,10 @@ export class DrainReader {
       }
       if (result.kind === 'record') {
         batch.push({ at, journaled: { record: result.record, location: entry.location } });
+        continue;
+      }
+      if (result.kind === 'scrubbed') {
+        scrubbed.push(entry);
         continue;
       }
       bad.push({ entry, at, set: badEntryOf(entry, result.reason, result.bytes) });
@@ -83,6 +93,7 @@ export class DrainReader {
       batch: batch.filter(({ at }) => at < end).map(({ journaled }) => journaled),
       waiting,
       setAside,
+      scrubbed,
     };
   }
 

@@ -20,8 +20,25 @@ const PREFIX_BYTES = 18;
 const PREFIX = /^\{"crc":"([0-9a-f]{8})",/;
 const ROLES: readonly string[] = Object.values(MessageRole);
 
+/**
+ * A redacted message's line, overwritten in place by a scrub (see encodeScrubbedLine):
+ * nothing is owed for it, and it holds nothing to keep. `id` is null when the scrub was torn
+ * before the id was whole.
+ */
+export interface ScrubbedLine {
+  kind: 'scrubbed';
+  id: string | null;
+}
+
 export type DecodedLine =
-  { kind: 'record'; record: MessageRecord } | { kind: 'bad'; reason: string };
+  { kind: 'record'; record: MessageRecord } | { kind: 'bad'; reason: string } | ScrubbedLine;
+
+// What follows the prefix of a scrubbed line; what follows it in a record's line names its id.
+const SCRUBBED_HEAD = `"v":${JOURNAL_FORMAT_VERSION},"scrubbed":`;
+const NAMED_ID = /^"v":1,"(?:message":\{"id"|scrubbed"):("(?:[^"\\]|\\.)*")/;
+// Where a line names its id: ids are short, and a scan must not decode a whole long line.
+const ID_HEAD_BYTES = 1024;
+const NEWLINE = Buffer.from('\n', 'latin1');
 
 /** The line (newline included) that journals `record`. */
 export function encodeJournalLine(record: MessageRecord): Buffer {
@@ -42,6 +59,15 @@ export function encodeJournalLine(record: MessageRecord): Buffer {
       ...(record.createdAt !== null && record.createdAt !== undefined
         ? { createdAt: record.createdAt }
         : {}),
+      // And only an imported message edited or redacted where it came from has these.
+      ...(record.revision !== undefined
+        ? {
+            revision: record.revision,
+            editedAt: record.editedAt ?? null,
+            redactedAt: record.redactedAt ?? null,
+            redactionReason: record.redactionReason ?? null,
+          }
+        : {}),
     })}}\n`,
     'utf8',
   );
@@ -49,11 +75,61 @@ export function encodeJournalLine(record: MessageRecord): Buffer {
   return Buffer.concat([prefix, body]);
 }
 
+/**
+ * The line (newline included) that takes the place of a redacted message's line of `length`
+ * bytes, newline included: the same length, so that every other line keeps its offset.
+ *
+ *   {"crc":"8f3a…","v":1,"scrubbed":"<id>"}            (spaces up to the newline)
+ *
+ * It names the id only, and has a checksum of its own (spaces included). Null when `length`
+ * is too short to hold it, which no line of that id is.
+ */
+export function encodeScrubbedLine(id: string, length: number): Buffer | null {
+  const head = `${SCRUBBED_HEAD}${JSON.stringify(id)}}`;
+  const padding = length - 1 - PREFIX_BYTES - Buffer.byteLength(head, 'utf8');
+  if (padding < 0) return null;
+  const body = Buffer.from(`${head}${' '.repeat(padding)}`, 'utf8');
+  return Buffer.concat([Buffer.from(`{"crc":"${checksum(body)}",`, 'utf8'), body, NEWLINE]);
+}
+
+/**
+ * The id a line names where a journal line names it (its message's id, or a scrubbed line's),
+ * whatever the rest of the line holds: a torn or flipped line of a message is told by it too.
+ * Null when the line names none there.
+ */
+export function journaledIdOf(line: Buffer): string | null {
+  if (!PREFIX.test(line.subarray(0, PREFIX_BYTES).toString('latin1'))) return null;
+  const head = line.subarray(PREFIX_BYTES, PREFIX_BYTES + ID_HEAD_BYTES).toString('utf8');
+  const match = NAMED_ID.exec(head);
+  if (!match) return null;
+  try {
+    const id = JSON.parse(match[1]) as unknown;
+    return typeof id === 'string' ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether `bytes` begin as a scrubbed line does, checksum or not: a scrub torn by a crash
+ * (the rest of the line may still be the redacted message's) is read as scrubbed, never as a
+ * bad line whose bytes would be copied to the set-aside log.
+ */
+export function isScrubbedHead(bytes: Buffer): boolean {
+  return (
+    PREFIX.test(bytes.subarray(0, PREFIX_BYTES).toString('latin1')) &&
+    bytes
+      .subarray(PREFIX_BYTES, PREFIX_BYTES + SCRUBBED_HEAD.length)
+      .equals(Buffer.from(SCRUBBED_HEAD, 'latin1'))
+  );
+}
+
 /** A line without its newline: the record it holds, or why it cannot be used. */
 export function decodeJournalLine(line: Buffer): DecodedLine {
   const match = PREFIX.exec(line.subarray(0, PREFIX_BYTES).toString('latin1'));
   if (!match) return { kind: 'bad', reason: 'not a journal record (no checksum prefix)' };
   if (crc32(line.subarray(PREFIX_BYTES)) !== Number.parseInt(match[1], 16)) {
+    if (isScrubbedHead(line)) return { kind: 'scrubbed', id: journaledIdOf(line) };
     return { kind: 'bad', reason: 'checksum mismatch (torn or corrupted line)' };
   }
   let parsed: unknown;
@@ -62,9 +138,12 @@ export function decodeJournalLine(line: Buffer): DecodedLine {
   } catch {
     return { kind: 'bad', reason: 'checksum matches but the line is not JSON' };
   }
-  const fields = parsed as { v?: unknown; message?: unknown };
+  const fields = parsed as { v?: unknown; message?: unknown; scrubbed?: unknown };
   if (fields.v !== JOURNAL_FORMAT_VERSION) {
     return { kind: 'bad', reason: `unknown format version ${JSON.stringify(fields.v)}` };
+  }
+  if (fields.message === undefined && typeof fields.scrubbed === 'string') {
+    return { kind: 'scrubbed', id: fields.scrubbed };
   }
   try {
     return { kind: 'record', record: parseJournalMessage(fields.message) };
@@ -107,6 +186,27 @@ export function parseJournalMessage(value: unknown): MessageRecord {
     metadata: message.metadata ?? null,
     acceptedAt,
     ...(createdAt !== null ? { createdAt } : {}),
+    ...changesOf(message),
+  };
+}
+
+/** What an imported message's line says of its edits and redaction (see encodeJournalLine). */
+function changesOf(
+  message: Record<string, unknown>,
+): Partial<Pick<MessageRecord, 'revision' | 'editedAt' | 'redactedAt' | 'redactionReason'>> {
+  if (message.revision === undefined) return {};
+  const revision = message.revision;
+  if (typeof revision !== 'number' || !Number.isSafeInteger(revision) || revision < 1) {
+    throw new Error('revision is not a revision');
+  }
+  const times = ['editedAt', 'redactedAt'].map((key) => message[key] ?? null);
+  if (times.some((time) => time !== null && !isTime(time))) throw new Error('not a change time');
+  const [editedAt, redactedAt] = times as (number | null)[];
+  return {
+    revision,
+    editedAt,
+    redactedAt,
+    redactionReason: requireNullableString(message, 'redactionReason'),
   };
 }
 

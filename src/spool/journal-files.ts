@@ -58,6 +58,11 @@ export interface JournalFiles {
   create(name: string): Promise<WritableFile>;
   /** Opens a file for appending, creating it when missing; resolves with it and its size. */
   openForAppend(name: string): Promise<{ file: WritableFile; size: number }>;
+  /**
+   * Opens an existing file to write bytes in place, where the write says (a scrub of one line);
+   * rejects (ENOENT) when there is none: nothing is created.
+   */
+  openForOverwrite(name: string): Promise<WritableFile>;
   read(name: string): Promise<Buffer>;
   /** The bytes of each range, in the order asked. */
   readRanges(

@@ -1,4 +1,4 @@
-import { decodeJournalLine } from './journal-codec.js';
+import { decodeJournalLine, isScrubbedHead } from './journal-codec.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type JournalFiles } from './journal-files.js';
 import { type DiskEntry } from './journal-index.js';
@@ -11,7 +11,8 @@ const MERGE_GAP_BYTES = 64 * 1024;
  * Whole segments recently read, up to `maxBytes`, least recently used out first. A session's
  * records are spread through segments shared by every session, so draining sessions one by
  * one would otherwise read the same segments over and over (at start, once per session).
- * Segments only grow, so a copy serves any range it is long enough for.
+ * Segments only grow (but for a scrub's rewrite of a line in place, which drops the copy), so a
+ * copy serves any range it is long enough for.
  */
 export class SegmentCache {
   private readonly buffers = new Map<string, Buffer>();
@@ -54,13 +55,17 @@ export class SegmentCache {
 
 /**
  * What one line read back came to: its record; a bad line (corrupt: it is set aside with its
- * bytes); or no answer from the disk at all (EACCES, ENOENT, EIO, EMFILE, ...), which says
+ * bytes); the line of a redacted message, scrubbed (stored, so owed no more, and nothing of it
+ * is kept); or no answer from the disk at all (EACCES, ENOENT, EIO, EMFILE, ...), which says
  * nothing of the record: it stays owed, and is read again later.
  */
 export type ReadBackResult =
   | { kind: 'record'; record: MessageRecord }
   | { kind: 'bad'; reason: string; bytes: Buffer }
+  | { kind: 'scrubbed' }
   | { kind: 'unreadable'; reason: string };
+
+const SCRUBBED: ReadBackResult = { kind: 'scrubbed' };
 
 /**
  * Reads the records of `entries` back from their segments and checks each again (checksum,
@@ -157,10 +162,22 @@ function checkLine(line: Buffer, length: number, entry: DiskEntry): ReadBackResu
   // A copy: the bytes of a bad line outlive the buffer of the whole segment they came from.
   const bytes = (): Buffer => Buffer.from(line);
   if (line.length !== length || line[length - 1] !== 0x0a) {
+    // The file cut inside a scrubbed line: what is left of it may be the redacted message's.
+    if (isScrubbedHead(line)) return SCRUBBED;
     return { kind: 'bad', reason: 'line cut short on disk', bytes: bytes() };
   }
   const decoded = decodeJournalLine(line.subarray(0, length - 1));
   if (decoded.kind === 'bad') return { ...decoded, bytes: bytes() };
+  if (decoded.kind === 'scrubbed') {
+    if (decoded.id === null || decoded.id === entry.id) return SCRUBBED;
+    // Not the line the index expects: said, but none of its bytes copied (a torn scrub's
+    // may be the rest of a redacted message).
+    return {
+      kind: 'bad',
+      reason: `expected message ${entry.id}, found the scrubbed line of ${decoded.id}`,
+      bytes: Buffer.alloc(0),
+    };
+  }
   if (decoded.record.id !== entry.id) {
     return {
       kind: 'bad',

@@ -138,6 +138,15 @@ export class JournalWriter {
     });
   }
 
+  /**
+   * Runs `work` in this writer's turn: no append, cut-back or deletion of a segment runs
+   * meanwhile, so `work` may rewrite a line of a segment in place (a scrub) without a write of
+   * the same file landing beside it half done. `work` must not call this writer.
+   */
+  inTurn<T>(work: () => Promise<T>): Promise<T> {
+    return this.turns.runExclusive(work);
+  }
+
   /** Closes the active segment (its file stays); appends after this begin a new one. */
   close(): Promise<void> {
     return this.turns.runExclusive(async () => {

@@ -11,6 +11,7 @@ import { RecordUnreadableError } from './record-unreadable.error.js';
 import { type JournalAppend, type JournalWriter } from './journal-writer.js';
 import { type SetAsideLog } from './set-aside-log.js';
 import { type SetAsideEntry } from './set-aside-entry.js';
+import { scrubSegments } from './segment-scrub.js';
 
 /** A record the database refused, with its reason: it is set aside, not retried. */
 export interface RefusedRecord {
@@ -144,7 +145,7 @@ export class Journal {
       let read: Awaited<ReturnType<DrainReader['read']>>;
       try {
         read = await this.reader.read(entries);
-        await this.resolveEntries(read.setAside);
+        await this.resolveEntries([...read.setAside, ...read.scrubbed]);
       } catch (error) {
         return { kind: 'failed', stored, error };
       }
@@ -247,7 +248,10 @@ export class Journal {
       const result = read.get(entry);
       return result?.kind === 'record' ? [result.record] : [];
     });
-    const missing = unread.filter((entry) => read.get(entry)?.kind !== 'record');
+    // A scrubbed line is a redacted message's, stored: not missing, only not listed from here.
+    const missing = unread.filter(
+      (entry) => !['record', 'scrubbed'].includes(read.get(entry)?.kind ?? 'unreadable'),
+    );
     const nearest = window.direction === 'forward' ? missing[0] : missing.at(-1);
     const damaged = nearest !== undefined && read.get(nearest)?.kind === 'bad';
     return {
@@ -265,6 +269,48 @@ export class Journal {
         : {}),
       total: all.length,
     };
+  }
+
+  /**
+   * Removes for good every copy the spool directory holds of the messages `ids` (they were
+   * redacted): each of their lines in every segment, whosever, is overwritten in place by a
+   * scrubbed line of the same length (scrubSegments), and each set-aside entry holding their
+   * record or bytes keeps its id, time and reason without them (SetAsideLog.scrub). Only for
+   * messages the database has stored: whatever the journal owed for them is let go of, and
+   * what memory held of a segment that vanished is not journaled again. Idempotent; rejects
+   * when a file cannot be read or written (what was scrubbed stays so: call it again).
+   */
+  async scrub(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const wanted = new Set(ids);
+    // In the writer's turn, so that no batch is on its way to disk with them among its orphans.
+    await this.writer.inTurn(() => Promise.resolve(this.dropOrphans(wanted)));
+    const scrubbed = await scrubSegments(
+      {
+        files: this.files,
+        turn: (work) => this.writer.inTurn(work),
+        rewritten: (segment) => this.cache.delete(segment),
+      },
+      wanted,
+    );
+    await this.resolveEntries(
+      scrubbed.flatMap(({ id, sessionId, location }) =>
+        sessionId !== undefined ? [{ id, sessionId, location }] : [],
+      ),
+    );
+    await this.setAsideLog.scrub(wanted);
+  }
+
+  /** What memory held of the messages `ids` when their segment vanished: owed no more. */
+  private dropOrphans(ids: ReadonlySet<string>): void {
+    const orphans = this.index.orphaned().filter(({ record }) => ids.has(record.id));
+    this.index.resolve(
+      orphans.map(({ record, location }) => ({
+        id: record.id,
+        sessionId: record.sessionId,
+        location,
+      })),
+    );
   }
 
   private async resolveEntries(

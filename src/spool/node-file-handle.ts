@@ -9,6 +9,8 @@ const { O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } 
 export const CREATE_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
 export const APPEND_FLAGS = O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK;
 export const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
+// No O_APPEND (Linux would put every write at the end) and no O_CREAT: only what is there.
+export const OVERWRITE_FLAGS = O_WRONLY | O_NOFOLLOW | O_NONBLOCK;
 
 /** A WritableFile over an open handle. */
 export class NodeWritableFile implements WritableFile {

@@ -15,6 +15,7 @@ import {
   APPEND_FLAGS,
   CREATE_FLAGS,
   NodeWritableFile,
+  OVERWRITE_FLAGS,
   READ_FLAGS,
   regularFile,
 } from './node-file-handle.js';
@@ -113,6 +114,17 @@ export class NodeJournalFiles implements JournalFiles {
       await handle.close().catch(() => undefined);
       throw error;
     }
+  }
+
+  async openForOverwrite(name: string): Promise<WritableFile> {
+    const handle = await open(this.path(name), OVERWRITE_FLAGS);
+    try {
+      await regularFile(handle, name);
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      throw error;
+    }
+    return new NodeWritableFile(handle);
   }
 
   async read(name: string): Promise<Buffer> {

@@ -1,5 +1,5 @@
 import { type MessageRecord } from '../message/message-record.js';
-import { decodeJournalLine } from './journal-codec.js';
+import { decodeJournalLine, isScrubbedHead } from './journal-codec.js';
 
 export interface ScannedRecord {
   record: MessageRecord;
@@ -22,6 +22,8 @@ export interface SegmentScan {
 /**
  * Reads every line of a segment: the good records, and the ranges that cannot be used (a
  * torn tail, a flipped byte, an unknown version), so that one bad line never hides the others.
+ * A redacted message's scrubbed line (whole or torn) is neither: nothing is owed for it, and
+ * none of its bytes may be kept.
  */
 export function scanSegment(data: Buffer): SegmentScan {
   const records: ScannedRecord[] = [];
@@ -30,6 +32,7 @@ export function scanSegment(data: Buffer): SegmentScan {
   while (offset < data.length) {
     const newline = data.indexOf(0x0a, offset);
     if (newline < 0) {
+      if (isScrubbedHead(data.subarray(offset))) break;
       // Only the last write can stop short of its newline: a crash in the middle of it.
       bad.push({ offset, length: data.length - offset, reason: 'torn tail (no newline)' });
       break;
@@ -39,7 +42,7 @@ export function scanSegment(data: Buffer): SegmentScan {
     if (line.length > 0) {
       const decoded = decodeJournalLine(line);
       if (decoded.kind === 'record') records.push({ record: decoded.record, offset, length });
-      else bad.push({ offset, length, reason: decoded.reason });
+      else if (decoded.kind === 'bad') bad.push({ offset, length, reason: decoded.reason });
     }
     offset = newline + 1;
   }

@@ -37,6 +37,9 @@ export function recordOfEntry(
   if (raw === undefined) return { kind: 'malformed', reason: 'it holds no bytes of a record' };
   const line = raw.at(-1) === 0x0a ? raw.subarray(0, -1) : raw;
   const decoded = decodeJournalLine(line);
+  if (decoded.kind === 'scrubbed') {
+    return { kind: 'malformed', reason: 'it is the scrubbed line of a redacted message' };
+  }
   return decoded.kind === 'record' ? decoded : { kind: 'malformed', reason: decoded.reason };
 }
 

@@ -20,6 +20,11 @@ export interface SetAsideEntry {
   /** The bytes, when they were not a readable record: as text, or base64 when not UTF-8. */
   raw?: string;
   rawBase64?: string;
+  /**
+   * Set once its record and bytes were removed for good (the message was redacted; see
+   * scrubbedEntryLine): the id the entry had, which it keeps, since its line changed.
+   */
+  scrubbed?: string;
 }
 
 /** What an operator did with a set-aside entry (SetAsideActions). */
@@ -42,11 +47,20 @@ export interface OpenSetAside {
   entry: SetAsideEntry;
 }
 
+/** How the line of a scrubbed entry begins (it is written with this key first). */
+export const SCRUBBED_HEAD = '{"scrubbed":"';
+const SCRUBBED_ID = /^\{"scrubbed":"([0-9a-f]{16})"/;
+
 /**
  * The id of an entry: a hash of its line as written, so the same entry has the same id in
  * every run without the line having to carry one (older logs have none).
  */
 export function setAsideIdOf(line: string): string {
+  // A scrubbed entry's line was rewritten: it names the id it had, which resolutions close.
+  if (line.startsWith(SCRUBBED_HEAD)) {
+    const kept = SCRUBBED_ID.exec(line);
+    if (kept) return kept[1];
+  }
   // toString of the first 8 bytes, not a slice of the whole hex digest: a slice would keep the
   // 64-character string alive in memory for each of what may be millions of open entries.
   // crypto.hash: one call, no Hash object per line (a third of a start's time otherwise).
@@ -73,6 +87,20 @@ export function parsed(line: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * What a line of the log holds (see `parsed`); for a scrubbed entry whose rewrite a crash tore
+ * (its head written, the old line's bytes after it), the entry at its head.
+ */
+export function valueOfLine(line: string): unknown {
+  const value = parsed(line);
+  if (value !== undefined || !line.startsWith(SCRUBBED_HEAD)) return value;
+  for (let end = line.indexOf('}'); end >= 0; end = line.indexOf('}', end + 1)) {
+    const head = parsed(line.slice(0, end + 1));
+    if (head !== undefined) return head;
+  }
+  return undefined;
 }
 
 /** `bytes` as the set-aside log keeps them: text when they are valid UTF-8, else base64. */

@@ -8,16 +8,19 @@ import {
   isEntry,
   isResolution,
   type OpenSetAside,
-  parsed,
   type SetAsideAction,
   type SetAsideEntry,
   type SetAsideResolution,
   setAsideIdOf,
+  valueOfLine,
 } from './set-aside-entry.js';
+import { copyHeldOf, linesToScrub, scrubbedEntry, withoutCopy } from './set-aside-scrub.js';
 
 // Open entries kept whole in memory, the newest: what the admin view lists. The others are
 // known by where their line is, and read from the file when an action names them.
 export const RECENT_LIMIT = 100;
+// Ids of messages scrubbed lately, kept to strip the entries of theirs set aside just after.
+const REDACTED_LIMIT = 10_000;
 
 /**
  * `set-aside.jsonl` in the spool directory: one JSON line per record or range set aside,
@@ -36,6 +39,9 @@ export class SetAsideLog {
   // One append at a time: one that fails cuts the file back to the size it found, which must
   // not throw away the synced entries of another that ran meanwhile.
   private readonly turns = new Mutex();
+  // Messages scrubbed lately (see scrub), oldest first: a drain or an adoption that read one of
+  // their lines before the scrub may set it aside after it.
+  private readonly redacted = new Set<string>();
 
   constructor(private readonly files: JournalFiles) {}
 
@@ -46,7 +52,7 @@ export class SetAsideLog {
     try {
       await scanLines(this.files, SET_ASIDE_LOG, (bytes, at) => {
         const line = bytes.toString('utf8');
-        const value = parsed(line);
+        const value = valueOfLine(line);
         // An empty line, or one torn by a crash (the entry was never counted as kept).
         if (value === undefined || value === null || typeof value !== 'object') return;
         if (isResolution(value)) open.delete(value.resolved);
@@ -75,7 +81,9 @@ export class SetAsideLog {
   /** Appends and syncs `entries`; rejects when they are not safely on disk. */
   async append(entries: readonly SetAsideEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    const lines = entries.map((entry) => JSON.stringify(entry));
+    const lines = entries.map((entry) =>
+      JSON.stringify(copyHeldOf(entry, this.redacted) ? withoutCopy(entry) : entry),
+    );
     let offset = await this.write(lines);
     const added = entries.map((entry, index) => {
       const id = setAsideIdOf(lines[index]);
@@ -108,6 +116,43 @@ export class SetAsideLog {
     this.open.delete(id);
     this.recentEntries = this.recentEntries.filter((open) => open.id !== id);
     if (this.recentEntries.length < Math.min(RECENT_LIMIT, this.open.size)) await this.refill();
+  }
+
+  /**
+   * Removes for good what the log holds of the messages `ids` (they were redacted): each entry
+   * holding their record or the bytes of their line is overwritten in place by a line of the
+   * same length without them (scrubbedEntryLine), which keeps its id, time, reason and source,
+   * so the resolutions that close it and every other line's offset stay as they were. An entry
+   * of theirs set aside later in this run is written without them. Memory's copies (the admin
+   * view, what a re-drive reads) lose them too. Rejects when the log cannot be read or written:
+   * what was overwritten stays so, and a second call does the rest.
+   */
+  async scrub(ids: ReadonlySet<string>): Promise<void> {
+    for (const id of ids) {
+      this.redacted.delete(id);
+      this.redacted.add(id);
+    }
+    for (const id of this.redacted) {
+      if (this.redacted.size <= REDACTED_LIMIT) break;
+      this.redacted.delete(id);
+    }
+    this.recentEntries = this.recentEntries.map((open) => {
+      const messageId = copyHeldOf(open.entry, ids);
+      return messageId
+        ? { id: open.id, entry: scrubbedEntry(open.entry, open.id, messageId) }
+        : open;
+    });
+    await this.turns.runExclusive(async () => {
+      const found = await linesToScrub(this.files, ids);
+      if (found.length === 0) return;
+      const file = await this.files.openForOverwrite(SET_ASIDE_LOG);
+      try {
+        for (const { offset, line } of found) await file.write(Buffer.from(line, 'utf8'), offset);
+        await file.sync();
+      } finally {
+        await file.close().catch(() => undefined);
+      }
+    });
   }
 
   /** Brings the view back to the newest open entries, reading those it lacks from the file. */
@@ -145,7 +190,7 @@ export class SetAsideLog {
           `${this.files.directory}/${SET_ASIDE_LOG} changed under the running instance: entry ${id} is no longer where it was written; restart to read it again`,
         );
       }
-      read.push({ id, entry: JSON.parse(line) as SetAsideEntry });
+      read.push({ id, entry: valueOfLine(line) as SetAsideEntry });
     }
     return read;
   }

@@ -155,6 +155,16 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
+   * Removes for good every copy the spool directory holds of the messages `ids`, for
+   * redactMessage (see Journal.scrub): their journal lines become scrubbed lines of the same
+   * length, their set-aside entries lose their record and bytes. Only for messages the database
+   * has stored. Rejects when a file cannot be read or written; idempotent: call it again.
+   */
+  scrub(ids: readonly string[]): Promise<void> {
+    return this.journal.scrub(ids);
+  }
+
+  /**
    * Journals again what memory holds of segments that vanished, when the disk takes it now
    * (the retry loop's turn: no append may come to do it); quiet when it does not.
    */

@@ -129,6 +129,13 @@ export class FakeJournalFiles extends FileFaults implements JournalFiles {
     return { file: new FakeWritableFile(this, name, inode, true), size: inode.data.length };
   }
 
+  async openForOverwrite(name: string): Promise<WritableFile> {
+    await this.begin('openForOverwrite', name);
+    const inode = this.existing(name);
+    this.log.push(`openForOverwrite ${name}`);
+    return new FakeWritableFile(this, name, inode, false);
+  }
+
   async read(name: string): Promise<Buffer> {
     await this.begin('read', name);
     this.log.push(`read ${name}`);

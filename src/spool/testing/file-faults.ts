@@ -12,6 +12,7 @@ export type FileOperation =
   | 'list'
   | 'create'
   | 'openForAppend'
+  | 'openForOverwrite'
   | 'write'
   | 'sync'
   | 'truncate'
