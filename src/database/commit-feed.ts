@@ -1,5 +1,5 @@
 import { OnEvent } from '@nestjs/event-emitter';
-import { MessagesStored, SessionChanged } from '../message/message-events.js';
+import { MessageChanged, MessagesStored, SessionChanged } from '../message/message-events.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type SessionRecord } from '../message/session-record.js';
 
@@ -9,6 +9,8 @@ export interface CommitListener {
   follows(sessionId: string): boolean;
   /** Messages of a session newly committed, in the order they were committed. */
   messages(sessionId: string, records: MessageRecord[]): void;
+  /** A stored message was edited or redacted: `record` as that change left it. */
+  messageChanged(record: MessageRecord): void;
   sessionChanged(session: SessionRecord): void;
   /** Commits may have gone unheard: whoever follows a session must start again. */
   interrupted(reason: string): void;
@@ -39,6 +41,11 @@ export class InProcessCommitFeed extends CommitFeed {
   @OnEvent(MessagesStored.event)
   onMessagesStored(event: MessagesStored): void {
     if (event.messages.length > 0) this.listener?.messages(event.sessionId, event.messages);
+  }
+
+  @OnEvent(MessageChanged.event)
+  onMessageChanged(event: MessageChanged): void {
+    this.listener?.messageChanged(event.record);
   }
 
   @OnEvent(SessionChanged.event)

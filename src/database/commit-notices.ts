@@ -7,6 +7,13 @@ export const MESSAGES_CHANNEL = 'scribe_messages';
 /** Channel of sessions whose title or metadata changed: `<session id>`. */
 export const SESSIONS_CHANNEL = 'scribe_sessions';
 
+/**
+ * Channel of stored messages edited or redacted: `<session id> <message id> <commit number>`,
+ * the number the change took (a listener that reads the message later and finds a greater one
+ * leaves it to that change's own notice, so that changes are heard in commit order).
+ */
+export const CHANGES_CHANNEL = 'scribe_changes';
+
 /** Channel of sessions deleted: `<session id>`. */
 export const DELETIONS_CHANNEL = 'scribe_deletions';
 
@@ -55,4 +62,24 @@ export function parseMessageNotice(payload: string | undefined): MessageNotice |
     return undefined;
   }
   return { sessionId, messageIds };
+}
+
+export interface ChangeNotice {
+  sessionId: string;
+  messageId: string;
+  seq: number;
+}
+
+/** The payload announcing a change of `messageId` that took commit number `seq`. */
+export function changeNotice(sessionId: string, messageId: string, seq: number): string {
+  return `${sessionId} ${messageId} ${seq}`;
+}
+
+/** The change a payload announces; undefined for one this code did not write. */
+export function parseChangeNotice(payload: string | undefined): ChangeNotice | undefined {
+  const parts = (payload ?? '').split(' ');
+  if (parts.length !== 3 || !parts[0] || !parts[1] || !/^\d{1,15}$/.test(parts[2])) {
+    return undefined;
+  }
+  return { sessionId: parts[0], messageId: parts[1], seq: Number(parts[2]) };
 }

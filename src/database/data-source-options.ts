@@ -15,6 +15,7 @@ import { DatabaseIdentity1764979200000 } from './migrations/1764979200000-databa
 import { SessionIdPrefix1765065600000 } from './migrations/1765065600000-session-id-prefix.js';
 import { MessageSearch1765152000000 } from './migrations/1765152000000-message-search.js';
 import { MessageCreatedAt1765238400000 } from './migrations/1765238400000-message-created-at.js';
+import { MessageChanges1765324800000 } from './migrations/1765324800000-message-changes.js';
 
 export const ENTITIES = [SessionEntity, MessageEntity, DeletedSessionEntity];
 export const MIGRATIONS = [
@@ -28,6 +29,7 @@ export const MIGRATIONS = [
   SessionIdPrefix1765065600000,
   MessageSearch1765152000000,
   MessageCreatedAt1765238400000,
+  MessageChanges1765324800000,
 ];
 
 /** How long one SQLite statement waits for another process's lock before failing. */

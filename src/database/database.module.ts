@@ -26,6 +26,8 @@ import { MessageSearch } from './message-search.js';
 import { SearchBackfill } from './search-backfill.js';
 import { SessionQueries } from './session-queries.js';
 import { SessionUpdates } from './session-updates.js';
+import { MessageChanges } from './message-changes.js';
+import { OwnTransactions } from './own-transactions.js';
 import { SqliteMessageStore } from './sqlite-message-store.js';
 
 /**
@@ -67,6 +69,8 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
         new SearchBackfill(dataSource, readiness),
     },
     SessionUpdates,
+    MessageChanges,
+    OwnTransactions,
     CommitReads,
     SessionDeletion,
     {
@@ -129,6 +133,7 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
     MessageSearch,
     SearchBackfill,
     SessionUpdates,
+    MessageChanges,
     CommitReads,
     SessionDeletion,
     Tombstones,

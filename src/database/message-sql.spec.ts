@@ -60,8 +60,8 @@ describe(insertMessages.name, () => {
     const statement = insertMessages('sqlite', [plain, plain], 1234, [5, 6]);
 
     expect(rowsOf(statement.sql)).toEqual([
-      '?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, NULL, ?, ?',
-      '?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, NULL, ?, ?',
+      '?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, NULL, NULL, NULL, NULL, NULL, ?, ?',
+      '?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, NULL, NULL, NULL, NULL, NULL, ?, ?',
     ]);
     expect(statement.values).toEqual([...plainValues, 5, 1234, ...plainValues, 6, 1234]);
   });
@@ -79,7 +79,9 @@ describe(insertMessages.name, () => {
   it('binds a column for every row once any row has it, and JSON as text', () => {
     const statement = insertMessages('sqlite', [plain, tool], 1, [3, 4]);
 
-    expect(rowsOf(statement.sql)[0]).toBe('?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, NULL, ?, ?');
+    expect(rowsOf(statement.sql)[0]).toBe(
+      '?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, NULL, NULL, NULL, NULL, NULL, ?, ?',
+    );
     expect(statement.values.slice(0, 11)).toEqual([
       ...plainValues.slice(0, 5),
       null,
@@ -108,8 +110,8 @@ describe(insertMessages.name, () => {
     const statement = insertMessages('postgres', [plain, tool], 7, [3, 4]);
 
     expect(rowsOf(statement.sql)).toEqual([
-      '$1, $2, $3, $4, $5, $6, $7, NULL, $8, NULL, $9, NULL, $10, 7',
-      '$11, $12, $13, $14, $15, $16, $17, NULL, $18, NULL, $19, NULL, $20, 7',
+      '$1, $2, $3, $4, $5, $6, $7, NULL, $8, NULL, $9, NULL, NULL, NULL, NULL, NULL, $10, 7',
+      '$11, $12, $13, $14, $15, $16, $17, NULL, $18, NULL, $19, NULL, NULL, NULL, NULL, NULL, $20, 7',
     ]);
     expect(statement.values).toHaveLength(20);
     expect([statement.values[9], statement.values[19]]).toEqual([3, 4]);
@@ -137,7 +139,7 @@ describe('the statements around a message insert', () => {
 
   it('names every column of a message row, the stamp last', () => {
     expect(insertMessages('sqlite', [acceptedRecord('s', 'x')], 1, [1]).sql).toMatch(
-      /^INSERT INTO "messages" \("id", "session_id", "order_key", "role", "content", "client_message_id", "tool_name", "tool_call_id", "tool_calls", "metadata", "accepted_at", "created_at", "commit_seq", "stored_at"\) VALUES \(.*\) ON CONFLICT DO NOTHING$/,
+      /^INSERT INTO "messages" \("id", "session_id", "order_key", "role", "content", "client_message_id", "tool_name", "tool_call_id", "tool_calls", "metadata", "accepted_at", "created_at", "revision", "edited_at", "redacted_at", "redaction_reason", "commit_seq", "stored_at"\) VALUES \(.*\) ON CONFLICT DO NOTHING$/,
     );
   });
 

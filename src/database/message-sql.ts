@@ -10,9 +10,9 @@ export interface SessionRows {
   createdAt: number;
 }
 
-// 13 bound values a row: 26,000 per statement stays under either database's limit (SQLite
-// 32,766, PostgreSQL 65,535). On PostgreSQL each statement is a round trip, so fewer, larger
-// statements insert markedly faster (npm run bench).
+// At most 17 bound values a row: 34,000 per statement of 2,000 rows stays under PostgreSQL's
+// limit of 65,535 (and SQLite's 256-row chunks under its 32,766). On PostgreSQL each statement
+// is a round trip, so fewer, larger statements insert markedly faster (npm run bench).
 export const INSERT_CHUNK_ROWS = 2000;
 // On SQLite a statement is a call into the library on the writer's thread, and preparing one
 // costs about as much as running it: the store keeps them prepared by their text, which
@@ -108,6 +108,11 @@ const MESSAGE_COLUMNS: readonly [string, (record: MessageRecord) => unknown][] =
   ['metadata', (record) => jsonColumn(record.metadata)],
   ['accepted_at', (record) => record.acceptedAt],
   ['created_at', (record) => record.createdAt ?? null],
+  // Set only on an imported message that was edited or redacted where it came from.
+  ['revision', (record) => record.revision ?? null],
+  ['edited_at', (record) => record.editedAt ?? null],
+  ['redacted_at', (record) => record.redactedAt ?? null],
+  ['redaction_reason', (record) => record.redactionReason ?? null],
 ];
 
 /**

@@ -8,13 +8,16 @@ import { CommitFeed } from './commit-feed.js';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { SessionDeleted } from '../message/message-events.js';
 import {
+  CHANGES_CHANNEL,
   DELETIONS_CHANNEL,
   HEARTBEAT_CHANNEL,
   MESSAGES_CHANNEL,
   NOTIFY_SQL,
   SCHEMA_SUFFIX_SQL,
   SESSIONS_CHANNEL,
+  parseChangeNotice,
   parseMessageNotice,
+  type ChangeNotice,
   type MessageNotice,
 } from './commit-notices.js';
 import { type ListenHeartbeatSettings } from '../config/scribe-config.js';
@@ -27,6 +30,7 @@ const NOTICES_PER_READ = 20;
 
 type Notice =
   | { kind: 'messages'; notice: MessageNotice }
+  | { kind: 'changed'; notice: ChangeNotice }
   | { kind: 'session'; sessionId: string }
   | { kind: 'deleted'; sessionId: string };
 
@@ -135,7 +139,13 @@ export class PostgresCommitFeed
       );
       this.suffix = rows[0].suffix;
       await client.query(
-        [MESSAGES_CHANNEL, SESSIONS_CHANNEL, DELETIONS_CHANNEL, this.heartbeatChannel]
+        [
+          MESSAGES_CHANNEL,
+          CHANGES_CHANNEL,
+          SESSIONS_CHANNEL,
+          DELETIONS_CHANNEL,
+          this.heartbeatChannel,
+        ]
           .map((channel) => `LISTEN "${channel}${this.suffix}"`)
           .join('; '),
       );
@@ -179,6 +189,9 @@ export class PostgresCommitFeed
       this.pending.push({ kind: 'session', sessionId: payload });
     } else if (channel === DELETIONS_CHANNEL && payload) {
       this.pending.push({ kind: 'deleted', sessionId: payload });
+    } else if (channel === CHANGES_CHANNEL) {
+      const notice = parseChangeNotice(payload);
+      if (notice) this.pending.push({ kind: 'changed', notice });
     } else if (channel === MESSAGES_CHANNEL) {
       const notice = parseMessageNotice(payload);
       if (notice) this.pending.push({ kind: 'messages', notice });
@@ -211,9 +224,15 @@ export class PostgresCommitFeed
     const wanted = batch.filter(
       (item) =>
         item.kind === 'deleted' ||
-        listener.follows(item.kind === 'messages' ? item.notice.sessionId : item.sessionId),
+        listener.follows('notice' in item ? item.notice.sessionId : item.sessionId),
     );
-    const ids = wanted.flatMap((item) => (item.kind === 'messages' ? item.notice.messageIds : []));
+    const ids = wanted.flatMap((item) =>
+      item.kind === 'messages'
+        ? item.notice.messageIds
+        : item.kind === 'changed'
+          ? [item.notice.messageId]
+          : [],
+    );
     const byId = new Map<string, MessageRecord>(
       (await this.queries.messagesByIds(ids)).map((record) => [record.id, record]),
     );
@@ -222,6 +241,10 @@ export class PostgresCommitFeed
         const records = item.notice.messageIds.flatMap((id) => byId.get(id) ?? []);
         for (const record of records) this.clock?.floor(record.acceptedAt);
         if (records.length > 0) listener.messages(item.notice.sessionId, records);
+      } else if (item.kind === 'changed') {
+        // Read after a later change of it: that change's own notice hands the later state on.
+        const record = byId.get(item.notice.messageId);
+        if (record?.changeSeq === item.notice.seq) listener.messageChanged(record);
       } else if (item.kind === 'session') {
         const session = await this.queries.findMetadata(item.sessionId);
         if (session) listener.sessionChanged(session);

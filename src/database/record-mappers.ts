@@ -20,6 +20,17 @@ export function messageRecordFromEntity(entity: MessageEntity): MessageRecord {
     // Only an imported message has one: a record of another reads as it was accepted.
     ...(entity.createdAt !== null ? { createdAt: entity.createdAt } : {}),
     commitSeq: entity.commitSeq,
+    // Only a changed message says so: one never changed reads as its append gave it. (An
+    // imported one may have been changed where it came from, with no commit number here.)
+    ...(entity.revision !== null
+      ? {
+          revision: entity.revision,
+          editedAt: entity.editedAt,
+          redactedAt: entity.redactedAt,
+          redactionReason: entity.redactionReason,
+          changeSeq: entity.changeSeq,
+        }
+      : {}),
   };
 }
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { DatabaseReadiness } from './database-readiness.js';
+import { OwnTransactions } from './own-transactions.js';
 import { DELETIONS_CHANNEL, NOTIFY_SQL } from './commit-notices.js';
 import { DeletedSessionEntity } from './entities/deleted-session.entity.js';
 import { MessageEntity } from './entities/message.entity.js';
@@ -31,13 +32,14 @@ export class SessionDeletion extends Tombstones {
   constructor(
     @InjectDataSource(SCRIBE_CONNECTION) private readonly dataSource: DataSource,
     private readonly readiness: DatabaseReadiness,
+    private readonly transactions: OwnTransactions,
   ) {
     super();
   }
 
   async delete(id: string, at: number): Promise<DeletedRows> {
     this.readiness.assertReady();
-    return this.dataSource.transaction(async (manager) => {
+    return this.transactions.run(async (manager) => {
       const messages = await manager
         .createQueryBuilder()
         .delete()

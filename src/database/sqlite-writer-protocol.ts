@@ -56,13 +56,17 @@ const RECORD_FIELDS = [
   'metadata',
   'acceptedAt',
   'createdAt',
+  'revision',
+  'editedAt',
+  'redactedAt',
+  'redactionReason',
 ] as const satisfies readonly (keyof MessageRecord)[];
 
 // Fails to compile when MessageRecord gains a field the list above does not carry.
 type EveryFieldListed<Unlisted extends never> = Unlisted;
-// (commitSeq is the database's answer, never part of a write.)
+// (commitSeq and changeSeq are the database's answers, never part of a write.)
 export type PackedRecordFields = EveryFieldListed<
-  Exclude<keyof MessageRecord, (typeof RECORD_FIELDS)[number] | 'commitSeq'>
+  Exclude<keyof MessageRecord, (typeof RECORD_FIELDS)[number] | 'commitSeq' | 'changeSeq'>
 >;
 
 /**
@@ -96,7 +100,7 @@ export function unpackWrites({ sessionIds, counts, after, columns }: PackedWrite
     for (let n = 0; n < counts[index]; n++, at++) {
       const record: Record<string, unknown> = {};
       RECORD_FIELDS.forEach((name, column) => {
-        // An optional field a record did not have (createdAt) stays absent, as it was sent.
+        // An optional field a record did not have (createdAt, revision…) stays absent, as sent.
         const value = columns[column][at];
         if (value !== undefined) record[name] = value;
       });

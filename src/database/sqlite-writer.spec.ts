@@ -85,6 +85,10 @@ describe('writes across the writer thread', () => {
     toolCalls: [{ id: 1, args: { q: 'x' } }],
     metadata: { lang: 'en', tags: ['a'] },
     createdAt: 1_600_000_000_000,
+    revision: 3,
+    editedAt: 1_600_000_000_500,
+    redactedAt: 1_600_000_000_900,
+    redactionReason: 'imported as redacted',
   });
   const plain = acceptedRecord('a', 'plain');
   const other = acceptedRecord('b', 'other session');

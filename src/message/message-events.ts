@@ -24,6 +24,19 @@ export class MessagesStored {
 /** The name MessagesStored is emitted under: stable, for hosts to listen to. */
 export const MESSAGES_STORED_EVENT = MessagesStored.event;
 
+/**
+ * A stored message of a session was edited or redacted by this instance: `record` is it as
+ * it now reads, its `changeSeq` the commit number of this change, `revision` the session's.
+ */
+export class MessageChanged {
+  static readonly event = 'message.changed';
+
+  constructor(
+    readonly record: MessageRecord,
+    readonly revision: number,
+  ) {}
+}
+
 /** A write of the session failed: anything read while it was under way may not be true. */
 export class WriteFailed {
   static readonly event = 'messages.write-failed';

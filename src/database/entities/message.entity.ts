@@ -52,4 +52,22 @@ export class MessageEntity {
   /** Its place in the session's commit order (see the commit-seq migration); null before it. */
   @Column({ name: 'commit_seq', type: 'bigint', nullable: true, transformer: epochMsTransformer })
   commitSeq: number | null;
+
+  /** Its own revision: one more for each edit or redaction; null (read as 1) as appended. */
+  @Column({ type: 'integer', nullable: true })
+  revision: number | null;
+
+  @Column({ name: 'edited_at', type: 'bigint', nullable: true, transformer: epochMsTransformer })
+  editedAt: number | null;
+
+  /** When its content was removed for good; null while it has it. */
+  @Column({ name: 'redacted_at', type: 'bigint', nullable: true, transformer: epochMsTransformer })
+  redactedAt: number | null;
+
+  @Column({ name: 'redaction_reason', type: 'text', nullable: true })
+  redactionReason: string | null;
+
+  /** The commit number of its last change (see the message-changes migration); null before. */
+  @Column({ name: 'change_seq', type: 'bigint', nullable: true, transformer: epochMsTransformer })
+  changeSeq: number | null;
 }
