@@ -4,9 +4,13 @@ import { SessionUpdateResolver } from './session/session-update.resolver.js';
 import { SearchResolver } from './session/search.resolver.js';
 import { SessionResolver } from './session/session.resolver.js';
 import { SpoolResolver } from './spool/spool.resolver.js';
+import { MessageChangesResolver } from './transcript/changes/message-changes.resolver.js';
 import { TranscriptResolver } from './transcript/transcript.resolver.js';
 
-/** Every resolver class of the API: the schema script builds `schema.gql` from these. */
+/**
+ * Every resolver class of the API: ScribeResolversModule provides these, and the schema script
+ * builds `schema.gql` from them.
+ */
 export const SCHEMA_RESOLVERS: Type<unknown>[] = [
   LiveResolver,
   SessionResolver,
@@ -14,4 +18,5 @@ export const SCHEMA_RESOLVERS: Type<unknown>[] = [
   SessionUpdateResolver,
   SpoolResolver,
   TranscriptResolver,
+  MessageChangesResolver,
 ];

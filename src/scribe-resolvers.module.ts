@@ -1,15 +1,10 @@
 import { Module } from '@nestjs/common';
 import { DatabaseModule } from './database/database.module.js';
 import { LiveModule } from './live/live.module.js';
-import { LiveResolver } from './live/live.resolver.js';
-import { SessionUpdateResolver } from './session/session-update.resolver.js';
 import { SessionModule } from './session/session.module.js';
-import { SearchResolver } from './session/search.resolver.js';
-import { SessionResolver } from './session/session.resolver.js';
 import { SpoolModule } from './spool/spool.module.js';
-import { SpoolResolver } from './spool/spool.resolver.js';
 import { TranscriptModule } from './transcript/transcript.module.js';
-import { TranscriptResolver } from './transcript/transcript.resolver.js';
+import { SCHEMA_RESOLVERS } from './graphql-resolvers.js';
 
 /**
  * Scribe's resolvers, in a module of their own that no global module imports. Why: Nest's
@@ -19,13 +14,6 @@ import { TranscriptResolver } from './transcript/transcript.resolver.js';
  */
 @Module({
   imports: [DatabaseModule, SessionModule, TranscriptModule, SpoolModule, LiveModule],
-  providers: [
-    SessionResolver,
-    SearchResolver,
-    SessionUpdateResolver,
-    TranscriptResolver,
-    SpoolResolver,
-    LiveResolver,
-  ],
+  providers: SCHEMA_RESOLVERS,
 })
 export class ScribeResolversModule {}

@@ -5,6 +5,7 @@ import { ScribeConfig } from '../config/scribe-config.js';
 import { CommitFeed, type CommitListener } from '../database/commit-feed.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { recordBytes, type SessionRecord } from '../message/session-record.js';
+import { type TranscriptEvent } from '../message/transcript-event.js';
 import { type BoundedFeed } from './bounded-feed.js';
 import { LiveChannels } from './live-channels.js';
 
@@ -27,13 +28,40 @@ class FakeCommitFeed extends CommitFeed {
   }
 }
 
+/** Message `index` of a session, committed as number `index`. */
 function message(sessionId: string, index: number, content = `message ${index}`): MessageRecord {
   return acceptedRecord(sessionId, content, {
     id: `${sessionId}-m${index}`,
     orderKey: String(index).padStart(8, '0'),
     acceptedAt: index,
+    commitSeq: index,
   });
 }
+
+/** The event of message `index` as stored. */
+const appended = (sessionId: string, index: number): TranscriptEvent => ({
+  kind: 'appended',
+  seq: index,
+  record: message(sessionId, index),
+});
+
+/** Message `index` as its edit committed as number `changeSeq` left it. */
+const editedRecord = (sessionId: string, index: number, changeSeq: number): MessageRecord => ({
+  ...message(sessionId, index, `message ${index}, edited`),
+  revision: 2,
+  editedAt: 1_000 + changeSeq,
+  redactedAt: null,
+  changeSeq,
+});
+
+/** Message `index` as its redaction committed as number `changeSeq` left it. */
+const redactedRecord = (sessionId: string, index: number, changeSeq: number): MessageRecord => ({
+  ...message(sessionId, index, ''),
+  revision: 2,
+  redactedAt: 1_000 + changeSeq,
+  redactionReason: 'a test',
+  changeSeq,
+});
 
 function session(id: string, changes: Partial<SessionRecord> = {}): SessionRecord {
   return {
@@ -58,14 +86,22 @@ function thrownBy(open: () => unknown): unknown {
   throw new Error('nothing was thrown');
 }
 
-/** What a feed holds once it has ended: the ids read, then 'done' or the error's code. */
-async function drain<T extends { id: string }>(feed: BoundedFeed<T>): Promise<string[]> {
+/**
+ * What a feed holds once it has ended: the ids read (a message's for an appended event; its id,
+ * kind and commit number for a change, 's1-m1 edited 7'), then 'done' or the error's code.
+ */
+async function drain<T extends { id: string } | TranscriptEvent>(
+  feed: BoundedFeed<T>,
+): Promise<string[]> {
   const outcomes: string[] = [];
   for (;;) {
     try {
       const result = await feed.next();
       if (result.done) return [...outcomes, 'done'];
-      outcomes.push(result.value.id);
+      const value = result.value;
+      if (!('record' in value)) outcomes.push(value.id);
+      else if (value.kind === 'appended') outcomes.push(value.record.id);
+      else outcomes.push(`${value.record.id} ${value.kind} ${value.seq}`);
     } catch (error) {
       return [...outcomes, `error ${(error as ScribeException).code}`];
     }
@@ -121,7 +157,7 @@ describe(LiveChannels.name, () => {
 
       sut.messages('s1', [message('s1', 1), message('s1', 2), message('s1', 3)]);
 
-      expect((await waiting).value).toEqual(message('s1', 1));
+      expect((await waiting).value).toEqual(appended('s1', 1));
       expect(stalled.isEnded).toBe(true);
       expect(await drain(stalled)).toEqual([`error ${ScribeErrorCode.SlowConsumer}`]);
       expect(reading.isEnded).toBe(false);
@@ -153,6 +189,77 @@ describe(LiveChannels.name, () => {
     it('does nothing with the messages of a session nobody follows', () => {
       expect(() => sut.messages('nobody', [message('nobody', 1)])).not.toThrow();
       expect(sut.follows('nobody')).toBe(false);
+    });
+  });
+
+  describe('messageChanged', () => {
+    it('hands a change to the feeds of its session opened with changes, in commit order, and to no plain feed', async () => {
+      sut = new LiveChannels(feed, configOf({ SUBSCRIPTION_BUFFER: '100' }));
+      const withChanges = sut.openMessages('s1', true);
+      const plain = sut.openMessages('s1');
+      const other = sut.openMessages('s2', true);
+
+      sut.messages('s1', [message('s1', 1)]);
+      sut.messageChanged(editedRecord('s1', 1, 2));
+      sut.messages('s1', [message('s1', 3)]);
+      sut.messageChanged(redactedRecord('s1', 3, 4));
+      sut.interrupted('test over');
+
+      const ended = `error ${ScribeErrorCode.SubscriptionInterrupted}`;
+      expect(await drain(withChanges)).toEqual([
+        's1-m1',
+        's1-m1 edited 2',
+        's1-m3',
+        's1-m3 redacted 4',
+        ended,
+      ]);
+      expect(await drain(plain)).toEqual(['s1-m1', 's1-m3', ended]);
+      expect(await drain(other)).toEqual([ended]);
+    });
+
+    it('hands on the record as the change left it, at its change number: redacted once redactedAt is set, else edited', async () => {
+      sut = new LiveChannels(feed, configOf({ SUBSCRIPTION_BUFFER: '100' }));
+      const changes = sut.openMessages('s1', true);
+      const edited = editedRecord('s1', 1, 7);
+      const editedBefore = { ...editedRecord('s1', 2, 8), redactedAt: undefined };
+      const redacted = redactedRecord('s1', 1, 9);
+
+      for (const record of [edited, editedBefore, redacted]) sut.messageChanged(record);
+
+      const events = [];
+      for (let index = 0; index < 3; index++) events.push((await changes.next()).value);
+      expect(events).toStrictEqual([
+        { kind: 'edited', seq: 7, record: edited },
+        { kind: 'edited', seq: 8, record: editedBefore },
+        { kind: 'redacted', seq: 9, record: redacted },
+      ]);
+      expect(events[2]?.record).toBe(redacted);
+    });
+
+    it('counts the changes against the buffer of the feeds that get them only', async () => {
+      const withChanges = sut.openMessages('s1', true);
+      const plain = sut.openMessages('s1');
+
+      for (const changeSeq of [2, 3, 4]) sut.messageChanged(editedRecord('s1', 1, changeSeq));
+
+      expect(withChanges.isEnded).toBe(true);
+      expect(await drain(withChanges)).toEqual([`error ${ScribeErrorCode.SlowConsumer}`]);
+      expect(plain.isEnded).toBe(false);
+      expect(sut.openCount).toBe(1);
+    });
+
+    it('does nothing with a change in a session nobody follows, or whose changes of title alone are followed', async () => {
+      const elsewhere = sut.openMessages('s2', true);
+      const sessionFeed = sut.openSession('s1');
+
+      expect(() => sut.messageChanged(editedRecord('nobody', 1, 2))).not.toThrow();
+      expect(() => sut.messageChanged(redactedRecord('s1', 1, 3))).not.toThrow();
+
+      expect(sut.follows('nobody')).toBe(false);
+      sut.interrupted('test over');
+      const ended = `error ${ScribeErrorCode.SubscriptionInterrupted}`;
+      expect(await drain(elsewhere)).toEqual([ended]);
+      expect(await drain(sessionFeed)).toEqual([ended]);
     });
   });
 
@@ -245,7 +352,7 @@ describe(LiveChannels.name, () => {
 
       const again = sut.openMessages('s1');
       sut.messages('s1', [message('s1', 1)]);
-      expect((await again.next()).value).toEqual(message('s1', 1));
+      expect((await again.next()).value).toEqual(appended('s1', 1));
     });
   });
 
@@ -313,7 +420,7 @@ describe(LiveChannels.name, () => {
 
       expect(sut.openCount).toBe(0);
       expect([sut.follows('s1'), sut.follows('s2')]).toEqual([false, false]);
-      expect(await messages.next()).toEqual({ value: message('s1', 1), done: false });
+      expect(await messages.next()).toEqual({ value: appended('s1', 1), done: false });
       await expect(messages.next()).rejects.toMatchObject({
         code: ScribeErrorCode.SubscriptionInterrupted,
         message:

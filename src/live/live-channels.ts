@@ -7,6 +7,7 @@ import { type SubscriptionSettings, ScribeConfig } from '../config/scribe-config
 import { CommitFeed, type CommitListener } from '../database/commit-feed.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { recordBytes, type SessionRecord } from '../message/session-record.js';
+import { appendedEvent, changedEvent, type TranscriptEvent } from '../message/transcript-event.js';
 import { BoundedFeed } from './bounded-feed.js';
 
 type Channels<T> = Map<string, Set<BoundedFeed<T>>>;
@@ -15,6 +16,8 @@ type Channels<T> = Map<string, Set<BoundedFeed<T>>>;
 const sessionBytes = (session: SessionRecord) =>
   Buffer.byteLength(JSON.stringify(session.metadata ?? null)) + (session.title?.length ?? 0) * 2;
 
+const eventBytes = (event: TranscriptEvent) => recordBytes(event.record);
+
 /**
  * The live subscribers of this instance, by session: hands each what the commit feed hears,
  * without ever waiting for one (see BoundedFeed). At most MAX_SUBSCRIPTIONS are open at once;
@@ -22,7 +25,9 @@ const sessionBytes = (session: SessionRecord) =>
  */
 @Injectable()
 export class LiveChannels implements CommitListener, OnModuleInit {
-  private readonly messageChannels: Channels<MessageRecord> = new Map();
+  private readonly messageChannels: Channels<TranscriptEvent> = new Map();
+  /** The feeds of messageChannels that are told of edits and redactions too. */
+  private readonly changeFeeds = new WeakSet<BoundedFeed<TranscriptEvent>>();
   private readonly sessionChannels: Channels<SessionRecord> = new Map();
   /** The last revision each followed session was sent at. */
   private readonly sessionRevisions = new Map<string, number>();
@@ -45,9 +50,14 @@ export class LiveChannels implements CommitListener, OnModuleInit {
     return this.open;
   }
 
-  /** A feed of the messages `sessionId` commits from now on. */
-  openMessages(sessionId: string): BoundedFeed<MessageRecord> {
-    return this.openFeed(this.messageChannels, sessionId, recordBytes);
+  /**
+   * A feed of the messages `sessionId` commits from now on and, `withChanges`, of the edits and
+   * redactions of its messages, in the order they were committed.
+   */
+  openMessages(sessionId: string, withChanges = false): BoundedFeed<TranscriptEvent> {
+    const feed = this.openFeed(this.messageChannels, sessionId, eventBytes);
+    if (withChanges) this.changeFeeds.add(feed);
+    return feed;
   }
 
   /** A feed of the session's changes of title and metadata from now on. */
@@ -63,9 +73,17 @@ export class LiveChannels implements CommitListener, OnModuleInit {
     // Every commit comes here, followed or not: nothing is allocated for one nobody follows.
     const feeds = this.messageChannels.get(sessionId);
     if (!feeds) return;
+    const events = records.map(appendedEvent);
     for (const feed of [...feeds]) {
-      for (const record of records) if (!feed.push(record)) break;
+      for (const event of events) if (!feed.push(event)) break;
     }
+  }
+
+  messageChanged(record: MessageRecord): void {
+    const feeds = this.messageChannels.get(record.sessionId);
+    if (!feeds) return;
+    const event = changedEvent(record);
+    for (const feed of [...feeds]) if (this.changeFeeds.has(feed)) feed.push(event);
   }
 
   /**

@@ -6,6 +6,7 @@ import { type MessagePlace } from '../common/graphql/message.mapper.js';
 import { deferred, type Deferred } from '../common/testing/deferred.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { MessageRole } from '../message/message-role.js';
+import { type TranscriptEvent } from '../message/transcript-event.js';
 import { BoundedFeed } from './bounded-feed.js';
 import { MessageStream, REPLAY_PAGE, type ReplaySource } from './message-stream.js';
 
@@ -30,6 +31,44 @@ function message(index: number, commitSeq?: number | null): MessageRecord {
   };
 }
 
+/** The event of message `index` as stored, committed as number `commitSeq` when given. */
+const appended = (index: number, commitSeq?: number | null): TranscriptEvent => ({
+  kind: 'appended',
+  seq: commitSeq ?? undefined,
+  record: message(index, commitSeq),
+});
+
+/** The event of an edit of message `index` (stored as `commitSeq`), committed as `changeSeq`. */
+function edited(index: number, changeSeq: number, commitSeq?: number): TranscriptEvent {
+  return {
+    kind: 'edited',
+    seq: changeSeq,
+    record: {
+      ...message(index, commitSeq),
+      content: `message ${index}, edited`,
+      revision: 2,
+      editedAt: 1_000 + changeSeq,
+      changeSeq,
+    },
+  };
+}
+
+/** The event of a redaction of message `index` (stored as `commitSeq`), committed as `changeSeq`. */
+function redacted(index: number, changeSeq: number, commitSeq?: number): TranscriptEvent {
+  return {
+    kind: 'redacted',
+    seq: changeSeq,
+    record: {
+      ...message(index, commitSeq),
+      content: '',
+      revision: 2,
+      redactedAt: 1_000 + changeSeq,
+      redactionReason: 'a test',
+      changeSeq,
+    },
+  };
+}
+
 /** Messages `from` to `to`, both included. */
 const messages = (from: number, to: number) =>
   Array.from({ length: to - from + 1 }, (_, offset) => message(from + offset));
@@ -39,7 +78,11 @@ const pageCursor = (index: number): MessagePlace => ({ key: key(index) });
 /** A live event's cursor: message `index`, committed as number `seq`. */
 const liveCursor = (index: number, seq: number): MessagePlace => ({ key: key(index), seq });
 
-type Page = Awaited<ReturnType<ReplaySource['afterKey']>>;
+/**
+ * A scripted answer: messages for a read by key, events for a read by number (FakeStore
+ * refuses the other kind, so a test cannot hand a read what the real store never would).
+ */
+type Page = { items: (MessageRecord | TranscriptEvent)[]; hasNextPage: boolean };
 type Read = [by: 'key' | 'seq', sessionId: string, count: number, after: string | number];
 
 /**
@@ -62,7 +105,7 @@ class FakeStore implements ReplaySource {
     return answer;
   }
 
-  answerNextRead(items: MessageRecord[], hasNextPage: boolean): void {
+  answerNextRead(items: MessageRecord[] | TranscriptEvent[], hasNextPage: boolean): void {
     this.holdNextRead().resolve({ items, hasNextPage });
   }
 
@@ -84,12 +127,20 @@ class FakeStore implements ReplaySource {
     return asked.promise;
   }
 
-  afterKey(sessionId: string, count: number, after: string): Promise<Page> {
-    return this.read(['key', sessionId, count, after]);
+  afterKey(sessionId: string, count: number, after: string): ReturnType<ReplaySource['afterKey']> {
+    return this.read(['key', sessionId, count, after]).then(({ items, hasNextPage }) => {
+      const records = items.filter((item): item is MessageRecord => !('kind' in item));
+      if (records.length < items.length) throw new Error('events scripted for a read by key');
+      return { items: records, hasNextPage };
+    });
   }
 
-  afterSeq(sessionId: string, count: number, after: number): Promise<Page> {
-    return this.read(['seq', sessionId, count, after]);
+  afterSeq(sessionId: string, count: number, after: number): ReturnType<ReplaySource['afterSeq']> {
+    return this.read(['seq', sessionId, count, after]).then(({ items, hasNextPage }) => {
+      const events = items.filter((item): item is TranscriptEvent => 'kind' in item);
+      if (events.length < items.length) throw new Error('messages scripted for a read by number');
+      return { items: events, hasNextPage };
+    });
   }
 
   seqOf(sessionId: string, at: string): Promise<number | undefined> {
@@ -112,11 +163,16 @@ class FakeStore implements ReplaySource {
   }
 }
 
-/** What a read settles to: the message id, 'done', or the code of the error it failed with. */
-async function outcomeOf(read: Promise<IteratorResult<MessageRecord>>): Promise<string> {
+/**
+ * What a read settles to: the message id of an appended event, the id, kind and commit number
+ * of a change ('m3 edited 22'), 'done', or the code of the error it failed with.
+ */
+async function outcomeOf(read: Promise<IteratorResult<TranscriptEvent>>): Promise<string> {
   try {
     const result = await read;
-    return result.done ? 'done' : result.value.id;
+    if (result.done) return 'done';
+    const { kind, seq, record } = result.value;
+    return kind === 'appended' ? record.id : `${record.id} ${kind} ${seq}`;
   } catch (error) {
     return `error ${(error as ScribeException).code}`;
   }
@@ -131,11 +187,11 @@ async function read(sut: MessageStream, count: number): Promise<string[]> {
 
 describe(MessageStream.name, () => {
   let store: FakeStore;
-  let live: BoundedFeed<MessageRecord>;
+  let live: BoundedFeed<TranscriptEvent>;
   let liveEnds: number;
 
   const liveFeed = (items = 100) =>
-    new BoundedFeed<MessageRecord>(
+    new BoundedFeed<TranscriptEvent>(
       { items, bytes: 1_000_000 },
       () => 1,
       () => (liveEnds += 1),
@@ -152,8 +208,8 @@ describe(MessageStream.name, () => {
   describe('without a cursor', () => {
     it('hands on the live messages only, reading nothing stored', async () => {
       const sut = streamAfter(undefined);
-      live.push(message(1, 1));
-      live.push(message(2));
+      live.push(appended(1, 1));
+      live.push(appended(2));
 
       expect(await read(sut, 2)).toEqual(['m1', 'm2']);
       expect(store.reads).toEqual([]);
@@ -164,7 +220,7 @@ describe(MessageStream.name, () => {
       const sut = streamAfter(undefined);
       const next = sut.next();
 
-      live.push(message(1));
+      live.push(appended(1));
 
       expect(await outcomeOf(next)).toBe('m1');
       expect(store.seqAsks).toEqual([]);
@@ -177,7 +233,7 @@ describe(MessageStream.name, () => {
         const sut = streamAfter(pageCursor(0));
         store.answerNextRead(messages(1, 2), true);
         store.answerNextRead(messages(3, 3), false);
-        live.push(message(4));
+        live.push(appended(4));
 
         expect(await read(sut, 1)).toEqual(['m1']);
         expect(store.reads).toEqual([['key', SESSION, REPLAY_PAGE, key(0)]]);
@@ -194,7 +250,7 @@ describe(MessageStream.name, () => {
       it('goes live after an empty page', async () => {
         const sut = streamAfter(pageCursor(7));
         store.answerNextRead([], false);
-        live.push(message(8));
+        live.push(appended(8));
 
         expect(await read(sut, 1)).toEqual(['m8']);
         expect(store.reads).toEqual([['key', SESSION, REPLAY_PAGE, key(7)]]);
@@ -203,16 +259,27 @@ describe(MessageStream.name, () => {
       it('is its own async iterator', async () => {
         const sut = streamAfter(pageCursor(0));
         store.answerNextRead(messages(1, 2), false);
-        live.push(message(3));
+        live.push(appended(3));
         const ids: string[] = [];
 
-        for await (const record of sut) {
-          ids.push(record.id);
-          if (record.id === 'm3') live.finish();
+        for await (const event of sut) {
+          ids.push(event.record.id);
+          if (event.record.id === 'm3') live.finish();
         }
 
         expect(sut[Symbol.asyncIterator]()).toBe(sut);
         expect(ids).toEqual(['m1', 'm2', 'm3']);
+      });
+
+      it('hands on the stored messages as appended events, at their commit numbers', async () => {
+        const sut = streamAfter(pageCursor(5));
+        store.answerSeqOf(10);
+        store.answerNextRead([message(6, 11), message(7)], false);
+
+        expect([(await sut.next()).value, (await sut.next()).value]).toStrictEqual([
+          { kind: 'appended', seq: 11, record: message(6, 11) },
+          { kind: 'appended', seq: undefined, record: message(7) },
+        ]);
       });
     });
 
@@ -244,7 +311,7 @@ describe(MessageStream.name, () => {
 
         const first = sut.next();
         await store.readsAsked(1);
-        live.push(message(3, 1));
+        live.push(appended(3, 1));
         expect(await outcomeOf(first)).toBe('m3');
         expect(store.seqAsks).toEqual([]);
         expect(store.reads).toEqual([['key', SESSION, REPLAY_PAGE, key(5)]]);
@@ -258,15 +325,15 @@ describe(MessageStream.name, () => {
         const first = sut.next();
         // Late notices of messages the client's page held: committed before its last message,
         // or that message itself.
-        live.push(message(3, 9));
-        live.push(message(5, 10));
-        live.push(message(9, 12));
+        live.push(appended(3, 9));
+        live.push(appended(5, 10));
+        live.push(appended(9, 12));
         page.resolve({ items: [message(6, 11)], hasNextPage: false });
         expect(await outcomeOf(first)).toBe('m6');
 
         // m9 alone is left queued: two more fit.
-        expect(live.push(message(10, 13))).toBe(true);
-        expect(live.push(message(11, 14))).toBe(true);
+        expect(live.push(appended(10, 13))).toBe(true);
+        expect(live.push(appended(11, 14))).toBe(true);
         expect(await read(sut, 3)).toEqual(['m9', 'm10', 'm11']);
       });
 
@@ -274,15 +341,33 @@ describe(MessageStream.name, () => {
         const sut = streamAfter(pageCursor(5));
         store.answerSeqOf(10);
         store.answerNextRead([], false);
-        live.push(message(3, 9));
-        live.push(message(5, 10));
-        live.push(message(6, 11));
+        live.push(appended(3, 9));
+        live.push(appended(5, 10));
+        live.push(appended(6, 11));
 
         expect(await read(sut, 1)).toEqual(['m6']);
-        live.push(message(4, 8));
-        live.push(message(7, 12));
+        live.push(appended(4, 8));
+        live.push(appended(7, 12));
         live.finish();
         expect(await read(sut, 2)).toEqual(['m7', 'done']);
+      });
+
+      it('drops the live changes at or below it too, and hands on those above', async () => {
+        const sut = streamAfter(pageCursor(5));
+        store.answerSeqOf(10);
+        const page = store.holdNextRead();
+        const first = sut.next();
+        // An edit of m3 the client's page showed (committed before the cursor's message), then
+        // one it did not.
+        live.push(edited(3, 9, 3));
+        live.push(edited(3, 11, 3));
+        page.resolve({ items: [], hasNextPage: false });
+
+        expect(await outcomeOf(first)).toBe('m3 edited 11');
+        live.push(redacted(4, 8, 4));
+        live.push(redacted(4, 12, 4));
+        live.finish();
+        expect(await read(sut, 2)).toEqual(['m4 redacted 12', 'done']);
       });
 
       it('drops no live message stored without a commit number', async () => {
@@ -290,13 +375,13 @@ describe(MessageStream.name, () => {
         store.answerSeqOf(10);
         const page = store.holdNextRead();
         const first = sut.next();
-        live.push(message(3, null));
-        live.push(message(4));
+        live.push(appended(3, null));
+        live.push(appended(4));
         page.resolve({ items: [message(6, 11)], hasNextPage: false });
 
         expect(await outcomeOf(first)).toBe('m6');
-        live.push(message(7, null));
-        live.push(message(8));
+        live.push(appended(7, null));
+        live.push(appended(8));
         live.finish();
         expect(await read(sut, 5)).toEqual(['m3', 'm4', 'm7', 'm8', 'done']);
       });
@@ -308,12 +393,12 @@ describe(MessageStream.name, () => {
         const first = sut.next();
         // m4 was accepted before the cursor's message but committed after it (another
         // instance): no page after key 5 holds it.
-        live.push(message(4, 11));
+        live.push(appended(4, 11));
         page.resolve({ items: [message(6, 13), message(7, 14)], hasNextPage: false });
 
         expect(await outcomeOf(first)).toBe('m6');
-        live.push(message(3, 12));
-        live.push(message(8, 15));
+        live.push(appended(3, 12));
+        live.push(appended(8, 15));
         live.finish();
         expect(await read(sut, 5)).toEqual(['m7', 'm4', 'm3', 'm8', 'done']);
       });
@@ -324,9 +409,9 @@ describe(MessageStream.name, () => {
         store.answerNextRead([message(6, 11), message(7, 12)], false);
 
         expect(await read(sut, 1)).toEqual(['m6']);
-        live.push(message(7, 12));
-        live.push(message(6, 11));
-        live.push(message(8, 13));
+        live.push(appended(7, 12));
+        live.push(appended(6, 11));
+        live.push(appended(8, 13));
         live.finish();
         expect(await read(sut, 3)).toEqual(['m7', 'm8', 'done']);
       });
@@ -335,11 +420,11 @@ describe(MessageStream.name, () => {
         const sut = streamAfter(pageCursor(5));
         store.answerSeqOf(undefined);
         store.answerNextRead([message(6, 2)], false);
-        live.push(message(1, 1));
-        live.push(message(6, 2));
+        live.push(appended(1, 1));
+        live.push(appended(6, 2));
 
         expect(await read(sut, 1)).toEqual(['m6']);
-        live.push(message(2, 0));
+        live.push(appended(2, 0));
         live.finish();
         expect(await read(sut, 3)).toEqual(['m1', 'm2', 'done']);
         expect(store.seqAsks).toEqual([[SESSION, key(5)]]);
@@ -352,13 +437,13 @@ describe(MessageStream.name, () => {
         const page = store.holdNextRead();
         const first = sut.next();
         // Committed after the feed opened: m2 and m3 before the page was read, m4 after.
-        live.push(message(2));
-        live.push(message(3));
-        live.push(message(4));
+        live.push(appended(2));
+        live.push(appended(3));
+        live.push(appended(4));
         page.resolve({ items: messages(1, 3), hasNextPage: false });
 
         expect(await outcomeOf(first)).toBe('m1');
-        live.push(message(5));
+        live.push(appended(5));
         live.finish();
         expect(await read(sut, 5)).toEqual(['m2', 'm3', 'm4', 'm5', 'done']);
         expect(store.reads).toHaveLength(1);
@@ -369,13 +454,13 @@ describe(MessageStream.name, () => {
         const sut = streamAfter(pageCursor(0));
         const page = store.holdNextRead();
         const first = sut.next();
-        for (const index of [1, 2, 3]) live.push(message(index));
+        for (const index of [1, 2, 3]) live.push(appended(index));
         page.resolve({ items: messages(1, 2), hasNextPage: false });
         expect(await outcomeOf(first)).toBe('m1');
 
         // m3 alone is left queued: two more fit.
-        expect(live.push(message(4))).toBe(true);
-        expect(live.push(message(5))).toBe(true);
+        expect(live.push(appended(4))).toBe(true);
+        expect(live.push(appended(5))).toBe(true);
         expect(await read(sut, 4)).toEqual(['m2', 'm3', 'm4', 'm5']);
       });
 
@@ -384,13 +469,13 @@ describe(MessageStream.name, () => {
         const firstPage = store.holdNextRead();
         const secondPage = store.holdNextRead();
         const first = sut.next();
-        live.push(message(2));
-        live.push(message(3));
+        live.push(appended(2));
+        live.push(appended(3));
         firstPage.resolve({ items: messages(1, 1), hasNextPage: true });
         expect(await outcomeOf(first)).toBe('m1');
 
         const second = sut.next();
-        live.push(message(4));
+        live.push(appended(4));
         secondPage.resolve({ items: messages(2, 2), hasNextPage: false });
 
         expect(await outcomeOf(second)).toBe('m2');
@@ -404,12 +489,30 @@ describe(MessageStream.name, () => {
         store.answerNextRead(messages(1, 2), false);
 
         expect(await read(sut, 1)).toEqual(['m1']);
-        live.push(message(2));
-        live.push(message(1));
-        live.push(message(3));
+        live.push(appended(2));
+        live.push(appended(1));
+        live.push(appended(3));
         live.finish();
 
         expect(await read(sut, 3)).toEqual(['m2', 'm3', 'done']);
+      });
+
+      it('hands on a live change of a message replayed by key, while dropping its append', async () => {
+        const sut = streamAfter(pageCursor(0));
+        const page = store.holdNextRead();
+        const first = sut.next();
+        // Committed after the feed opened: m2, then an edit of m1, then m3, before the page read.
+        live.push(appended(2));
+        live.push(edited(1, 30));
+        live.push(appended(3));
+        page.resolve({ items: messages(1, 2), hasNextPage: false });
+        expect(await outcomeOf(first)).toBe('m1');
+
+        // Late notices, once the replay has caught up: m1's own, then a redaction of m2.
+        live.push(appended(1));
+        live.push(redacted(2, 31));
+        live.finish();
+        expect(await read(sut, 5)).toEqual(['m2', 'm1 edited 30', 'm3', 'm2 redacted 31', 'done']);
       });
 
       it(`remembers the ids of the last ${4 * REPLAY_PAGE} messages replayed, no more`, async () => {
@@ -423,7 +526,8 @@ describe(MessageStream.name, () => {
 
         const last = 5 * REPLAY_PAGE;
         const oldestKept = last - 4 * REPLAY_PAGE + 1;
-        for (const index of [oldestKept - 1, oldestKept, last, last + 1]) live.push(message(index));
+        for (const index of [oldestKept - 1, oldestKept, last, last + 1])
+          live.push(appended(index));
         live.finish();
 
         // A notice older than that is taken for a new message (one duplicate, never a loss).
@@ -435,9 +539,9 @@ describe(MessageStream.name, () => {
   describe("after a live event's cursor (an order key and a commit number)", () => {
     it('reads the pages by commit number, each after the last one handed on, and never asks for a number', async () => {
       const sut = streamAfter(liveCursor(5, 20));
-      store.answerNextRead([message(6, 21), message(8, 23)], true);
-      store.answerNextRead([message(7, 24)], false);
-      live.push(message(9, 25));
+      store.answerNextRead([appended(6, 21), appended(8, 23)], true);
+      store.answerNextRead([appended(7, 24)], false);
+      live.push(appended(9, 25));
 
       expect(await read(sut, 1)).toEqual(['m6']);
       expect(store.reads).toEqual([['seq', SESSION, REPLAY_PAGE, 20]]);
@@ -455,15 +559,15 @@ describe(MessageStream.name, () => {
       const page = store.holdNextRead();
       const first = sut.next();
       // A late notice of the cursor's own message and of one before it; then the page's.
-      live.push(message(5, 20));
-      live.push(message(4, 19));
-      live.push(message(6, 21));
-      live.push(message(7, 22));
-      page.resolve({ items: [message(6, 21)], hasNextPage: false });
+      live.push(appended(5, 20));
+      live.push(appended(4, 19));
+      live.push(appended(6, 21));
+      live.push(appended(7, 22));
+      page.resolve({ items: [appended(6, 21)], hasNextPage: false });
       expect(await outcomeOf(first)).toBe('m6');
 
       // m7 alone is left queued: three more fit.
-      for (const index of [8, 9, 10]) expect(live.push(message(index, index + 15))).toBe(true);
+      for (const index of [8, 9, 10]) expect(live.push(appended(index, index + 15))).toBe(true);
       live.finish();
       expect(await read(sut, 5)).toEqual(['m7', 'm8', 'm9', 'm10', 'done']);
     });
@@ -473,14 +577,14 @@ describe(MessageStream.name, () => {
       const firstPage = store.holdNextRead();
       const secondPage = store.holdNextRead();
       const first = sut.next();
-      live.push(message(7, 22));
-      live.push(message(8, 23));
-      firstPage.resolve({ items: [message(6, 21)], hasNextPage: true });
+      live.push(appended(7, 22));
+      live.push(appended(8, 23));
+      firstPage.resolve({ items: [appended(6, 21)], hasNextPage: true });
       expect(await outcomeOf(first)).toBe('m6');
 
       const second = sut.next();
-      live.push(message(9, 24));
-      secondPage.resolve({ items: [message(7, 22)], hasNextPage: false });
+      live.push(appended(9, 24));
+      secondPage.resolve({ items: [appended(7, 22)], hasNextPage: false });
 
       expect(await outcomeOf(second)).toBe('m7');
       live.finish();
@@ -490,12 +594,12 @@ describe(MessageStream.name, () => {
 
     it('drops the live messages at or below the last number replayed that come once the replay has caught up', async () => {
       const sut = streamAfter(liveCursor(5, 20));
-      store.answerNextRead([message(6, 21), message(7, 23)], false);
+      store.answerNextRead([appended(6, 21), appended(7, 23)], false);
 
       expect(await read(sut, 2)).toEqual(['m6', 'm7']);
-      live.push(message(6, 21));
-      live.push(message(7, 23));
-      live.push(message(9, 24));
+      live.push(appended(6, 21));
+      live.push(appended(7, 23));
+      live.push(appended(9, 24));
       live.finish();
       expect(await read(sut, 2)).toEqual(['m9', 'done']);
     });
@@ -503,11 +607,80 @@ describe(MessageStream.name, () => {
     it('after an empty page, drops the live messages at or below the cursor', async () => {
       const sut = streamAfter(liveCursor(5, 20));
       store.answerNextRead([], false);
-      live.push(message(5, 20));
-      live.push(message(6, 21));
+      live.push(appended(5, 20));
+      live.push(appended(6, 21));
 
       expect(await read(sut, 1)).toEqual(['m6']);
       expect(store.reads).toEqual([['seq', SESSION, REPLAY_PAGE, 20]]);
+    });
+  });
+
+  describe("after a live event's cursor, with the edits and redactions", () => {
+    it('replays the appends and the changes in commit order, each page read after the number of the last event handed on, change or not', async () => {
+      const sut = streamAfter(liveCursor(5, 20));
+      store.answerNextRead(
+        [appended(6, 21), edited(3, 22, 3), appended(7, 23), redacted(6, 24, 21)],
+        true,
+      );
+      store.answerNextRead([edited(7, 26, 23)], false);
+      live.push(appended(8, 27));
+
+      expect(await read(sut, 6)).toEqual([
+        'm6',
+        'm3 edited 22',
+        'm7',
+        'm6 redacted 24',
+        'm7 edited 26',
+        'm8',
+      ]);
+      expect(store.reads).toEqual([
+        ['seq', SESSION, REPLAY_PAGE, 20],
+        ['seq', SESSION, REPLAY_PAGE, 24],
+      ]);
+      expect(store.seqAsks).toEqual([]);
+    });
+
+    it('hands on an edit racing the resume once: dropped live at or below the last number replayed, kept above, with no gap', async () => {
+      const sut = streamAfter(liveCursor(5, 20));
+      const page = store.holdNextRead();
+      const first = sut.next();
+      // Committed after the feed opened, in this order: m6, an edit of m3, m7, a second edit
+      // of m3 (the last change the page shows), then an edit of m6 after the page was read.
+      live.push(appended(6, 21));
+      live.push(edited(3, 22, 3));
+      live.push(appended(7, 23));
+      live.push(edited(3, 24, 3));
+      live.push(edited(6, 25, 21));
+      page.resolve({
+        items: [appended(6, 21), appended(7, 23), edited(3, 24, 3)],
+        hasNextPage: false,
+      });
+      expect(await outcomeOf(first)).toBe('m6');
+
+      // Late notices, once the replay has caught up: one at the last number, one above it.
+      live.push(edited(3, 24, 3));
+      live.push(edited(7, 26, 23));
+      live.finish();
+      expect(await read(sut, 5)).toEqual([
+        'm7',
+        'm3 edited 24',
+        'm6 edited 25',
+        'm7 edited 26',
+        'done',
+      ]);
+      expect(store.reads).toEqual([['seq', SESSION, REPLAY_PAGE, 20]]);
+    });
+
+    it('hands on the live changes above the last number replayed, even of a message it replayed, and drops its append', async () => {
+      const sut = streamAfter(liveCursor(5, 20));
+      store.answerNextRead([appended(6, 21)], false);
+
+      expect(await read(sut, 1)).toEqual(['m6']);
+      live.push(appended(6, 21));
+      live.push(edited(6, 22, 21));
+      live.push(redacted(6, 23, 21));
+      live.finish();
+      expect(await read(sut, 3)).toEqual(['m6 edited 22', 'm6 redacted 23', 'done']);
     });
   });
 
@@ -516,7 +689,7 @@ describe(MessageStream.name, () => {
       const sut = streamAfter(pageCursor(0));
       const page = store.holdNextRead();
       const first = sut.next();
-      live.push(message(1));
+      live.push(appended(1));
 
       page.reject(Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' }));
 
@@ -530,7 +703,7 @@ describe(MessageStream.name, () => {
       expect(liveEnds).toBe(1);
       // What the live feed had queued goes with it.
       expect(await read(sut, 1)).toEqual(['done']);
-      expect(live.push(message(2))).toBe(false);
+      expect(live.push(appended(2))).toBe(false);
       expect(store.reads).toHaveLength(1);
     });
 
@@ -552,7 +725,7 @@ describe(MessageStream.name, () => {
       const sut = streamAfter(pageCursor(0));
       const floor = store.holdSeqOf();
       const first = sut.next();
-      live.push(message(1, 1));
+      live.push(appended(1, 1));
 
       floor.reject(Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' }));
 
@@ -583,9 +756,9 @@ describe(MessageStream.name, () => {
 
     it('ends the stream the same way when a page by commit number cannot be read', async () => {
       const sut = streamAfter(liveCursor(0, 20));
-      store.answerNextRead([message(1, 21)], true);
+      store.answerNextRead([appended(1, 21)], true);
       store.holdNextRead().reject(new Error('timeout'));
-      live.push(message(2, 22));
+      live.push(appended(2, 22));
 
       expect(await read(sut, 3)).toEqual([
         'm1',
@@ -615,7 +788,7 @@ describe(MessageStream.name, () => {
       expect(await read(sut, 1)).toEqual(['m1']);
       // m9 may lie past stored messages not replayed yet: a client told of it would resume
       // after it, and never see those.
-      live.push(message(9));
+      live.push(appended(9));
 
       live.finish(new ScribeException(ScribeErrorCode.SubscriptionInterrupted, 'interrupted'));
 
@@ -632,7 +805,7 @@ describe(MessageStream.name, () => {
       const page = store.holdNextRead();
       const first = sut.next();
       await store.readsAsked(1);
-      live.push(message(9));
+      live.push(appended(9));
 
       live.finish(new ScribeException(ScribeErrorCode.SubscriptionInterrupted, 'interrupted'));
       page.resolve({ items: messages(1, 2), hasNextPage: true });
@@ -646,7 +819,7 @@ describe(MessageStream.name, () => {
       const sut = streamAfter(pageCursor(0));
       const floor = store.holdSeqOf();
       const first = sut.next();
-      live.push(message(9, 11));
+      live.push(appended(9, 11));
 
       live.finish(new ScribeException(ScribeErrorCode.SlowConsumer, 'too slow'));
       floor.resolve(10);

@@ -3,16 +3,31 @@ import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { type MessagePlace } from '../common/graphql/message.mapper.js';
 import { type MessageRecord } from '../message/message-record.js';
+import { appendedEvent, type TranscriptEvent } from '../message/transcript-event.js';
 import { type BoundedFeed } from './bounded-feed.js';
 
-type StoredPage = { items: MessageRecord[]; hasNextPage: boolean };
+type StoredPage<T> = { items: T[]; hasNextPage: boolean };
 
 /** What is stored, read for a subscriber catching up. */
 export interface ReplaySource {
   /** Up to `count` messages after an order key, in the transcript's order (fewer if large). */
-  afterKey(sessionId: string, count: number, key: string): Promise<StoredPage>;
-  /** Up to `count` messages committed after a commit number, in commit order. */
-  afterSeq(sessionId: string, count: number, seq: number): Promise<StoredPage>;
+  afterKey(sessionId: string, count: number, key: string): Promise<StoredPage<MessageRecord>>;
+  /**
+   * Up to `count` events committed after a commit number, in commit order: the messages
+   * stored, and the edits and redactions when the stream is told of them.
+   */
+  afterSeq(sessionId: string, count: number, seq: number): Promise<StoredPage<TranscriptEvent>>;
+  /**
+   * Up to `count` edits and redactions made after a commit number of messages at or before an
+   * order key, in commit order: what a page's cursor missed of the page it came from. Absent
+   * for a stream told of appends only.
+   */
+  changesThrough?(
+    sessionId: string,
+    count: number,
+    seq: number,
+    key: string,
+  ): Promise<StoredPage<TranscriptEvent>>;
   /** The commit number of the message at `key`, if it is stored with one. */
   seqOf(sessionId: string, key: string): Promise<number | undefined>;
 }
@@ -48,11 +63,22 @@ const REPLAYED_IDS_KEPT = 4 * REPLAY_PAGE;
  * cursor says so, and sets no floor); and the ids replayed last are remembered for a notice that arrives after the
  * page that held its message. Exact on one instance; across instances a message accepted
  * before the cursor's but committed after it comes live, late.
+ *
+ * Told of edits and redactions (messageEvents), a page's cursor replays the messages after it
+ * as they now read, then the changes made, since the cursor's message was committed, to the
+ * messages at or before it: the client's page may be older than they. A live change of a
+ * message replayed is dropped when the replay read it at or after that change.
  */
-export class MessageStream implements AsyncIterableIterator<MessageRecord> {
+export class MessageStream implements AsyncIterableIterator<TranscriptEvent> {
   private replaying: boolean;
-  private page: MessageRecord[] = [];
-  private readonly replayed = new Set<string>();
+  private page: TranscriptEvent[] = [];
+  /** The messages replayed last, by id, with the number of the last change they were read at. */
+  private readonly replayed = new Map<string, number>();
+  /** A page's cursor: the replay by key is done, and the changes at or before it are read. */
+  private changesPhase = false;
+  /** The cursor's own key, and the number the changes before it are read after. */
+  private readonly cursorKey: string | undefined;
+  private changeFloor: number | undefined;
   /** Live messages committed at or below this number are the client's already. */
   private floor: number | undefined;
   private key: string | undefined;
@@ -62,19 +88,20 @@ export class MessageStream implements AsyncIterableIterator<MessageRecord> {
 
   constructor(
     private readonly sessionId: string,
-    private readonly live: BoundedFeed<MessageRecord>,
+    private readonly live: BoundedFeed<TranscriptEvent>,
     private readonly source: ReplaySource,
     after: MessagePlace | undefined,
   ) {
     this.replaying = after !== undefined;
     this.key = after?.key;
+    this.cursorKey = after?.key;
     this.floor = after?.seq;
     this.byNumber = after?.seq !== undefined;
     // A page's cursor of a message held when it was listed is no place in the commit order.
     this.floorAsked = this.byNumber || after?.held === true;
   }
 
-  async next(): Promise<IteratorResult<MessageRecord>> {
+  async next(): Promise<IteratorResult<TranscriptEvent>> {
     for (;;) {
       const replayed = this.page.shift();
       if (replayed) return { value: replayed, done: false };
@@ -96,7 +123,7 @@ export class MessageStream implements AsyncIterableIterator<MessageRecord> {
     }
   }
 
-  return(): Promise<IteratorResult<MessageRecord>> {
+  return(): Promise<IteratorResult<TranscriptEvent>> {
     this.page = [];
     this.replaying = false;
     return this.live.return();
@@ -106,40 +133,69 @@ export class MessageStream implements AsyncIterableIterator<MessageRecord> {
     return this;
   }
 
-  /** Whether the client has `record` already: committed at or below the floor, or replayed. */
-  private delivered(record: MessageRecord): boolean {
-    const seq = record.commitSeq;
-    if (this.floor !== undefined && seq !== undefined && seq !== null && seq <= this.floor) {
-      return true;
-    }
-    return this.replayed.has(record.id);
+  /**
+   * Whether the client has `event` already: committed at or below the floor, or a message
+   * replayed by key (which read it as it then was, its changes up to then included).
+   */
+  private delivered(event: TranscriptEvent): boolean {
+    const seq = event.seq;
+    if (this.floor !== undefined && seq !== undefined && seq <= this.floor) return true;
+    const readAt = this.replayed.get(event.record.id);
+    if (readAt === undefined) return false;
+    return event.kind === 'appended' || (seq !== undefined && seq <= readAt);
   }
 
   private async readPage(): Promise<void> {
     if (!this.floorAsked) {
       this.floorAsked = true;
       this.floor = await this.source.seqOf(this.sessionId, this.key as string);
+      this.changeFloor = this.floor;
       if (this.live.isEnded) return;
     }
     const { items: page, hasNextPage } = this.byNumber
       ? await this.source.afterSeq(this.sessionId, REPLAY_PAGE, this.floor as number)
-      : await this.source.afterKey(this.sessionId, REPLAY_PAGE, this.key as string);
+      : this.changesPhase
+        ? await (this.source.changesThrough as NonNullable<ReplaySource['changesThrough']>)(
+            this.sessionId,
+            REPLAY_PAGE,
+            this.changeFloor as number,
+            this.cursorKey as string,
+          )
+        : await this.byKey();
     if (this.live.isEnded) return;
     this.replaying = hasNextPage;
+    if (!hasNextPage && !this.byNumber && !this.changesPhase) {
+      // The messages after the cursor are read; then the changes before it, when told of them
+      // and the cursor's message has a place in the commit order to read them after.
+      this.changesPhase =
+        this.source.changesThrough !== undefined && this.changeFloor !== undefined;
+      this.replaying = this.changesPhase;
+    }
     if (page.length === 0) return;
     const last = page[page.length - 1];
     if (this.byNumber) {
-      this.floor = last.commitSeq as number;
+      this.floor = last.seq;
     } else {
-      this.key = last.orderKey;
-      for (const record of page) {
-        this.replayed.add(record.id);
+      if (last.kind === 'appended') this.key = last.record.orderKey;
+      else this.changeFloor = last.seq;
+      for (const { record } of page) {
+        this.replayed.delete(record.id);
+        this.replayed.set(record.id, record.changeSeq ?? 0);
         if (this.replayed.size > REPLAYED_IDS_KEPT) {
-          this.replayed.delete(this.replayed.values().next().value as string);
+          this.replayed.delete(this.replayed.keys().next().value as string);
         }
       }
     }
-    this.live.discard((record) => this.delivered(record));
+    this.live.discard((event) => this.delivered(event));
     this.page = page;
+  }
+
+  private async byKey(): Promise<StoredPage<TranscriptEvent>> {
+    const { items, hasNextPage } = await this.source.afterKey(
+      this.sessionId,
+      REPLAY_PAGE,
+      this.key as string,
+    );
+    return { items: items.map(appendedEvent), hasNextPage };
   }
 }

@@ -2,17 +2,22 @@ import { type MessageRecord, type NewMessage } from '../message/message-record.j
 
 // What a message says, as the client sent it: a retry must say the same.
 const COMPARED = ['role', 'content', 'toolName', 'toolCallId', 'toolCalls', 'metadata'] as const;
+// What no edit nor redaction changes: all a retry of a changed message can be compared with,
+// since what it was first accepted with is gone (see the message-changes migration).
+const KEPT_BY_CHANGES = ['role', 'toolName', 'toolCallId'] as const;
 
 /**
  * The first field in which `input` differs from `accepted`, the message its client id was
  * first accepted as; undefined when it is an exact retry. Absent and null are the same, and
- * JSON is compared by value (a database may give object keys back in another order).
+ * JSON is compared by value (a database may give object keys back in another order). A message
+ * edited or redacted since is compared by the fields changes keep, and answered as it now is.
  */
 export function conflictingField(
   input: NewMessage,
   accepted: MessageRecord,
 ): (typeof COMPARED)[number] | undefined {
-  return COMPARED.find((field) => !sameValue(input[field] ?? null, accepted[field] ?? null));
+  const compared = (accepted.revision ?? 1) > 1 ? KEPT_BY_CHANGES : COMPARED;
+  return compared.find((field) => !sameValue(input[field] ?? null, accepted[field] ?? null));
 }
 
 function sameValue(left: unknown, right: unknown): boolean {

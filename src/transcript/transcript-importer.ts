@@ -14,7 +14,10 @@ import { type PendingQueue } from './session-backlog.js';
 import { statusOf } from './write-outcome.js';
 
 /** A message as an import gives it: what an append sends, its id, and when it was written. */
-export interface ImportedMessage extends NewMessage {
+export interface ImportedMessage
+  extends
+    NewMessage,
+    Partial<Pick<MessageRecord, 'revision' | 'editedAt' | 'redactedAt' | 'redactionReason'>> {
   id: string;
   /** Epoch milliseconds: the time it was written where it came from, kept as its createdAt. */
   createdAt: number;
@@ -201,6 +204,16 @@ export class TranscriptImporter {
       metadata: message.metadata ?? null,
       acceptedAt: ms,
       createdAt: message.createdAt,
+      // Edited or redacted where it came from: stored as that left it, with no commit number
+      // of the change here (it is part of its append).
+      ...(message.revision !== undefined
+        ? {
+            revision: message.revision,
+            editedAt: message.editedAt ?? null,
+            redactedAt: message.redactedAt ?? null,
+            redactionReason: message.redactionReason ?? null,
+          }
+        : {}),
     };
   }
 }

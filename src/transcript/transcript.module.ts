@@ -13,6 +13,7 @@ import { SessionEraser } from './session-eraser.js';
 import { transcriptProviders } from './transcript.providers.js';
 import { TranscriptImporter } from './transcript-importer.js';
 import { TranscriptService } from './transcript.service.js';
+import { MessageEdits } from './changes/message-edits.js';
 
 /**
  * The write path. Global for one thing only: the read side finds what is pending
@@ -32,8 +33,9 @@ import { TranscriptService } from './transcript.service.js';
     RetryLookup,
     TranscriptImporter,
     TranscriptService,
+    MessageEdits,
   ],
   // Its resolver is ScribeResolversModule's (see there why).
-  exports: [TranscriptService, CoalescingWriter, PendingMessages, SessionEraser],
+  exports: [TranscriptService, CoalescingWriter, PendingMessages, SessionEraser, MessageEdits],
 })
 export class TranscriptModule {}

@@ -31,7 +31,12 @@ export function graphqlCodeFor(code: ScribeErrorCode): string {
       return 'IDEMPOTENCY_CONFLICT';
     case ScribeErrorCode.SessionNotFound:
     case ScribeErrorCode.SetAsideNotFound:
+    case ScribeErrorCode.MessageNotFound:
       return 'NOT_FOUND';
+    case ScribeErrorCode.MessageHeld:
+      return 'MESSAGE_HELD';
+    case ScribeErrorCode.MessageRedacted:
+      return 'MESSAGE_REDACTED';
     case ScribeErrorCode.RevisionConflict:
       return 'REVISION_CONFLICT';
     case ScribeErrorCode.SlowConsumer:
@@ -114,6 +119,9 @@ const CLIENTS_DOING = new Set([
   // Each tells a caller something of a session (its existence, its revision, whether a
   // message is one it guessed): answered at most MAX_REFUSALS_PER_MINUTE times a minute.
   ScribeErrorCode.SessionNotFound,
+  ScribeErrorCode.MessageNotFound,
+  ScribeErrorCode.MessageHeld,
+  ScribeErrorCode.MessageRedacted,
   ScribeErrorCode.RevisionConflict,
   ScribeErrorCode.IdempotencyConflict,
   ScribeErrorCode.Unauthenticated,

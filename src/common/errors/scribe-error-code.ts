@@ -15,6 +15,12 @@ export enum ScribeErrorCode {
   SessionNotFound = 'SESSION_NOT_FOUND',
   /** No open entry of the set-aside log has the id given. */
   SetAsideNotFound = 'SET_ASIDE_NOT_FOUND',
+  /** No stored message of the session has the id given. */
+  MessageNotFound = 'MESSAGE_NOT_FOUND',
+  /** The message is held (QUEUED, BUFFERED), not stored yet: it cannot be changed until it is. */
+  MessageHeld = 'MESSAGE_HELD',
+  /** The message was redacted: it has nothing left to edit. */
+  MessageRedacted = 'MESSAGE_REDACTED',
   RevisionConflict = 'REVISION_CONFLICT',
   SlowConsumer = 'SLOW_CONSUMER',
   TooManySubscriptions = 'TOO_MANY_SUBSCRIPTIONS',

@@ -4,6 +4,8 @@ import { ScribeException } from '../errors/scribe.exception.js';
 import { decodeCursor, encodeCursor } from '../pagination/cursor.js';
 import { type MessageRecord } from '../../message/message-record.js';
 import { Message } from './models/message.model.js';
+import { MessageEvent, MessageEventKind } from './models/message-event.model.js';
+import { type TranscriptEvent } from '../../message/transcript-event.js';
 
 export function toMessageModel(
   record: MessageRecord,
@@ -21,8 +23,30 @@ export function toMessageModel(
     toolCalls: record.toolCalls ?? null,
     metadata: record.metadata ?? null,
     createdAt: new Date(record.createdAt ?? record.acceptedAt),
+    revision: record.revision ?? 1,
+    editedAt: record.editedAt == null ? null : new Date(record.editedAt),
+    redacted: record.redactedAt != null,
+    redactedAt: record.redactedAt == null ? null : new Date(record.redactedAt),
+    redactionReason: record.redactionReason ?? null,
   };
 }
+
+/** A `messageEvents` event: the message as the event left it, and where to resume after it. */
+export function toMessageEvent(event: TranscriptEvent): MessageEvent {
+  return {
+    kind: EVENT_KINDS[event.kind],
+    cursor: encodeCursor(
+      event.seq === undefined ? event.record.orderKey : `${event.record.orderKey}#${event.seq}`,
+    ),
+    node: toMessageModel(event.record),
+  };
+}
+
+const EVENT_KINDS: Record<TranscriptEvent['kind'], MessageEventKind> = {
+  appended: MessageEventKind.APPENDED,
+  edited: MessageEventKind.EDITED,
+  redacted: MessageEventKind.REDACTED,
+};
 
 /** Where a message cursor points: a message's order key, and its commit number when known. */
 export interface MessagePlace {

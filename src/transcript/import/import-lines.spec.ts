@@ -139,8 +139,8 @@ describe('parseImportLine', () => {
     ],
     [
       'a stray key',
-      () => line({ revision: 1 }),
-      'line 7.message.revision: property revision should not exist',
+      () => line({ revisions: 1 }),
+      'line 7.message.revisions: property revisions should not exist',
     ],
     ['no id', () => line({ id: undefined }), 'line 7.message.id: is required'],
     ['no role', () => line({ role: undefined }), 'line 7.message.role: is required'],

@@ -1,14 +1,12 @@
 import { ScribeException } from '../../common/errors/scribe.exception.js';
 import { jsonBodyProblem } from '../../common/validation/json-body.js';
-import {
-  boundedTextProblem,
-  jsonProblem,
-  textProblem,
-} from '../../common/validation/storable-values.js';
+import { boundedTextProblem, jsonProblem } from '../../common/validation/storable-values.js';
 import { type ExportedSessionFields } from '../../database/session-updates.js';
 import { AppendStatus } from '../../message/append-status.js';
 import { MessageRole } from '../../message/message-role.js';
 import { type ImportedMessage } from '../transcript-importer.js';
+import { CHANGE_KEYS, changesOf } from './import-changes.js';
+import { count, nullableText, text, timeOf } from './import-fields.js';
 
 /** One line of an import: the session's own fields (the first line), or a message. */
 export type ImportLine =
@@ -37,15 +35,13 @@ const MESSAGE_KEYS = [
   'toolCalls',
   'metadata',
   'createdAt',
+  ...CHANGE_KEYS,
 ];
 const REQUIRED_MESSAGE_KEYS = ['id', 'role', 'content', 'createdAt'];
 const ROLES: readonly string[] = Object.values(MessageRole);
 const STATUSES: readonly string[] = Object.values(AppendStatus);
 // A session's title: the width of its column, in characters (as updateSession bounds it).
 const MAX_TITLE_CHARACTERS = 512;
-// RFC 3339 as Date's toJSON writes it (and with an offset, or fewer fraction digits).
-const TIME =
-  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,3})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
 /**
  * The greatest revision an import restores: GraphQL's Int is 32 bits, and every later write
  * adds one. A file's revision past it (a forged one) would break every read of the session,
@@ -167,6 +163,7 @@ function messageOf(body: Record<string, unknown>, at: string, sessionId: string)
   }
   const id = text(body, 'id', at);
   const content = text(body, 'content', at);
+  const createdAt = timeOf(body, 'createdAt', at);
   return {
     id,
     role: body.role as MessageRole,
@@ -176,7 +173,8 @@ function messageOf(body: Record<string, unknown>, at: string, sessionId: string)
     toolCallId: nullableText(body, 'toolCallId', at),
     toolCalls: body.toolCalls ?? null,
     metadata: body.metadata ?? null,
-    createdAt: timeOf(body, 'createdAt', at),
+    createdAt,
+    ...changesOf(body, at, createdAt),
   };
 }
 
@@ -192,57 +190,4 @@ function onlyKeys(body: Record<string, unknown>, allowed: readonly string[], at:
   if (stray !== undefined) {
     throw ScribeException.invalidInput(`${at}.${stray}`, `property ${stray} should not exist`);
   }
-}
-
-function text(body: Record<string, unknown>, key: string, at: string): string {
-  const value = body[key];
-  if (typeof value !== 'string')
-    throw ScribeException.invalidInput(`${at}.${key}`, 'must be a string');
-  const problem = textProblem(value);
-  if (problem) throw ScribeException.invalidInput(`${at}.${key}`, problem);
-  return value;
-}
-
-function nullableText(body: Record<string, unknown>, key: string, at: string): string | null {
-  return body[key] === undefined || body[key] === null ? null : text(body, key, at);
-}
-
-function count(body: Record<string, unknown>, key: string, at: string): number {
-  const value = body[key];
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw ScribeException.invalidInput(`${at}.${key}`, 'must be a whole number, 0 or more');
-  }
-  return value;
-}
-
-/** A time as an export writes it (an ISO 8601 date and time), as epoch milliseconds. */
-function timeOf(body: Record<string, unknown>, key: string, at: string): number {
-  const value = body[key];
-  const parts = typeof value === 'string' ? TIME.exec(value) : null;
-  const ms = parts && isCalendarTime(parts) ? Date.parse(value as string) : Number.NaN;
-  if (!Number.isSafeInteger(ms) || ms < 0) {
-    throw ScribeException.invalidInput(
-      `${at}.${key}`,
-      'must be a date and time in ISO 8601 (as 2026-12-02T18:45:28.000Z), from 1970 on',
-    );
-  }
-  return ms;
-}
-
-/**
- * Whether a matched time names a real day and time of day: Date.parse takes 2026-02-30 as
- * March 2nd and 24:00 as the next day, which an export never writes and would not round-trip.
- */
-function isCalendarTime(parts: RegExpExecArray): boolean {
-  const [year, month, day, hour, minute, second] = parts.slice(1, 7).map(Number);
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  return (
-    month >= 1 &&
-    month <= 12 &&
-    day >= 1 &&
-    day <= daysInMonth &&
-    hour < 24 &&
-    minute < 60 &&
-    second < 60
-  );
 }

@@ -1,4 +1,4 @@
-import { Field, ID, ObjectType } from '@nestjs/graphql';
+import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
 import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
 import { FieldScope } from '../../auth/field-scope.js';
 import { AppendStatus } from './append-status.enum.js';
@@ -59,4 +59,36 @@ export class Message {
       "When the message was written: when its append was accepted, or for an imported message the time its file gave (kept as it was; the order is the import's).",
   })
   createdAt: Date;
+
+  @FieldScope('public')
+  @Field(() => Int, {
+    description:
+      "The message's own revision: 1 as appended, one more for each edit or redaction. editMessage's expectedRevision is checked against it.",
+  })
+  revision: number;
+
+  @Field(() => GraphQLDateTime, {
+    nullable: true,
+    description: 'When it was last edited (editMessage); null if it never was.',
+  })
+  editedAt: Date | null;
+
+  @FieldScope('public')
+  @Field({
+    description:
+      'Whether its content was removed for good (redactMessage): content is empty, metadata and toolCalls null, and it keeps its place, role and times.',
+  })
+  redacted: boolean;
+
+  @Field(() => GraphQLDateTime, {
+    nullable: true,
+    description: 'When it was redacted; null if it was not.',
+  })
+  redactedAt: Date | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'Why it was redacted, as the redaction said.',
+  })
+  redactionReason: string | null;
 }
