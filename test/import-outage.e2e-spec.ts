@@ -33,8 +33,9 @@ function exportFile() {
       toolName: null,
       toolCallId: null,
       toolCalls: null,
-      metadata: index % 5 === 0 ? { index } : null,
+      metadata: index % 5 === 0 && index !== 10 ? { index } : null,
       createdAt: new Date(Date.UTC(2023, 0, 1) + index * 1000).toISOString(),
+      ...changesOf(index),
     };
   });
   const session = {
@@ -50,6 +51,29 @@ function exportFile() {
     .map((line) => JSON.stringify(line))
     .join('\n');
   return { body, messages, session };
+}
+
+/** Every 7th message was edited where it came from, the 10th redacted; the rest never changed. */
+function changesOf(index: number) {
+  const later = new Date(Date.UTC(2023, 0, 2) + index * 1000).toISOString();
+  if (index === 10) {
+    return {
+      content: '',
+      revision: 3,
+      editedAt: later,
+      redacted: true,
+      redactedAt: later,
+      redactionReason: 'removed where it came from',
+    };
+  }
+  const edited = index % 7 === 0;
+  return {
+    revision: edited ? 2 : 1,
+    editedAt: edited ? later : null,
+    redacted: false,
+    redactedAt: null,
+    redactionReason: null,
+  };
 }
 
 const importInto = (target: ServerProcess, body: string) =>

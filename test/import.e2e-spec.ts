@@ -21,7 +21,9 @@ const VARIABLES = {
 };
 const ADMIN = { authorization: 'Bearer ops' };
 const NDJSON = 'application/x-ndjson';
-const APPEND_MANY = `mutation($input: AppendMessagesInput!) { appendMessages(input: $input) { status } }`;
+const APPEND_MANY = `mutation($input: AppendMessagesInput!) { appendMessages(input: $input) { status messages { id } } }`;
+const EDIT = `mutation($input: EditMessageInput!) { editMessage(input: $input) { revision } }`;
+const REDACT = `mutation($input: RedactMessageInput!) { redactMessage(input: $input) { revision } }`;
 const UPDATE = `mutation($input: UpdateSessionInput!) { updateSession(input: $input) { id } }`;
 const COUNT = `query($id: ID!) { session(id: $id) { messageCount revision title } }`;
 
@@ -109,6 +111,7 @@ describe.each(databaseKinds())('POST /sessions/{id}/import on %s', (database) =>
   beforeAll(async () => {
     source = await Instance.start(database);
     target = await Instance.start(database);
+    const ids: string[] = [];
     for (let from = 0; from < MESSAGES; from += 500) {
       const messages = Array.from({ length: 500 }, (_, i) => message(from + i));
       const answer = await source.sut.gql(
@@ -117,7 +120,23 @@ describe.each(databaseKinds())('POST /sessions/{id}/import on %s', (database) =>
         ADMIN,
       );
       expect(answer.errors).toBeUndefined();
+      ids.push(...answer.data.appendMessages.messages.map((stored: { id: string }) => stored.id));
     }
+    // Edited (twice, and metadata alone) and redacted messages round-trip as they read.
+    for (const input of [
+      { id: ids[3], content: 'edited once 🦊', metadata: { edited: true } },
+      { id: ids[3], content: 'edited twice', expectedRevision: 2 },
+      { id: ids[700], metadata: null },
+    ]) {
+      const edited = await source.sut.gql(EDIT, { input: { sessionId: 'trip', ...input } }, ADMIN);
+      expect(edited.errors).toBeUndefined();
+    }
+    const redacted = await source.sut.gql(
+      REDACT,
+      { input: { sessionId: 'trip', id: ids[1400], reason: 'asked to forget 🗑' } },
+      ADMIN,
+    );
+    expect(redacted.data?.redactMessage).toEqual({ revision: 2 });
     const titled = await source.sut.gql(
       UPDATE,
       { input: { id: 'trip', title: 'Trip 🗺️', metadata: { owner: 'u1', é: [1, 2] } } },
@@ -260,6 +279,48 @@ describe.each(databaseKinds())('POST /sessions/{id}/import on %s', (database) =>
       messageLine({ metadata: { a: 1 } }).replace('"a":1', '"a":1e400'),
       'line 2.message.metadata: holds a number too large for JSON (as 1e400), which would be stored as null',
     ],
+    [
+      'a redacted message that kept its content',
+      messageLine({
+        content: 'still here',
+        revision: 2,
+        redacted: true,
+        redactedAt: '2026-01-01T00:00:00.000Z',
+        redactionReason: 'r',
+      }),
+      /^line 2\.message\.content: must be empty on a redacted message/,
+    ],
+    [
+      'a reason with no redaction',
+      messageLine({ redactionReason: 'why' }),
+      /^line 2\.message\.redactionReason: must be given exactly when/,
+    ],
+    [
+      'redacted said without its time',
+      messageLine({ content: '', redacted: true }),
+      /^line 2\.message\.redacted: must be true exactly when redactedAt is set/,
+    ],
+    [
+      'an edit with no revision past 1',
+      messageLine({ editedAt: '2026-01-01T00:00:00.000Z' }),
+      /^line 2\.message\.revision: must be more than 1/,
+    ],
+    [
+      'a revision past 1 with no change',
+      messageLine({ revision: 5 }),
+      /^line 2\.message\.revision: must be 1 on a message neither edited nor redacted/,
+    ],
+    [
+      'an edit dated before the message',
+      messageLine({ revision: 2, editedAt: '1999-01-01T00:00:00.000Z' }),
+      /^line 2\.message\.editedAt: is before createdAt/,
+    ],
+    [
+      'an edit dated in the future',
+      messageLine({ revision: 2, editedAt: '2999-01-01T00:00:00.000Z' }),
+      /^line 2\.message\.editedAt: is in the future/,
+    ],
+    ['a revision of 0', messageLine({ revision: 0 }), /^line 2\.message\.revision: must be 1 to/],
     [
       'an id that is no UUID',
       messageLine({ id: 'not-a-uuid' }),

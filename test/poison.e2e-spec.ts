@@ -1,7 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import pg from 'pg';
-import sqlite3 from 'sqlite3';
 import { databaseKinds } from './support/databases.js';
 import {
   faultSuite,
@@ -14,6 +12,7 @@ import {
 } from './support/fault-helpers.js';
 import { temporaryDataDir, type ServerProcess } from './support/server-process.js';
 import { proxiedPostgresSchema } from './support/tcp-proxy.js';
+import { execPostgres, execSqlite } from './support/direct-sql.js';
 
 // Poison: input Scribe must refuse before accepting it (text it could not store faithfully),
 // and records the database itself refuses (a trigger stands in for a constraint added by a
@@ -58,32 +57,6 @@ const POSTGRES_TRIGGER = `
   END $$;
   CREATE TRIGGER refuse_poison BEFORE INSERT ON messages
     FOR EACH ROW EXECUTE FUNCTION refuse_poison();`;
-
-async function execSqlite(file: string, sql: string): Promise<void> {
-  const database = await new Promise<sqlite3.Database>((resolveOpen, rejectOpen) => {
-    const opened = new sqlite3.Database(file, sqlite3.OPEN_READWRITE, (error) =>
-      error ? rejectOpen(error) : resolveOpen(opened),
-    );
-  });
-  try {
-    database.configure('busyTimeout', 5000);
-    await new Promise<void>((resolveRun, rejectRun) =>
-      database.exec(sql, (error) => (error ? rejectRun(error) : resolveRun())),
-    );
-  } finally {
-    await new Promise<void>((resolveClose) => database.close(() => resolveClose()));
-  }
-}
-
-async function execPostgres(url: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 interface StoredMessage {
   id: string;
