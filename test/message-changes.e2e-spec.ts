@@ -287,6 +287,34 @@ describe.each(databaseKinds())('editMessage and redactMessage on %s', (database)
       });
     });
 
+    it('lets an append-only token edit and learn only whether it did: content and revision need read', async () => {
+      const message = await append('e-blind', 'seen by readers');
+      const AO = { authorization: 'Bearer ao' };
+
+      const blind = await sut.gql(
+        `mutation($input: EditMessageInput!) { editMessage(input: $input) { id sessionId status } }`,
+        { input: { sessionId: 'e-blind', id: message.id, content: 'changed blind' } },
+        AO,
+      );
+      const peeking = await edit(
+        { sessionId: 'e-blind', id: message.id, content: 'changed while peeking' },
+        AO,
+      );
+
+      expect(blind.errors).toBeUndefined();
+      expect(blind.data.editMessage).toEqual({
+        id: message.id,
+        sessionId: 'e-blind',
+        status: 'PERSISTED',
+      });
+      expect(peeking.status).toBe(403);
+      expect(peeking.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+      expect((await read('e-blind')).messages.edges[0].node).toMatchObject({
+        content: 'changed blind',
+        revision: 2,
+      });
+    });
+
     it('answers an idempotent retry of an edited message with its current state, not a conflict', async () => {
       const first = await append('e-retry', 'draft', { clientMessageId: 'c-1' });
       await edit({ sessionId: 'e-retry', id: first.id, content: 'final' });

@@ -140,6 +140,7 @@ describe('the README', () => {
         'apollo-client',
         'export',
         'import',
+        'edit',
       ]),
     );
     // Each reads the port and the token from the variables the start snippet sets.
@@ -176,6 +177,30 @@ describe('the README', () => {
     const markdown = readFileSync(join(workdir, 'demo.md'), 'utf8');
     expect(markdown).toMatch(/^# demo/m);
     expect(markdown).toContain('Hello');
+  });
+
+  it('edits the appended message with curl: its revision moves on, its content is the new one', async () => {
+    const read = await fetch(`http://127.0.0.1:${env.PORT}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${env.TOKEN}` },
+      body: JSON.stringify({
+        query: '{ session(id: "demo") { messages(first: 1) { edges { node { id } } } } }',
+      }),
+    });
+    const { data } = (await read.json()) as {
+      data: { session: { messages: { edges: { node: { id: string } }[] } } };
+    };
+    const id = data.session.messages.edges[0].node.id;
+    const edited = await run(
+      'bash',
+      ['-euo', 'pipefail', '-c', snippet('edit')],
+      { ...env, MESSAGE_ID: id },
+      workdir,
+    );
+    expect(edited.code).toBe(0);
+    expect(JSON.parse(edited.output)).toMatchObject({
+      data: { editMessage: { id, revision: 2, content: 'Hello, corrected' } },
+    });
   });
 
   it('imports the JSONL export back with curl: every message counted as existing', async () => {
@@ -237,7 +262,7 @@ describe('the README', () => {
     const { code, output } = await run(process.execPath, [file], env, workdir);
     expect({ code, output }).toMatchObject({ code: 0 });
     expect(output.split('\n')).toEqual(
-      expect.arrayContaining(['PERSISTED', 'USER: Hello', 'USER: Hi from Apollo']),
+      expect.arrayContaining(['PERSISTED', 'USER: Hello, corrected', 'USER: Hi from Apollo']),
     );
   });
 });

@@ -60,7 +60,6 @@ export class Message {
   })
   createdAt: Date;
 
-  @FieldScope('public')
   @Field(() => Int, {
     description:
       "The message's own revision: 1 as appended, one more for each edit or redaction. editMessage's expectedRevision is checked against it.",
@@ -73,7 +72,6 @@ export class Message {
   })
   editedAt: Date | null;
 
-  @FieldScope('public')
   @Field({
     description:
       'Whether its content was removed for good (redactMessage): content is empty, metadata and toolCalls null, and it keeps its place, role and times.',
