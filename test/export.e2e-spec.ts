@@ -46,6 +46,7 @@ const READ = `query($id: ID!, $after: String) {
       pageInfo { hasNextPage endCursor }
       edges { node {
         id sessionId status role content clientMessageId toolName toolCallId toolCalls metadata createdAt
+        revision editedAt redacted redactedAt redactionReason
       } }
     }
   }

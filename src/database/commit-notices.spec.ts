@@ -1,8 +1,11 @@
 import {
+  CHANGES_CHANNEL,
   IDS_PER_NOTICE,
   MESSAGES_CHANNEL,
   SESSIONS_CHANNEL,
+  changeNotice,
   messageNotices,
+  parseChangeNotice,
   parseMessageNotice,
 } from './commit-notices.js';
 
@@ -67,5 +70,59 @@ describe(parseMessageNotice.name, () => {
     ['an empty id at the end', 's1 m1 '],
   ])('refuses %s', (_case, payload) => {
     expect(parseMessageNotice(payload)).toBeUndefined();
+  });
+});
+
+describe(changeNotice.name, () => {
+  it('names a channel of its own', () => {
+    expect(CHANGES_CHANNEL).toBe('scribe_changes');
+  });
+
+  it('announces the session, the message and the commit number the change took', () => {
+    expect(changeNotice('s1', 'm1', 42)).toBe('s1 m1 42');
+  });
+
+  it("keeps the longest notice under PostgreSQL's 8,000-byte limit", () => {
+    const notice = changeNotice('s'.repeat(128), 'x'.repeat(36), Number.MAX_SAFE_INTEGER);
+
+    expect(Buffer.byteLength(notice)).toBeLessThan(8000);
+  });
+});
+
+describe(parseChangeNotice.name, () => {
+  it('reads back what changeNotice wrote, the number as a number', () => {
+    expect(parseChangeNotice(changeNotice('s1', 'm1', 42))).toEqual({
+      sessionId: 's1',
+      messageId: 'm1',
+      seq: 42,
+    });
+    expect(parseChangeNotice('s.a:b_c-9 0190a5b4-7c1e-7d2a-9b3c-4d5e6f708192 0')).toEqual({
+      sessionId: 's.a:b_c-9',
+      messageId: '0190a5b4-7c1e-7d2a-9b3c-4d5e6f708192',
+      seq: 0,
+    });
+  });
+
+  it('reads a number of up to 15 digits', () => {
+    expect(parseChangeNotice(`s1 m1 ${'9'.repeat(15)}`)?.seq).toBe(999_999_999_999_999);
+  });
+
+  it.each([
+    ['no payload', undefined],
+    ['an empty payload', ''],
+    ['a session alone', 's1'],
+    ['no number', 's1 m1'],
+    ['a word more', 's1 m1 42 x'],
+    ['a message notice of two ids', 's1 m1 m2'],
+    ['no session id', ' m1 42'],
+    ['no message id', 's1  42'],
+    ['an empty number', 's1 m1 '],
+    ['a number of 16 digits', `s1 m1 ${'9'.repeat(16)}`],
+    ['a negative number', 's1 m1 -1'],
+    ['a fraction', 's1 m1 1.5'],
+    ['a number with a letter before it', 's1 m1 x42'],
+    ['a number with a letter after it', 's1 m1 42x'],
+  ])('refuses %s', (_case, payload) => {
+    expect(parseChangeNotice(payload)).toBeUndefined();
   });
 });

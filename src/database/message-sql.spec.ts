@@ -1,3 +1,4 @@
+import { type MessageRecord } from '../message/message-record.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import {
   INSERT_CHUNK_ROWS,
@@ -104,6 +105,74 @@ describe(insertMessages.name, () => {
       4,
       1,
     ]);
+  });
+
+  it("binds an imported message's revision, edit and redaction, NULL for a row that lacks them", () => {
+    const edited = acceptedRecord('s', 'edited', {
+      createdAt: 100,
+      revision: 2,
+      editedAt: 200,
+      redactedAt: null,
+      redactionReason: null,
+    });
+    const redacted = acceptedRecord('s', '', {
+      createdAt: 100,
+      revision: 3,
+      editedAt: null,
+      redactedAt: 300,
+      redactionReason: 'spam',
+    });
+
+    const statement = insertMessages('sqlite', [plain, edited, redacted], 9, [1, 2, 3]);
+
+    expect(rowsOf(statement.sql)[0]).toBe(
+      '?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?',
+    );
+    expect(statement.values).toEqual([
+      ...plainValues,
+      null,
+      null,
+      null,
+      null,
+      null,
+      1,
+      9,
+      ...[edited.id, 's', edited.orderKey, edited.role, 'edited', edited.acceptedAt],
+      100,
+      2,
+      200,
+      null,
+      null,
+      2,
+      9,
+      ...[redacted.id, 's', redacted.orderKey, redacted.role, '', redacted.acceptedAt],
+      100,
+      3,
+      null,
+      300,
+      'spam',
+      3,
+      9,
+    ]);
+  });
+
+  it('binds each change column on its own, as a row has it', () => {
+    const cases: [Partial<MessageRecord>, string][] = [
+      [{ revision: 2 }, 'NULL, ?, NULL, NULL, NULL'],
+      [{ editedAt: 5 }, 'NULL, NULL, ?, NULL, NULL'],
+      [{ redactedAt: 0 }, 'NULL, NULL, NULL, ?, NULL'],
+      [{ redactionReason: '' }, 'NULL, NULL, NULL, NULL, ?'],
+    ];
+    for (const [change, columns] of cases) {
+      const record = acceptedRecord('s', 'x', change);
+
+      const statement = insertMessages('postgres', [record], 1, [1]);
+
+      expect(rowsOf(statement.sql)[0].split(', ').slice(11, 16).join(', ')).toBe(
+        columns.replace('?', '$7'),
+      );
+      expect(statement.values[6]).toBe(Object.values(change)[0]);
+    }
   });
 
   it('numbers PostgreSQL placeholders on through the rows, one per bound value', () => {

@@ -83,7 +83,9 @@ const liveCursor = (index: number, seq: number): MessagePlace => ({ key: key(ind
  * refuses the other kind, so a test cannot hand a read what the real store never would).
  */
 type Page = { items: (MessageRecord | TranscriptEvent)[]; hasNextPage: boolean };
-type Read = [by: 'key' | 'seq', sessionId: string, count: number, after: string | number];
+type Read =
+  | [by: 'key' | 'seq', sessionId: string, count: number, after: string | number]
+  | [by: 'changes', sessionId: string, count: number, after: number, through: string];
 
 /**
  * The stored messages, as pages the test hands out: each read (by key or by number) takes the
@@ -149,7 +151,7 @@ class FakeStore implements ReplaySource {
     return answer ? answer.promise : Promise.resolve(undefined);
   }
 
-  private read(read: Read): Promise<Page> {
+  protected read(read: Read): Promise<Page> {
     this.reads.push(read);
     this.wakeReadWaiters();
     const answer = this.pages.shift();
@@ -160,6 +162,27 @@ class FakeStore implements ReplaySource {
     for (const waiter of this.readWaiters) {
       if (waiter.count <= this.reads.length) waiter.asked.resolve();
     }
+  }
+}
+
+/**
+ * A store that tells the stream of edits and redactions too: `changesThrough` takes the next
+ * scripted answer as the other reads do, and refuses messages scripted for it.
+ */
+class FakeChangesStore extends FakeStore {
+  changesThrough(
+    sessionId: string,
+    count: number,
+    after: number,
+    through: string,
+  ): ReturnType<NonNullable<ReplaySource['changesThrough']>> {
+    return this.read(['changes', sessionId, count, after, through]).then(
+      ({ items, hasNextPage }) => {
+        const events = items.filter((item): item is TranscriptEvent => 'kind' in item);
+        if (events.length < items.length) throw new Error('messages scripted for a read of changes');
+        return { items: events, hasNextPage };
+      },
+    );
   }
 }
 
@@ -681,6 +704,158 @@ describe(MessageStream.name, () => {
       live.push(redacted(6, 23, 21));
       live.finish();
       expect(await read(sut, 3)).toEqual(['m6 edited 22', 'm6 redacted 23', 'done']);
+    });
+  });
+
+  describe("after a page's cursor, with the edits and redactions", () => {
+    beforeEach(() => {
+      store = new FakeChangesStore();
+    });
+
+    it("replays the messages after the cursor, then the changes made since its message's commit number to those at or before it, then goes live", async () => {
+      const sut = streamAfter(pageCursor(5));
+      store.answerSeqOf(10);
+      store.answerNextRead([message(6, 11), message(7, 12)], true);
+      store.answerNextRead([message(8, 13)], false);
+      store.answerNextRead([edited(3, 14, 3), redacted(4, 15, 4)], true);
+      store.answerNextRead([edited(2, 16, 2)], false);
+      live.push(appended(9, 17));
+
+      expect(await read(sut, 7)).toEqual([
+        'm6',
+        'm7',
+        'm8',
+        'm3 edited 14',
+        'm4 redacted 15',
+        'm2 edited 16',
+        'm9',
+      ]);
+      // The changes are read through the cursor's own key, each page after the last change.
+      expect(store.reads).toEqual([
+        ['key', SESSION, REPLAY_PAGE, key(5)],
+        ['key', SESSION, REPLAY_PAGE, key(7)],
+        ['changes', SESSION, REPLAY_PAGE, 10, key(5)],
+        ['changes', SESSION, REPLAY_PAGE, 15, key(5)],
+      ]);
+      expect(store.seqAsks).toEqual([[SESSION, key(5)]]);
+    });
+
+    it('reads the changes after an empty replay by key, and goes live after an empty page of them', async () => {
+      const sut = streamAfter(pageCursor(5));
+      store.answerSeqOf(10);
+      store.answerNextRead([], false);
+      store.answerNextRead([], false);
+      live.push(appended(6, 11));
+
+      expect(await read(sut, 1)).toEqual(['m6']);
+      expect(store.reads).toEqual([
+        ['key', SESSION, REPLAY_PAGE, key(5)],
+        ['changes', SESSION, REPLAY_PAGE, 10, key(5)],
+      ]);
+    });
+
+    it("reads no changes when the cursor's message has no commit number, or was held when listed", async () => {
+      for (const after of [pageCursor(5), { key: key(5), held: true as const }]) {
+        store = new FakeChangesStore();
+        live = liveFeed();
+        const sut = streamAfter(after);
+        store.answerSeqOf(undefined);
+        store.answerNextRead([message(6)], false);
+        live.push(appended(7));
+
+        expect(await read(sut, 2)).toEqual(['m6', 'm7']);
+        expect(store.reads).toEqual([['key', SESSION, REPLAY_PAGE, key(5)]]);
+      }
+    });
+
+    it('reads no changes before a page: after a live cursor, by commit number alone', async () => {
+      const sut = streamAfter(liveCursor(5, 20));
+      store.answerNextRead([appended(6, 21), edited(3, 22, 3)], false);
+      live.push(appended(7, 23));
+
+      expect(await read(sut, 3)).toEqual(['m6', 'm3 edited 22', 'm7']);
+      expect(store.reads).toEqual([['seq', SESSION, REPLAY_PAGE, 20]]);
+    });
+
+    it('drops a live change of a message replayed at or after it, and hands on a later one', async () => {
+      const sut = streamAfter(pageCursor(5));
+      store.answerSeqOf(10);
+      const page = store.holdNextRead();
+      store.answerNextRead([], false);
+      const first = sut.next();
+      // m6, stored as 11, edited as 12 and 13 before the page read it.
+      live.push(appended(6, 11));
+      live.push(edited(6, 12, 11));
+      live.push(edited(6, 13, 11));
+      page.resolve({ items: [edited(6, 13, 11).record], hasNextPage: false });
+      expect(await outcomeOf(first)).toBe('m6');
+
+      // Late notices of those, and an edit made after the page was read (the page of changes
+      // is read meanwhile, and is empty).
+      live.push(edited(6, 13, 11));
+      live.push(edited(6, 14, 11));
+      expect(await read(sut, 1)).toEqual(['m6 edited 14']);
+      live.push(edited(6, 12, 11));
+      live.push(appended(9, 20));
+      expect(await read(sut, 1)).toEqual(['m9']);
+      expect(store.reads).toEqual([
+        ['key', SESSION, REPLAY_PAGE, key(5)],
+        ['changes', SESSION, REPLAY_PAGE, 10, key(5)],
+      ]);
+    });
+
+    it('drops the live changes the pages of changes read, at or below their numbers', async () => {
+      const sut = streamAfter(pageCursor(5));
+      store.answerSeqOf(10);
+      store.answerNextRead([], false);
+      const changes = store.holdNextRead();
+      const first = sut.next();
+      await store.readsAsked(2);
+      // m3, edited as 12, then 14: the page of changes reads it at 14.
+      live.push(edited(3, 12, 3));
+      live.push(edited(3, 14, 3));
+      changes.resolve({ items: [edited(3, 14, 3)], hasNextPage: false });
+      expect(await outcomeOf(first)).toBe('m3 edited 14');
+
+      live.push(edited(3, 14, 3));
+      live.push(redacted(3, 16, 3));
+      live.finish();
+      expect(await read(sut, 2)).toEqual(['m3 redacted 16', 'done']);
+    });
+
+    it('keeps a message read again by the changes among the ones remembered, as the latest', async () => {
+      const sut = streamAfter(pageCursor(5));
+      store.answerSeqOf(10);
+      for (let page = 0; page < 4; page++) {
+        const from = 6 + page * REPLAY_PAGE;
+        store.answerNextRead(messages(from, from + REPLAY_PAGE - 1), page < 3);
+      }
+      // m6, the first replayed, changed since; then m3, before the cursor: one id too many.
+      store.answerNextRead([edited(6, 900), edited(3, 901)], false);
+      const replayed = await read(sut, 4 * REPLAY_PAGE + 2);
+      expect(replayed.slice(-3)).toEqual([`m${5 + 4 * REPLAY_PAGE}`, 'm6 edited 900', 'm3 edited 901']);
+
+      // m7 is forgotten (its late notice comes again); m6 and m8 are not.
+      live.push(edited(6, 900));
+      live.push(appended(8));
+      live.push(appended(7));
+      live.push(edited(3, 901));
+      live.finish();
+      expect(await read(sut, 2)).toEqual(['m7', 'done']);
+    });
+
+    it('ends the stream with SUBSCRIPTION_INTERRUPTED when a page of changes cannot be read', async () => {
+      const sut = streamAfter(pageCursor(5));
+      store.answerSeqOf(10);
+      store.answerNextRead([message(6, 11)], false);
+      store.holdNextRead().reject(new Error('timeout'));
+
+      expect(await read(sut, 3)).toEqual([
+        'm6',
+        `error ${ScribeErrorCode.SubscriptionInterrupted}`,
+        'done',
+      ]);
+      expect(live.isEnded).toBe(true);
     });
   });
 

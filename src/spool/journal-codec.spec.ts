@@ -381,3 +381,154 @@ describe(decodeJournalLine.name, () => {
     });
   });
 });
+
+describe("an imported message's edits and redaction", () => {
+  const edited = messageRecord('s', 1, {
+    createdAt: 5,
+    revision: 2,
+    editedAt: 10,
+    redactedAt: null,
+    redactionReason: null,
+  });
+  const redacted = messageRecord('s', 2, {
+    content: '',
+    createdAt: 5,
+    revision: 4,
+    editedAt: 10,
+    redactedAt: 0,
+    redactionReason: 'spam',
+  });
+
+  it('writes them after its own time, all four, once it has a revision', () => {
+    const message = JSON.parse(encodeJournalLine(redacted).toString('utf8')).message;
+
+    expect(Object.keys(message).slice(-5)).toEqual([
+      'createdAt',
+      'revision',
+      'editedAt',
+      'redactedAt',
+      'redactionReason',
+    ]);
+    expect(message).toMatchObject({
+      revision: 4,
+      editedAt: 10,
+      redactedAt: 0,
+      redactionReason: 'spam',
+    });
+  });
+
+  it.each([
+    ['an edited message', edited],
+    ['a redacted one', redacted],
+    ['one at revision 1', messageRecord('s', 3, { revision: 1, editedAt: null, redactedAt: null, redactionReason: null })],
+  ])('reads them back, of %s', (_case, record) => {
+    expect(decodeJournalLine(lineOf(encodeJournalLine(record)))).toStrictEqual({
+      kind: 'record',
+      record,
+    });
+  });
+
+  it('writes the times and reason it lacks as null, and reads them back so', () => {
+    const record = messageRecord('s', 1, { revision: 2, editedAt: 7 });
+
+    const line = encodeJournalLine(record);
+
+    expect(JSON.parse(line.toString('utf8')).message).toMatchObject({
+      revision: 2,
+      editedAt: 7,
+      redactedAt: null,
+      redactionReason: null,
+    });
+    expect(decodeJournalLine(lineOf(line))).toStrictEqual({
+      kind: 'record',
+      record: { ...record, redactedAt: null, redactionReason: null },
+    });
+  });
+
+  it('writes none of them for a message without a revision, and reads none back', () => {
+    const record = messageRecord('s', 1, { editedAt: 7, redactedAt: 8, redactionReason: 'x' });
+
+    const line = encodeJournalLine(record).toString('utf8');
+
+    for (const key of ['revision', 'editedAt', 'redactedAt', 'redactionReason']) {
+      expect(line).not.toContain(key);
+    }
+    const decoded = decodeJournalLine(lineOf(Buffer.from(line)));
+    expect(decoded).toStrictEqual({ kind: 'record', record: messageRecord('s', 1) });
+  });
+
+  it('reads a line of a revision whose times are left out as null ones', () => {
+    const line = withMessage((m) => {
+      m.revision = 2;
+      m.redactionReason = null;
+    });
+
+    expect(decodeJournalLine(line)).toStrictEqual({
+      kind: 'record',
+      record: {
+        ...messageRecord('s', 1),
+        revision: 2,
+        editedAt: null,
+        redactedAt: null,
+        redactionReason: null,
+      },
+    });
+  });
+
+  it('takes the largest safe revision and times', () => {
+    const record = messageRecord('s', 1, {
+      revision: Number.MAX_SAFE_INTEGER,
+      editedAt: Number.MAX_SAFE_INTEGER,
+      redactedAt: Number.MAX_SAFE_INTEGER,
+      redactionReason: '',
+    });
+
+    expect(decodeJournalLine(lineOf(encodeJournalLine(record)))).toEqual({
+      kind: 'record',
+      record,
+    });
+  });
+
+  const withChanges =
+    (change: (m: Record<string, unknown>) => void) => (m: Record<string, unknown>) => {
+      Object.assign(m, { revision: 2, editedAt: 1, redactedAt: null, redactionReason: null });
+      change(m);
+    };
+
+  it.each<[string, (m: Record<string, unknown>) => void, string]>([
+    ['a revision of 0', (m) => (m.revision = 0), 'revision is not a revision'],
+    ['a negative revision', (m) => (m.revision = -1), 'revision is not a revision'],
+    ['a fractional revision', (m) => (m.revision = 1.5), 'revision is not a revision'],
+    ['an unsafe revision', (m) => (m.revision = 2 ** 53), 'revision is not a revision'],
+    ['a revision as a string', (m) => (m.revision = '2'), 'revision is not a revision'],
+    ['a null revision', (m) => (m.revision = null), 'revision is not a revision'],
+    ['editedAt as a string', (m) => (m.editedAt = '1'), 'not a change time'],
+    ['a negative editedAt', (m) => (m.editedAt = -1), 'not a change time'],
+    ['a fractional redactedAt', (m) => (m.redactedAt = 0.5), 'not a change time'],
+    [
+      'a good editedAt and a bad redactedAt',
+      (m) => (m.redactedAt = '2'),
+      'not a change time',
+    ],
+    [
+      'a bad editedAt and no redactedAt',
+      (m) => {
+        m.editedAt = true;
+        delete m.redactedAt;
+      },
+      'not a change time',
+    ],
+    [
+      'a missing redactionReason',
+      (m) => delete m.redactionReason,
+      'redactionReason is not a string or null',
+    ],
+    [
+      'a numeric redactionReason',
+      (m) => (m.redactionReason = 1),
+      'redactionReason is not a string or null',
+    ],
+  ])('refuses %s', (_case, change, reason) => {
+    expect(reasonOf(withMessage(withChanges(change)))).toBe(`bad message: ${reason}`);
+  });
+});

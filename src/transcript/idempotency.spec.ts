@@ -64,3 +64,56 @@ describe(conflictingField.name, () => {
     ).toBe('metadata');
   });
 });
+
+describe(`${conflictingField.name} of a message edited or redacted since`, () => {
+  const original = {
+    role: MessageRole.TOOL,
+    content: 'first words',
+    clientMessageId: 'c-1',
+    toolName: 'search',
+    toolCallId: 't-1',
+    toolCalls: [{ id: 1 }],
+    metadata: { a: 1 },
+  };
+  const edited = acceptedRecord('s', 'later words', {
+    ...original,
+    content: 'later words',
+    toolCalls: null,
+    metadata: { a: 2 },
+    revision: 2,
+    editedAt: 1,
+  });
+  const redacted = acceptedRecord('s', '', {
+    ...original,
+    content: '',
+    toolCalls: null,
+    metadata: null,
+    revision: 3,
+    redactedAt: 2,
+    redactionReason: 'spam',
+  });
+
+  it('finds none in a retry of what was first sent: what a change replaced is not compared', () => {
+    expect(conflictingField(original, edited)).toBeUndefined();
+    expect(conflictingField(original, redacted)).toBeUndefined();
+    expect(conflictingField({ ...original, content: 'other', metadata: [1] }, edited)).toBeUndefined();
+  });
+
+  it.each([
+    ['role', { role: MessageRole.USER }],
+    ['toolName', { toolName: 'fetch' }],
+    ['toolName', { toolName: null }],
+    ['toolCallId', { toolCallId: 't-2' }],
+  ])('still names %s, which no change touches, when it differs', (field, change) => {
+    expect(conflictingField({ ...original, ...change }, edited)).toBe(field);
+    expect(conflictingField({ ...original, ...change }, redacted)).toBe(field);
+  });
+
+  it('compares every field of a message at revision 1, as of one never changed', () => {
+    const unchanged = acceptedRecord('s', 'first words', { ...original, revision: 1 });
+    expect(conflictingField(original, unchanged)).toBeUndefined();
+    expect(conflictingField({ ...original, content: 'other' }, unchanged)).toBe('content');
+    expect(conflictingField({ ...original, toolCalls: null }, unchanged)).toBe('toolCalls');
+    expect(conflictingField({ ...original, metadata: { a: 2 } }, unchanged)).toBe('metadata');
+  });
+});

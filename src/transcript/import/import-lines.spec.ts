@@ -82,6 +82,69 @@ describe('parseImportLine', () => {
     });
   });
 
+  it("reads an edited message's changes into the message imported", () => {
+    expect(
+      line({
+        revision: 2,
+        editedAt: '2024-01-02T03:04:06.000Z',
+        redacted: false,
+        redactedAt: null,
+        redactionReason: null,
+      }),
+    ).toEqual({
+      kind: 'message',
+      message: {
+        id: MESSAGE.id,
+        role: 'TOOL',
+        content: 'found it',
+        clientMessageId: 'c-1',
+        toolName: 'search',
+        toolCallId: 'call-1',
+        toolCalls: [{ q: 1 }],
+        metadata: { a: [1] },
+        createdAt: Date.UTC(2024, 0, 2, 3, 4, 5, 678),
+        revision: 2,
+        editedAt: Date.UTC(2024, 0, 2, 3, 4, 6),
+        redactedAt: null,
+        redactionReason: null,
+      },
+    });
+  });
+
+  it("reads a redacted message's tombstone, checked against the message's own time", () => {
+    const tombstone = {
+      content: '',
+      toolCalls: null,
+      metadata: null,
+      revision: 3,
+      editedAt: null,
+      redacted: true,
+      redactedAt: '2024-01-02T03:04:07.000Z',
+      redactionReason: 'spam',
+    };
+    expect(line(tombstone)).toMatchObject({
+      message: {
+        content: '',
+        revision: 3,
+        editedAt: null,
+        redactedAt: Date.UTC(2024, 0, 2, 3, 4, 7),
+        redactionReason: 'spam',
+      },
+    });
+    expect(refused(() => line({ ...tombstone, redactedAt: '2024-01-02T03:04:05.677Z' }))).toBe(
+      'line 7.message.redactedAt: is before createdAt',
+    );
+    expect(refused(() => line({ ...tombstone, content: 'found it' }))).toBe(
+      'line 7.message.content: must be empty on a redacted message: "" for content, null for metadata and toolCalls',
+    );
+  });
+
+  it('reads a message never changed with none of the change fields', () => {
+    const parsed = line({ revision: 1, editedAt: null, redacted: false });
+    expect(parsed.kind === 'message' && Object.keys(parsed.message)).not.toContain('revision');
+    expect(parsed).toEqual(line());
+  });
+
   it('takes the optional fields absent or null, and times with an offset or fewer digits', () => {
     const minimal = {
       id: MESSAGE.id,
