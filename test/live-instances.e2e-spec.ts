@@ -14,6 +14,10 @@ const describeOnPostgres = databaseKinds().includes('postgres') ? describe : des
 const LIVE = `subscription($s: ID!, $after: String) {
   messageAppended(sessionId: $s, after: $after) { cursor node { id content } }
 }`;
+const EVENTS = `subscription($s: ID!, $after: String) {
+  messageEvents(sessionId: $s, after: $after) { kind cursor node { id content revision } }
+}`;
+const EDIT = `mutation($input: EditMessageInput!) { editMessage(input: $input) { revision } }`;
 const UPDATED = `subscription($id: ID!) { sessionUpdated(id: $id) { id title revision } }`;
 const LAST_CURSOR = `query($id: ID!) {
   session(id: $id) { messages(last: 1) { edges { cursor } } }
@@ -31,6 +35,11 @@ const UPDATE = `mutation($input: UpdateSessionInput!) {
 interface Edge {
   cursor: string;
   node: { id: string; content: string };
+}
+interface MessageEvent {
+  kind: string;
+  cursor: string;
+  node: { id: string; content: string; revision: number };
 }
 interface SessionEvent {
   id: string;
@@ -383,9 +392,86 @@ describeOnPostgres('live updates across three instances sharing PostgreSQL', () 
       expect(events.map((edge) => edge.node.id)).toEqual([...meanwhile, ...later, closing]);
     },
   );
+
+  liveTest(
+    'edits on B racing appends on C reach a messageEvents subscriber on A in commit order, and a resume on C misses none',
+    async () => {
+      const EDITS = 30;
+      const session = uniqueSession('edits');
+      const [target] = await appendAll(a, session, ['v0']);
+      const seed = await lastCursor(a, session);
+      const live = subscribe<MessageEvent>(
+        connect(a),
+        EVENTS,
+        { s: session, after: seed },
+        'messageEvents',
+      );
+      const editing = (async () => {
+        for (let revision = 1; revision <= EDITS; revision++) {
+          const answer = await b.gql(EDIT, {
+            input: {
+              sessionId: session,
+              id: target,
+              content: `v${revision}`,
+              expectedRevision: revision,
+            },
+          });
+          expect(answer.errors).toBeUndefined();
+        }
+      })();
+      const appended = appendAll(c, session, sequence('c', EDITS));
+      await Promise.all([editing, appended]);
+      await eventually(
+        () =>
+          live.events.some((event) => event.kind === 'EDITED' && event.node.revision === EDITS + 1),
+        20_000,
+      );
+      await eventually(() => contentsOf(live.events, 'c').length === EDITS);
+
+      // One order: commit numbers rise, no event twice, and each message's states only move on.
+      const numbers = live.events.map((event) => commitNumberOf(event.cursor));
+      expect(numbers).toEqual([...numbers].sort((x, y) => x - y));
+      expect(new Set(numbers).size).toBe(numbers.length);
+      const revisions = live.events
+        .filter((event) => event.node.id === target)
+        .map((event) => event.node.revision);
+      expect(revisions).toEqual([...revisions].sort((x, y) => x - y));
+      expect(revisions.at(-1)).toBe(EDITS + 1);
+      expect(contentsOf(live.events as unknown as Edge[], 'c')).toEqual(sequence('c', EDITS));
+
+      // Resumed on C from the tenth event: every append after it, and the edit's last state.
+      const from = live.events[9];
+      const resumed = subscribe<MessageEvent>(
+        connect(c),
+        EVENTS,
+        { s: session, after: from.cursor },
+        'messageEvents',
+      );
+      const later = live.events.slice(10);
+      const appendsLater = later.filter((event) => event.kind === 'APPENDED');
+      await eventually(
+        () =>
+          resumed.events.filter((event) => event.kind === 'APPENDED').length ===
+            appendsLater.length &&
+          resumed.events.some((event) => event.node.revision === EDITS + 1),
+        20_000,
+      );
+      expect(
+        resumed.events.filter((event) => event.kind === 'APPENDED').map((e) => e.node.id),
+      ).toEqual(appendsLater.map((event) => event.node.id));
+      const resumedNumbers = resumed.events.map((event) => commitNumberOf(event.cursor));
+      expect(resumedNumbers.every((number) => number > commitNumberOf(from.cursor))).toBe(true);
+      expect(new Set(resumedNumbers).size).toBe(resumedNumbers.length);
+    },
+  );
 });
 
 /** The order key a cursor names (a live one adds `#<commit number>`). */
 function placeOf(cursor: string): string {
   return Buffer.from(cursor, 'base64url').toString().replace(/#\d+$/, '');
+}
+
+/** The commit number a live cursor carries (`<key>#<number>`). */
+function commitNumberOf(cursor: string): number {
+  return Number(/#(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString())?.[1] ?? NaN);
 }

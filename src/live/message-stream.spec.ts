@@ -179,7 +179,8 @@ class FakeChangesStore extends FakeStore {
     return this.read(['changes', sessionId, count, after, through]).then(
       ({ items, hasNextPage }) => {
         const events = items.filter((item): item is TranscriptEvent => 'kind' in item);
-        if (events.length < items.length) throw new Error('messages scripted for a read of changes');
+        if (events.length < items.length)
+          throw new Error('messages scripted for a read of changes');
         return { items: events, hasNextPage };
       },
     );
@@ -833,7 +834,11 @@ describe(MessageStream.name, () => {
       // m6, the first replayed, changed since; then m3, before the cursor: one id too many.
       store.answerNextRead([edited(6, 900), edited(3, 901)], false);
       const replayed = await read(sut, 4 * REPLAY_PAGE + 2);
-      expect(replayed.slice(-3)).toEqual([`m${5 + 4 * REPLAY_PAGE}`, 'm6 edited 900', 'm3 edited 901']);
+      expect(replayed.slice(-3)).toEqual([
+        `m${5 + 4 * REPLAY_PAGE}`,
+        'm6 edited 900',
+        'm3 edited 901',
+      ]);
 
       // m7 is forgotten (its late notice comes again); m6 and m8 are not.
       live.push(edited(6, 900));

@@ -420,7 +420,15 @@ describe("an imported message's edits and redaction", () => {
   it.each([
     ['an edited message', edited],
     ['a redacted one', redacted],
-    ['one at revision 1', messageRecord('s', 3, { revision: 1, editedAt: null, redactedAt: null, redactionReason: null })],
+    [
+      'one at revision 1',
+      messageRecord('s', 3, {
+        revision: 1,
+        editedAt: null,
+        redactedAt: null,
+        redactionReason: null,
+      }),
+    ],
   ])('reads them back, of %s', (_case, record) => {
     expect(decodeJournalLine(lineOf(encodeJournalLine(record)))).toStrictEqual({
       kind: 'record',
@@ -505,11 +513,7 @@ describe("an imported message's edits and redaction", () => {
     ['editedAt as a string', (m) => (m.editedAt = '1'), 'not a change time'],
     ['a negative editedAt', (m) => (m.editedAt = -1), 'not a change time'],
     ['a fractional redactedAt', (m) => (m.redactedAt = 0.5), 'not a change time'],
-    [
-      'a good editedAt and a bad redactedAt',
-      (m) => (m.redactedAt = '2'),
-      'not a change time',
-    ],
+    ['a good editedAt and a bad redactedAt', (m) => (m.redactedAt = '2'), 'not a change time'],
     [
       'a bad editedAt and no redactedAt',
       (m) => {

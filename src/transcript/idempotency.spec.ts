@@ -96,7 +96,9 @@ describe(`${conflictingField.name} of a message edited or redacted since`, () =>
   it('finds none in a retry of what was first sent: what a change replaced is not compared', () => {
     expect(conflictingField(original, edited)).toBeUndefined();
     expect(conflictingField(original, redacted)).toBeUndefined();
-    expect(conflictingField({ ...original, content: 'other', metadata: [1] }, edited)).toBeUndefined();
+    expect(
+      conflictingField({ ...original, content: 'other', metadata: [1] }, edited),
+    ).toBeUndefined();
   });
 
   it.each([

@@ -96,12 +96,13 @@ describe(editOf.name, () => {
   });
 
   it('checks the target first', () => {
-    expect(
-      refusal(() => editOf({ sessionId: 'a b', id: ID, content: null }, LIMIT)).field,
-    ).toBe('input.sessionId');
-    expect(refusal(() => editOf({ sessionId: SESSION, id: 'x', content: null }, LIMIT))).toEqual(
-      { field: 'input.id', message: 'input.id: must be a message id (a UUID)' },
+    expect(refusal(() => editOf({ sessionId: 'a b', id: ID, content: null }, LIMIT)).field).toBe(
+      'input.sessionId',
     );
+    expect(refusal(() => editOf({ sessionId: SESSION, id: 'x', content: null }, LIMIT))).toEqual({
+      field: 'input.id',
+      message: 'input.id: must be a message id (a UUID)',
+    });
   });
 
   it.each<[string, Partial<EditMessageInput>, string, string]>([
@@ -153,12 +154,7 @@ describe(editOf.name, () => {
       'input.expectedRevision',
       'input.expectedRevision: must be 1 or more',
     ],
-    [
-      'no change at all',
-      {},
-      'input',
-      'input: must change content, metadata or both',
-    ],
+    ['no change at all', {}, 'input', 'input: must change content, metadata or both'],
     [
       'no change, only an expected revision',
       { expectedRevision: 2 },
