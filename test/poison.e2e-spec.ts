@@ -12,7 +12,7 @@ import {
 } from './support/fault-helpers.js';
 import { temporaryDataDir, type ServerProcess } from './support/server-process.js';
 import { proxiedPostgresSchema } from './support/tcp-proxy.js';
-import { execPostgres, execSqlite } from './support/direct-sql.js';
+import { execPostgres, execSqlite, refusingTrigger } from './support/direct-sql.js';
 
 // Poison: input Scribe must refuse before accepting it (text it could not store faithfully),
 // and records the database itself refuses (a trigger stands in for a constraint added by a
@@ -44,19 +44,8 @@ const UNSTORABLE = [
   ['a NUL character', 'y\u0000'],
 ] as const;
 
-const SQLITE_TRIGGER = `CREATE TRIGGER refuse_poison BEFORE INSERT ON messages
-  WHEN NEW.content = 'poison' BEGIN SELECT RAISE(ABORT, 'poison'); END`;
-// 23514 is check_violation: a refusal of the row, not an outage.
-const POSTGRES_TRIGGER = `
-  CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
-  BEGIN
-    IF NEW.content = 'poison' THEN
-      RAISE EXCEPTION 'poison' USING ERRCODE = '23514';
-    END IF;
-    RETURN NEW;
-  END $$;
-  CREATE TRIGGER refuse_poison BEFORE INSERT ON messages
-    FOR EACH ROW EXECUTE FUNCTION refuse_poison();`;
+// Stands in for a constraint: the database refuses a message whose content is `poison`.
+const POISON = refusingTrigger('refuse_poison', "NEW.content = 'poison'", "NEW.content = 'poison'");
 
 interface StoredMessage {
   id: string;
@@ -120,7 +109,7 @@ describe.each(databaseKinds())('poison on %s', (kind) => {
       return {
         spoolDir,
         env: { DATA_DIR: dataDir.path },
-        refusePoison: () => execSqlite(file, SQLITE_TRIGGER),
+        refusePoison: () => execSqlite(file, POISON.sqlite),
         beginOutage: async () => {
           const holder = await holdSqliteLock(file);
           cleanups.add(() => holder.kill());
@@ -133,7 +122,7 @@ describe.each(databaseKinds())('poison on %s', (kind) => {
     return {
       spoolDir,
       env: { DATA_DIR: dataDir.path, DATABASE_URL: url },
-      refusePoison: () => execPostgres(directUrl, POSTGRES_TRIGGER),
+      refusePoison: () => execPostgres(directUrl, POISON.postgres),
       beginOutage: async () => proxy.cut(),
       endOutage: async () => proxy.restore(),
     };

@@ -4,7 +4,7 @@ import { databaseKinds } from './support/databases.js';
 import { appendMessage, eventually, faultSuite } from './support/fault-helpers.js';
 import { type ServerProcess } from './support/server-process.js';
 import { proxiedPostgresSchema } from './support/tcp-proxy.js';
-import { execPostgres, execSqlite } from './support/direct-sql.js';
+import { execPostgres, execSqlite, refusingTrigger } from './support/direct-sql.js';
 import request from 'supertest';
 
 // redactMessage removes a message's content for good: the journal and the set-aside log keep
@@ -58,37 +58,30 @@ async function database(kind: 'sqlite' | 'postgres', env: Record<string, string>
     env.DATABASE_URL = url;
     const first = await server(env);
     await first.stop('SIGTERM');
-    await execPostgres(directUrl, POSTGRES_REFUSAL);
+    await execPostgres(directUrl, REFUSAL.postgres);
     proxy.cut();
     return {
       restore: () => Promise.resolve(proxy.restore()),
-      allow: () => execPostgres(directUrl, 'DROP TRIGGER refuse_secret ON messages'),
+      allow: () => execPostgres(directUrl, REFUSAL.dropPostgres),
     };
   }
   const first = await server(env);
   await first.stop('SIGTERM');
   const file = join(env.DATA_DIR, 'scribe.sqlite');
-  await execSqlite(file, SQLITE_REFUSAL);
+  await execSqlite(file, REFUSAL.sqlite);
   const lock = await lockDatabase(env.DATA_DIR);
   return {
     restore: () => lock.kill(),
-    allow: () => execSqlite(file, 'DROP TRIGGER refuse_secret'),
+    allow: () => execSqlite(file, REFUSAL.dropSqlite),
   };
 }
 
-const SQLITE_REFUSAL = `CREATE TRIGGER refuse_secret BEFORE INSERT ON messages
-  WHEN instr(NEW.content, 'xylo') > 0 BEGIN SELECT RAISE(ABORT, 'refused'); END`;
-// 23514 is check_violation: a refusal of the row, not an outage.
-const POSTGRES_REFUSAL = `
-  CREATE FUNCTION refuse_secret() RETURNS trigger LANGUAGE plpgsql AS $$
-  BEGIN
-    IF strpos(NEW.content, 'xylo') > 0 THEN
-      RAISE EXCEPTION 'refused' USING ERRCODE = '23514';
-    END IF;
-    RETURN NEW;
-  END $$;
-  CREATE TRIGGER refuse_secret BEFORE INSERT ON messages
-    FOR EACH ROW EXECUTE FUNCTION refuse_secret();`;
+// The test's SQL names a part of SECRET only: SQLite's schema page would keep all of it.
+const REFUSAL = refusingTrigger(
+  'refuse_secret',
+  "instr(NEW.content, 'xylo') > 0",
+  "strpos(NEW.content, 'xylo') > 0",
+);
 
 describe.each(databaseKinds())('redactMessage and kill -9 on %s', (database_) => {
   /**

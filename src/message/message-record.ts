@@ -46,6 +46,26 @@ export interface MessageRecord {
   changeSeq?: number | null;
 }
 
+/** What edits and a redaction left of a message (see MessageRecord.revision). */
+export type MessageChanges = Pick<
+  MessageRecord,
+  'revision' | 'editedAt' | 'redactedAt' | 'redactionReason'
+>;
+
+/**
+ * The changes `from` carries, each field present, when it has a revision: a message changed
+ * where it came from (an import, its journal line); nothing for one never changed.
+ */
+export function changesCarried(from: Partial<MessageChanges>): Partial<MessageChanges> {
+  if (from.revision === undefined) return {};
+  return {
+    revision: from.revision,
+    editedAt: from.editedAt ?? null,
+    redactedAt: from.redactedAt ?? null,
+    redactionReason: from.redactionReason ?? null,
+  };
+}
+
 /** What a client sends for one message. */
 export interface NewMessage {
   role: MessageRole;

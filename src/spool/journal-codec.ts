@@ -1,6 +1,10 @@
 import { crc32 } from 'node:zlib';
 import { SESSION_ID_PATTERN } from '../common/validation/session-id.js';
-import { type MessageRecord } from '../message/message-record.js';
+import {
+  changesCarried,
+  type MessageChanges,
+  type MessageRecord,
+} from '../message/message-record.js';
 import { MessageRole } from '../message/message-role.js';
 import { parseOrderKey } from '../message/order-key.js';
 import { describeError } from '../common/errors/describe-error.js';
@@ -60,14 +64,7 @@ export function encodeJournalLine(record: MessageRecord): Buffer {
         ? { createdAt: record.createdAt }
         : {}),
       // And only an imported message edited or redacted where it came from has these.
-      ...(record.revision !== undefined
-        ? {
-            revision: record.revision,
-            editedAt: record.editedAt ?? null,
-            redactedAt: record.redactedAt ?? null,
-            redactionReason: record.redactionReason ?? null,
-          }
-        : {}),
+      ...changesCarried(record),
     })}}\n`,
     'utf8',
   );
@@ -191,9 +188,7 @@ export function parseJournalMessage(value: unknown): MessageRecord {
 }
 
 /** What an imported message's line says of its edits and redaction (see encodeJournalLine). */
-function changesOf(
-  message: Record<string, unknown>,
-): Partial<Pick<MessageRecord, 'revision' | 'editedAt' | 'redactedAt' | 'redactionReason'>> {
+function changesOf(message: Record<string, unknown>): Partial<MessageChanges> {
   if (message.revision === undefined) return {};
   const revision = message.revision;
   if (typeof revision !== 'number' || !Number.isSafeInteger(revision) || revision < 1) {

@@ -3,7 +3,12 @@ import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { SessionQueries } from '../database/session-queries.js';
 import { messageIdFor } from '../message/message-id.js';
-import { type MessageRecord, type NewMessage } from '../message/message-record.js';
+import {
+  changesCarried,
+  type MessageChanges,
+  type MessageRecord,
+  type NewMessage,
+} from '../message/message-record.js';
 import { OrderKeyGenerator } from '../message/order-key.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { AppendStatus } from './append-status.js';
@@ -14,10 +19,7 @@ import { type PendingQueue } from './session-backlog.js';
 import { statusOf } from './write-outcome.js';
 
 /** A message as an import gives it: what an append sends, its id, and when it was written. */
-export interface ImportedMessage
-  extends
-    NewMessage,
-    Partial<Pick<MessageRecord, 'revision' | 'editedAt' | 'redactedAt' | 'redactionReason'>> {
+export interface ImportedMessage extends NewMessage, Partial<MessageChanges> {
   id: string;
   /** Epoch milliseconds: the time it was written where it came from, kept as its createdAt. */
   createdAt: number;
@@ -206,14 +208,7 @@ export class TranscriptImporter {
       createdAt: message.createdAt,
       // Edited or redacted where it came from: stored as that left it, with no commit number
       // of the change here (it is part of its append).
-      ...(message.revision !== undefined
-        ? {
-            revision: message.revision,
-            editedAt: message.editedAt ?? null,
-            redactedAt: message.redactedAt ?? null,
-            redactionReason: message.redactionReason ?? null,
-          }
-        : {}),
+      ...changesCarried(message),
     };
   }
 }

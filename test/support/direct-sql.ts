@@ -31,3 +31,28 @@ export async function execPostgres(url: string, sql: string): Promise<void> {
     await client.end();
   }
 }
+
+/**
+ * A trigger refusing the insert of a message whose content matches, as a constraint added by a
+ * migration or a DBA would: its SQL for each database, keyed by the names of execSqlite's and
+ * execPostgres's kinds, and the SQL that drops it. `sqliteWhen` and `postgresWhen` test `NEW`.
+ * On PostgreSQL the error is 23514 (check_violation): a refusal of the row, not an outage.
+ */
+export function refusingTrigger(name: string, sqliteWhen: string, postgresWhen: string) {
+  return {
+    sqlite: `CREATE TRIGGER ${name} BEFORE INSERT ON messages
+      WHEN ${sqliteWhen} BEGIN SELECT RAISE(ABORT, '${name}'); END`,
+    postgres: `
+      CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF ${postgresWhen} THEN
+          RAISE EXCEPTION '${name}' USING ERRCODE = '23514';
+        END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER ${name} BEFORE INSERT ON messages
+        FOR EACH ROW EXECUTE FUNCTION ${name}();`,
+    dropSqlite: `DROP TRIGGER ${name}`,
+    dropPostgres: `DROP TRIGGER ${name} ON messages`,
+  };
+}

@@ -1,6 +1,6 @@
 import { ScribeException } from '../../common/errors/scribe.exception.js';
 import { boundedTextProblem } from '../../common/validation/storable-values.js';
-import { type MessageRecord } from '../../message/message-record.js';
+import { type MessageChanges } from '../../message/message-record.js';
 import { MAX_REASON_CHARACTERS } from '../changes/dto/redact-message.input.js';
 import { count, nullableText, timeOf } from './import-fields.js';
 
@@ -14,9 +14,7 @@ export const CHANGE_KEYS = [
 ] as const;
 
 /** What an imported message keeps of its edits and redaction where it came from. */
-export type ImportedChanges = Partial<
-  Pick<MessageRecord, 'revision' | 'editedAt' | 'redactedAt' | 'redactionReason'>
->;
+export type ImportedChanges = Partial<MessageChanges>;
 
 /** As for a session's (see MAX_IMPORTED_REVISION): Int is 32 bits, and each edit adds one. */
 const MAX_MESSAGE_REVISION = 1_000_000_000;
