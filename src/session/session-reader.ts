@@ -19,6 +19,7 @@ import {
 import { type MessageRecord } from '../message/message-record.js';
 import {
   MessagesStored,
+  MessageChanged,
   SessionChanged,
   SessionDeleted,
   WriteFailed,
@@ -189,6 +190,15 @@ export class SessionReader {
   @OnEvent(SessionChanged.event)
   onSessionChanged(event: SessionChanged): void {
     this.gate.evict(event.session.id);
+  }
+
+  /**
+   * A message of the session was edited or redacted here: its cached copy goes at once (a read
+   * would see the revision moved on, and reload, but a redacted text must not stay in memory).
+   */
+  @OnEvent(MessageChanged.event)
+  onMessageChanged(event: MessageChanged): void {
+    this.gate.evict(event.record.sessionId);
   }
 
   /** Write-through from the write path: keeps a cached copy current after a write. */
