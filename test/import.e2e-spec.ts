@@ -424,6 +424,37 @@ describe.each(databaseKinds())('POST /sessions/{id}/import on %s', (database) =>
     expect(await target.count('squat')).toBe(1);
   });
 
+  it('refuses a line that says more happened to a stored message than the store knows (409)', async () => {
+    const [head, ...rest] = lines(file);
+    const later = JSON.parse(rest[20]);
+    Object.assign(later.message, {
+      content: '',
+      metadata: null,
+      toolCalls: null,
+      revision: 2,
+      redacted: true,
+      redactedAt: later.message.createdAt,
+      redactionReason: 'redacted after the store took it',
+    });
+
+    const answer = await target.import('trip', [head, JSON.stringify(later)].join('\n'));
+
+    expect(answer.status).toBe(409);
+    expect(answer.body.errors[0]).toMatchObject({
+      message: expect.stringMatching(/^line 2\.message: .*another revision/),
+      extensions: { code: 'IDEMPOTENCY_CONFLICT', line: 2 },
+    });
+    const read = await target.sut.gql(
+      `query($id: ID!) { session(id: $id) { messages(first: 30) { edges { node { id redacted } } } } }`,
+      { id: 'trip' },
+      ADMIN,
+    );
+    const node = read.data.session.messages.edges
+      .map((edge: { node: { id: string; redacted: boolean } }) => edge.node)
+      .find((each: { id: string }) => each.id === later.message.id);
+    expect(node).toEqual({ id: later.message.id, redacted: false });
+  });
+
   it("restores no session's own fields from a file with an id twice, whatever it counts", async () => {
     const appended = await target.sut.gql(
       APPEND_MANY,

@@ -1,4 +1,7 @@
 import { JwtService } from '@nestjs/jwt';
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import sqlite3 from 'sqlite3';
 import { type Client } from 'graphql-ws';
 import { LiveChannels } from '../src/live/live-channels.js';
 import { databaseKinds } from './support/databases.js';
@@ -41,6 +44,39 @@ const byCommitNumber = (x: string, y: string) => commitNumberOf(x) - commitNumbe
 const commitNumberOf = (cursor: string) =>
   Number(/#(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString())?.[1] ?? NaN);
 
+/** The SQLite files (database, log) under `dir` whose bytes hold `text`. */
+async function sqliteFilesHolding(dir: string, text: string): Promise<string[]> {
+  const names = (await readdir(dir)).filter((name) => name.startsWith('scribe.sqlite'));
+  const holding: string[] = [];
+  for (const name of names) {
+    if ((await readFile(join(dir, name))).includes(Buffer.from(text))) holding.push(name);
+  }
+  return holding;
+}
+
+/** Another process's reader of the file, holding a read snapshot until closed. */
+async function openReader(file: string): Promise<{ close: () => Promise<void> }> {
+  const db = new sqlite3.Database(file, sqlite3.OPEN_READONLY);
+  const all = (sql: string) =>
+    new Promise<void>((done, fail) => db.all(sql, (error) => (error ? fail(error) : done())));
+  await all('BEGIN');
+  await all('SELECT count(*) FROM messages');
+  return {
+    close: async () => {
+      await all('COMMIT');
+      await new Promise<void>((done) => db.close(() => done()));
+    },
+  };
+}
+
+async function eventuallyTrue(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 const manyKeys = (count: number) =>
   Object.fromEntries(Array.from({ length: count }, (_, n) => [`k${n}`, n]));
 
@@ -60,7 +96,7 @@ describe.each(databaseKinds())('editMessage and redactMessage on %s', (database)
     sut = await createTestApp(database, {
       API_TOKENS: 'ops=admin,rw=read+append,ro=read,ao=append',
       JWT_SECRET: SECRET,
-      MAX_MESSAGE_BYTES: '4096',
+      MAX_MESSAGE_BYTES: String(64 * 1024),
     });
     await sut.app.listen(0, '127.0.0.1');
     url = `${(await sut.app.getUrl()).replace(/^http/, 'ws')}/graphql`;
@@ -237,7 +273,7 @@ describe.each(databaseKinds())('editMessage and redactMessage on %s', (database)
       ['a lone surrogate', { content: 'a\ud800b' }, /input\.content: must be valid Unicode/],
       ['null content', { content: null }, /input\.content: cannot be null/],
       ['no change at all', { content: undefined }, /input: must change content, metadata or both/],
-      ['content past MAX_MESSAGE_BYTES', { content: 'x'.repeat(4097) }, /4097 bytes/],
+      ['content past MAX_MESSAGE_BYTES', { content: 'x'.repeat(65537) }, /65537 bytes/],
       [
         'metadata nested too deep',
         { metadata: JSON.parse('['.repeat(25) + ']'.repeat(25)) as unknown },
@@ -565,5 +601,173 @@ describe.each(databaseKinds())('editMessage and redactMessage on %s', (database)
       const cursors = resumed.events.map((event) => event.cursor);
       expect(new Set(cursors).size).toBe(cursors.length);
     });
+  });
+
+  describe('what attacks found', () => {
+    it('refuses an edit that would leave the message past MAX_MESSAGE_BYTES with what it keeps', async () => {
+      const message = await append('a-size', 'short', {
+        toolCalls: [{ name: 'bulk', args: { text: 'x'.repeat(40_000) } }],
+      });
+
+      const answer = await edit({
+        sessionId: 'a-size',
+        id: message.id,
+        content: 'y'.repeat(30_000),
+      });
+
+      expect(answer.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      expect(answer.errors?.[0]?.message).toMatch(/would hold \d+ bytes .*the limit is 65536/);
+      expect((await read('a-size')).messages.edges[0].node).toMatchObject({
+        content: 'short',
+        revision: 1,
+      });
+    });
+
+    it('tells an append-only token only that its edit was not made, not the revision nor why', async () => {
+      const message = await append('a-blind', 'v1');
+      await edit({ sessionId: 'a-blind', id: message.id, content: 'v2' });
+      const AO = { authorization: 'Bearer ao' };
+      const blindly = (input: Record<string, unknown>) =>
+        sut.gql(
+          `mutation($input: EditMessageInput!) { editMessage(input: $input) { id } }`,
+          { input: { sessionId: 'a-blind', ...input } },
+          AO,
+        );
+
+      const stale = await blindly({ id: message.id, content: 'x', expectedRevision: 1 });
+      await redact({ sessionId: 'a-blind', id: message.id, reason: 'r' });
+      const redacted = await blindly({ id: message.id, content: 'x' });
+      const missing = await blindly({ id: '00000000-0000-4000-8000-000000000000', content: 'x' });
+
+      const said = [stale, redacted, missing].map((answer) => ({
+        code: answer.errors?.[0]?.extensions?.code,
+        message: answer.errors?.[0]?.message.replace(/message [0-9a-f-]{36}/, 'message <id>'),
+      }));
+      expect(new Set(said.map((each) => JSON.stringify(each))).size).toBe(1);
+      expect(said[0].code).toBe('NOT_FOUND');
+      expect(said[0].message).not.toMatch(/revision 2|redacted/);
+    });
+
+    it("refuses a live cursor past the session's last commit with BAD_USER_INPUT", async () => {
+      await append('a-future', 'one');
+      const [edge] = (await read('a-future')).messages.edges;
+      const key = Buffer.from(edge.cursor, 'base64url')
+        .toString()
+        .replace(/[#!].*$/, '');
+      const forged = Buffer.from(`${key}#999999999999`).toString('base64url');
+
+      const events = subscribe<Event>(
+        live(),
+        EVENTS,
+        { s: 'a-future', after: forged },
+        'messageEvents',
+      );
+      await events.ended;
+
+      expect(JSON.stringify(events.error)).toMatch(/BAD_USER_INPUT/);
+      expect(JSON.stringify(events.error)).toMatch(/past the session's last commit/);
+    });
+
+    it('marks edited and redacted messages in the Markdown export', async () => {
+      const kept = await append('a-markdown', 'first words');
+      const gone = await append('a-markdown', 'second words');
+      await edit({ sessionId: 'a-markdown', id: kept.id, content: 'first words, edited' });
+      await redact({ sessionId: 'a-markdown', id: gone.id, reason: 'asked\nto forget' });
+
+      const exported = await sut.http().get('/sessions/a-markdown/export?format=markdown').set(RO);
+
+      expect(exported.text).toMatch(/_Edited \S+Z_\n\nfirst words, edited/);
+      expect(exported.text).toMatch(/_Redacted \S+Z: asked to forget_/);
+      expect(exported.text).not.toContain('second words');
+    });
+
+    it('answers every edit, redaction and deletion racing appends truly: none DATABASE_UNAVAILABLE', async () => {
+      const sessions = ['a-race-1', 'a-race-2', 'a-race-3'];
+      const targets = await Promise.all(sessions.map((id) => append(id, 'v1')));
+      const work = sessions.flatMap((sessionId, index) => [
+        ...Array.from({ length: 15 }, (_, n) => append(sessionId, `burst ${n}`).then(() => 'ok')),
+        ...Array.from({ length: 10 }, (_, n) =>
+          edit({
+            sessionId,
+            id: targets[index].id,
+            content: `edit ${n}`,
+            expectedRevision: 1 + (n % 3),
+          }).then((answer) => answer.errors?.[0]?.extensions?.code ?? 'ok'),
+        ),
+        redact({ sessionId, id: targets[index].id, reason: 'r' }).then(
+          (answer) => answer.errors?.[0]?.extensions?.code ?? 'ok',
+        ),
+      ]);
+      work.push(
+        sut
+          .gql(
+            'mutation($id: ID!) { deleteSession(id: $id) { deleted } }',
+            { id: 'a-race-3' },
+            ADMIN,
+          )
+          .then((answer) => answer.errors?.[0]?.extensions?.code ?? 'ok'),
+      );
+
+      const codes = await Promise.all(work);
+
+      expect(
+        codes.filter(
+          (code) => !['ok', 'REVISION_CONFLICT', 'NOT_FOUND', 'MESSAGE_REDACTED'].includes(code),
+        ),
+      ).toEqual([]);
+    });
+
+    it('deletes sessions while their messages are edited: every deletion made, no deadlock', async () => {
+      const sessions = Array.from({ length: 12 }, (_, n) => `a-delete-${n}`);
+      const targets = await Promise.all(sessions.map((id) => append(id, 'v1')));
+      const edits = sessions.flatMap((sessionId, index) =>
+        Array.from({ length: 10 }, (_, n) =>
+          edit({ sessionId, id: targets[index].id, content: `edit ${n}` }).then(
+            (answer) => answer.errors?.[0]?.extensions?.code ?? 'ok',
+          ),
+        ),
+      );
+      const deletions = sessions.map((id) =>
+        sut
+          .gql('mutation($id: ID!) { deleteSession(id: $id) { deleted } }', { id }, ADMIN)
+          .then((answer) => answer.errors?.[0]?.extensions?.code ?? 'ok'),
+      );
+
+      const [editCodes, deleteCodes] = await Promise.all([
+        Promise.all(edits),
+        Promise.all(deletions),
+      ]);
+
+      expect(deleteCodes).toEqual(sessions.map(() => 'ok'));
+      expect(editCodes.filter((code) => code !== 'ok' && code !== 'NOT_FOUND')).toEqual([]);
+      for (const id of sessions) expect(await read(id)).toBeNull();
+    });
+
+    // SQLite's own files (PostgreSQL's are its server's: the README says what they keep).
+    if (database === 'sqlite') {
+      it('leaves no byte of an edited then redacted text in the SQLite files, overflow pages included', async () => {
+        const text = 'BIGSECRET-'.repeat(1200);
+        const message = await append('a-overflow', text);
+        await edit({ sessionId: 'a-overflow', id: message.id, content: 'tiny' });
+        await redact({ sessionId: 'a-overflow', id: message.id, reason: 'r' });
+
+        expect(await sqliteFilesHolding(sut.dataDir, 'BIGSECRET')).toEqual([]);
+      });
+
+      it('empties the write-ahead log of a redacted text once a reader that held it lets go', async () => {
+        const message = await append('a-wal', 'WALSECRET pineapple');
+        const reader = await openReader(join(sut.dataDir, 'scribe.sqlite'));
+        try {
+          await redact({ sessionId: 'a-wal', id: message.id, reason: 'r' });
+          // The reader's snapshot needs the log: it cannot be emptied yet, and is tried again.
+          expect(await sqliteFilesHolding(sut.dataDir, 'WALSECRET')).not.toEqual([]);
+        } finally {
+          await reader.close();
+        }
+        await eventuallyTrue(
+          async () => (await sqliteFilesHolding(sut.dataDir, 'WALSECRET')).length === 0,
+        );
+      });
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { type MessageRecord } from '../message/message-record.js';
@@ -24,9 +24,16 @@ export interface MessageEdit {
  */
 export type MessageChange =
   | { kind: 'changed'; record: MessageRecord; sessionRevision: number }
+  | TooLarge
   | { kind: 'not-found' }
   | { kind: 'conflict'; record: MessageRecord }
   | { kind: 'redacted'; record: MessageRecord };
+
+/** An edit that would leave the message past MAX_MESSAGE_BYTES, with what it would weigh. */
+export type TooLarge = { kind: 'too-large'; bytes: number };
+
+/** How often the write-ahead log is tried again while a reader holds it (see emptyLog). */
+const LOG_RETRY_MS = 1000;
 
 /** Thrown inside the transaction to undo it when the message was not changed. */
 class Unchanged extends Error {}
@@ -38,7 +45,11 @@ class Unchanged extends Error {}
  * tells the other instances in the same transaction (NOTIFY is delivered only if it commits).
  */
 @Injectable()
-export class MessageChanges {
+export class MessageChanges implements OnApplicationShutdown {
+  private readonly logger = new Logger('Redaction');
+  private logRetry: NodeJS.Timeout | undefined;
+  private logWaiting = false;
+
   constructor(
     @InjectDataSource(SCRIBE_CONNECTION) private readonly dataSource: DataSource,
     private readonly readiness: DatabaseReadiness,
@@ -52,56 +63,94 @@ export class MessageChanges {
     return entity ? messageRecordFromEntity(entity) : undefined;
   }
 
-  /** Sets the message's content and/or metadata, while its revision is `expectedRevision`. */
+  /**
+   * Sets the message's content and/or metadata, while its revision is `expectedRevision`, and
+   * while the message it leaves (content, tool calls and metadata together) fits `maxBytes`.
+   */
   edit(
     sessionId: string,
     id: string,
     edit: MessageEdit,
     expectedRevision: number | undefined,
     at: number,
+    maxBytes: number,
   ): Promise<MessageChange> {
-    return this.change(sessionId, id, expectedRevision, {
-      ...(edit.content !== undefined ? { content: edit.content } : {}),
-      ...(edit.metadata !== undefined ? { metadata: jsonOrNull(edit.metadata) } : {}),
-      editedAt: at,
+    return this.change(sessionId, id, expectedRevision, (current) => {
+      const bytes =
+        Buffer.byteLength(edit.content ?? current.content, 'utf8') +
+        jsonBytes(current.toolCalls) +
+        jsonBytes(edit.metadata !== undefined ? edit.metadata : current.metadata);
+      if (bytes > maxBytes) return { kind: 'too-large', bytes };
+      return {
+        ...(edit.content !== undefined ? { content: edit.content } : {}),
+        ...(edit.metadata !== undefined ? { metadata: jsonOrNull(edit.metadata) } : {}),
+        editedAt: at,
+      };
     });
   }
 
   /**
    * Removes the message's content, metadata and tool calls for good, leaving its role, times
    * and place, the time of the redaction and `reason`. The rows of the search index go with
-   * the content (the message-search migration's triggers).
+   * the content (the message-search migration's triggers); on SQLite what the row held is
+   * zeroed (see OwnTransactions), and the write-ahead log emptied (see emptyLog).
    */
   async redact(sessionId: string, id: string, reason: string, at: number): Promise<MessageChange> {
-    const sqlite = this.dataSource.options.type !== 'postgres';
-    // SQLite: the cells the content leaves are zeroed, not left in free space on the page.
-    if (sqlite) await this.dataSource.query('PRAGMA secure_delete = ON');
-    const change = await this.change(sessionId, id, undefined, {
+    const change = await this.change(sessionId, id, undefined, () => ({
       content: '',
       metadata: null,
       toolCalls: null,
       redactedAt: at,
       redactionReason: reason,
-    });
-    // And the pages that held it in the write-ahead log are written back and the log emptied,
-    // where no reader holds it: cheap, and best effort (the next checkpoint does it anyway).
-    if (sqlite && change.kind === 'changed') {
-      await this.dataSource.query('PRAGMA wal_checkpoint(TRUNCATE)').catch(() => undefined);
-    }
+    }));
+    if (change.kind === 'changed') await this.emptyLog();
     return change;
   }
 
+  onApplicationShutdown(): void {
+    clearTimeout(this.logRetry);
+  }
+
+  /**
+   * Empties SQLite's write-ahead log, whose frames still hold the pages a redaction changed;
+   * while a reader's snapshot needs them (a long read, a backup tool), tries again every
+   * LOG_RETRY_MS, saying so once, until it can.
+   */
+  private async emptyLog(): Promise<void> {
+    clearTimeout(this.logRetry);
+    this.logRetry = undefined;
+    if (await this.transactions.emptyWriteAheadLog().catch(() => false)) {
+      if (this.logWaiting) this.logger.log('The write-ahead log is emptied of redacted pages');
+      this.logWaiting = false;
+      return;
+    }
+    if (!this.logWaiting) {
+      this.logger.warn(
+        `A reader holds the write-ahead log, which keeps a redacted message's old pages until it is emptied; trying every ${LOG_RETRY_MS} ms`,
+      );
+    }
+    this.logWaiting = true;
+    this.logRetry = setTimeout(() => void this.emptyLog(), LOG_RETRY_MS);
+    this.logRetry.unref();
+  }
+
+  /**
+   * Changes the message under its session's row lock: `changesOf` says what to set, from the
+   * message as it is under the lock, or refuses (too large). Not changed: why, from the message
+   * as it then reads.
+   */
   private async change(
     sessionId: string,
     id: string,
     expectedRevision: number | undefined,
-    set: Partial<MessageEntity>,
+    changesOf: (current: MessageEntity) => Partial<MessageEntity> | TooLarge,
   ): Promise<MessageChange> {
     this.readiness.assertReady();
+    let refused: TooLarge | undefined;
     try {
       return await this.transactions.run(async (manager) => {
-        // First a write, on SQLite too: a transaction that read first would fail with a stale
-        // snapshot whenever an append committed between its read and its write.
+        // The session's row first, as an append takes it: commit numbers are handed out under
+        // it, and every change of the session's messages waits for the one before.
         const locked = await manager
           .createQueryBuilder()
           .update(SessionEntity)
@@ -109,21 +158,25 @@ export class MessageChanges {
           .where('id = :sessionId', { sessionId })
           .execute();
         if (!locked.affected) throw new Unchanged();
+        const current = await manager.findOneBy(MessageEntity, { id, sessionId });
+        const revision = current?.revision ?? 1;
+        if (!current || current.redactedAt !== null) throw new Unchanged();
+        if (expectedRevision !== undefined && revision !== expectedRevision) {
+          throw new Unchanged();
+        }
+        const set = changesOf(current);
+        if ('kind' in set) {
+          refused = set;
+          throw new Unchanged();
+        }
         const session = await manager.findOneByOrFail(SessionEntity, { id: sessionId });
         const seq = session.revision;
-        const update = manager
+        await manager
           .createQueryBuilder()
           .update(MessageEntity)
-          .set({ ...set, revision: () => 'coalesce("revision", 1) + 1', changeSeq: seq })
-          .where('id = :id AND session_id = :sessionId AND redacted_at IS NULL', {
-            id,
-            sessionId,
-          });
-        if (expectedRevision !== undefined) {
-          update.andWhere('coalesce(revision, 1) = :expectedRevision', { expectedRevision });
-        }
-        const { affected } = await update.execute();
-        if (!affected) throw new Unchanged();
+          .set({ ...set, revision: revision + 1, changeSeq: seq })
+          .where('id = :id', { id })
+          .execute();
         await this.notify(manager, sessionId, id, seq);
         const entity = await manager.findOneByOrFail(MessageEntity, { id });
         return { kind: 'changed', record: messageRecordFromEntity(entity), sessionRevision: seq };
@@ -131,6 +184,7 @@ export class MessageChanges {
     } catch (error) {
       if (!(error instanceof Unchanged)) throw error;
     }
+    if (refused) return refused;
     // Nothing was changed: say why, from the message as it reads now.
     const record = await this.find(sessionId, id);
     if (!record) return { kind: 'not-found' };
@@ -149,6 +203,12 @@ export class MessageChanges {
       await manager.query(NOTIFY_SQL, [CHANGES_CHANNEL, changeNotice(sessionId, id, seq)]);
     }
   }
+}
+
+function jsonBytes(value: unknown): number {
+  return value === undefined || value === null
+    ? 0
+    : Buffer.byteLength(JSON.stringify(value), 'utf8');
 }
 
 /** JSON text or NULL, as the `simple-json` column holds it. */

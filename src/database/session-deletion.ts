@@ -40,6 +40,11 @@ export class SessionDeletion extends Tombstones {
   async delete(id: string, at: number): Promise<DeletedRows> {
     this.readiness.assertReady();
     return this.transactions.run(async (manager) => {
+      // The session's row first, as every write of its messages takes it (appends, edits,
+      // redactions): taken after its messages, it would deadlock with an edit.
+      if (this.dataSource.options.type === 'postgres') {
+        await manager.query(`SELECT 1 FROM "sessions" WHERE "id" = $1 FOR UPDATE`, [id]);
+      }
       const messages = await manager
         .createQueryBuilder()
         .delete()

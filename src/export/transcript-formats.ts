@@ -71,6 +71,11 @@ const markdown: TranscriptFormatter = {
     ].filter((part) => part !== '');
     return (
       `### ${message.role.toLowerCase()} · ${message.createdAt.toISOString()}\n\n` +
+      (message.redactedAt !== null
+        ? `_Redacted ${message.redactedAt.toISOString()}: ${oneLine(message.redactionReason ?? '')}_\n\n`
+        : message.editedAt !== null
+          ? `_Edited ${message.editedAt.toISOString()}_\n\n`
+          : '') +
       (tool.length > 0 ? `(${tool.join(', ')})\n\n` : '') +
       (message.content === '' ? '' : `${message.content}\n\n`) +
       jsonBlock('Tool calls', message.toolCalls) +

@@ -76,6 +76,8 @@ export class LiveResolver {
         afterSeq: (sessionId, count, seq) =>
           fromDatabase(this.commits.committedAfter(sessionId, seq, count, maxBytes, withChanges)),
         seqOf: (sessionId, key) => fromDatabase(this.commits.commitSeqOf(sessionId, key)),
+        lastSeq: (sessionId) =>
+          fromDatabase(this.queries.findMetadata(sessionId).then((session) => session?.revision)),
         ...(withChanges
           ? {
               changesThrough: (sessionId: string, count: number, seq: number, key: string) =>

@@ -96,6 +96,8 @@ type Read =
  */
 class FakeStore implements ReplaySource {
   readonly reads: Read[] = [];
+  /** The session's last commit number; past every cursor unless a test says otherwise. */
+  last: number | undefined = Number.MAX_SAFE_INTEGER;
   readonly seqAsks: [sessionId: string, key: string][] = [];
   private readonly pages: Deferred<Page>[] = [];
   private readonly seqs: Deferred<number | undefined>[] = [];
@@ -115,6 +117,10 @@ class FakeStore implements ReplaySource {
     const answer = deferred<number | undefined>();
     this.seqs.push(answer);
     return answer;
+  }
+
+  lastSeq(): Promise<number | undefined> {
+    return Promise.resolve(this.last);
   }
 
   answerSeqOf(seq: number | undefined): void {
@@ -561,6 +567,15 @@ describe(MessageStream.name, () => {
   });
 
   describe("after a live event's cursor (an order key and a commit number)", () => {
+    it("refuses a cursor past the session's last commit with BAD_USER_INPUT, reading no page", async () => {
+      store.last = 19;
+      const sut = streamAfter(liveCursor(5, 20));
+
+      expect(await outcomeOf(sut.next())).toBe('error INVALID_INPUT');
+      expect(store.reads).toEqual([]);
+      expect(liveEnds).toBe(1);
+    });
+
     it('reads the pages by commit number, each after the last one handed on, and never asks for a number', async () => {
       const sut = streamAfter(liveCursor(5, 20));
       store.answerNextRead([appended(6, 21), appended(8, 23)], true);
@@ -755,17 +770,21 @@ describe(MessageStream.name, () => {
       ]);
     });
 
-    it("reads no changes when the cursor's message has no commit number, or was held when listed", async () => {
+    it('reads every change before the cursor when its message has no commit number, or was held when listed', async () => {
       for (const after of [pageCursor(5), { key: key(5), held: true as const }]) {
         store = new FakeChangesStore();
         live = liveFeed();
         const sut = streamAfter(after);
         store.answerSeqOf(undefined);
         store.answerNextRead([message(6)], false);
+        store.answerNextRead([], false);
         live.push(appended(7));
 
         expect(await read(sut, 2)).toEqual(['m6', 'm7']);
-        expect(store.reads).toEqual([['key', SESSION, REPLAY_PAGE, key(5)]]);
+        expect(store.reads).toEqual([
+          ['key', SESSION, REPLAY_PAGE, key(5)],
+          ['changes', SESSION, REPLAY_PAGE, 0, key(5)],
+        ]);
       }
     });
 

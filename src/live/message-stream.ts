@@ -30,6 +30,8 @@ export interface ReplaySource {
   ): Promise<StoredPage<TranscriptEvent>>;
   /** The commit number of the message at `key`, if it is stored with one. */
   seqOf(sessionId: string, key: string): Promise<number | undefined>;
+  /** The session's last commit number (its revision); undefined for a session not stored. */
+  lastSeq(sessionId: string): Promise<number | undefined>;
 }
 
 /**
@@ -85,6 +87,7 @@ export class MessageStream implements AsyncIterableIterator<TranscriptEvent> {
   /** A live cursor replays by commit number; a page's by order key. */
   private readonly byNumber: boolean;
   private floorAsked: boolean;
+  private checkedFloor = false;
 
   constructor(
     private readonly sessionId: string,
@@ -97,8 +100,10 @@ export class MessageStream implements AsyncIterableIterator<TranscriptEvent> {
     this.cursorKey = after?.key;
     this.floor = after?.seq;
     this.byNumber = after?.seq !== undefined;
-    // A page's cursor of a message held when it was listed is no place in the commit order.
+    // A page's cursor of a message held when it was listed is no place in the commit order:
+    // no live message is the client's already, and every change before it is read again.
     this.floorAsked = this.byNumber || after?.held === true;
+    if (after?.held === true) this.changeFloor = 0;
   }
 
   async next(): Promise<IteratorResult<TranscriptEvent>> {
@@ -108,6 +113,9 @@ export class MessageStream implements AsyncIterableIterator<TranscriptEvent> {
       if (this.replaying && !this.live.isEnded) {
         await this.readPage().catch((error: unknown) => {
           void this.live.return();
+          if (error instanceof ScribeException && error.code === ScribeErrorCode.InvalidInput) {
+            throw error;
+          }
           throw new ScribeException(
             ScribeErrorCode.SubscriptionInterrupted,
             `The stored messages could not be read (${causeOf(error)}): subscribe again shortly, with the same \`after\``,
@@ -146,10 +154,15 @@ export class MessageStream implements AsyncIterableIterator<TranscriptEvent> {
   }
 
   private async readPage(): Promise<void> {
+    if (this.byNumber && !this.checkedFloor) {
+      this.checkedFloor = true;
+      await this.refuseFutureFloor();
+    }
     if (!this.floorAsked) {
       this.floorAsked = true;
       this.floor = await this.source.seqOf(this.sessionId, this.key as string);
-      this.changeFloor = this.floor;
+      // A message stored before commit numbers: every change before it, some perhaps twice.
+      this.changeFloor = this.floor ?? 0;
       if (this.live.isEnded) return;
     }
     const { items: page, hasNextPage } = this.byNumber
@@ -167,8 +180,7 @@ export class MessageStream implements AsyncIterableIterator<TranscriptEvent> {
     if (!hasNextPage && !this.byNumber && !this.changesPhase) {
       // The messages after the cursor are read; then the changes before it, when told of them
       // and the cursor's message has a place in the commit order to read them after.
-      this.changesPhase =
-        this.source.changesThrough !== undefined && this.changeFloor !== undefined;
+      this.changesPhase = this.source.changesThrough !== undefined;
       this.replaying = this.changesPhase;
     }
     if (page.length === 0) return;
@@ -188,6 +200,20 @@ export class MessageStream implements AsyncIterableIterator<TranscriptEvent> {
     }
     this.live.discard((event) => this.delivered(event));
     this.page = page;
+  }
+
+  /**
+   * A live cursor names a commit number the session has reached: one past it (forged, or of
+   * another database) would drop every event to come, silently. BAD_USER_INPUT instead.
+   */
+  private async refuseFutureFloor(): Promise<void> {
+    const last = await this.source.lastSeq(this.sessionId);
+    if ((this.floor as number) > (last ?? 0)) {
+      throw ScribeException.invalidInput(
+        'after',
+        "is past the session's last commit: not a cursor this session gave",
+      );
+    }
   }
 
   private async byKey(): Promise<StoredPage<TranscriptEvent>> {

@@ -16,7 +16,19 @@ export function conflictingField(
   input: NewMessage,
   accepted: MessageRecord,
 ): (typeof COMPARED)[number] | undefined {
-  const compared = (accepted.revision ?? 1) > 1 ? KEPT_BY_CHANGES : COMPARED;
+  return differingIn((accepted.revision ?? 1) > 1 ? 'kept' : 'all', input, accepted);
+}
+
+/**
+ * The first field of `fields` in which `input` differs from `accepted`: all of them, or those
+ * no edit nor redaction changes (`kept`).
+ */
+export function differingIn(
+  fields: 'all' | 'kept',
+  input: NewMessage,
+  accepted: MessageRecord,
+): (typeof COMPARED)[number] | undefined {
+  const compared = fields === 'kept' ? KEPT_BY_CHANGES : COMPARED;
   return compared.find((field) => !sameValue(input[field] ?? null, accepted[field] ?? null));
 }
 

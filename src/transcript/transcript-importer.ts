@@ -13,7 +13,7 @@ import { OrderKeyGenerator } from '../message/order-key.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { AppendStatus } from './append-status.js';
 import { DurableWriter } from './durable-writer.js';
-import { conflictingField } from './idempotency.js';
+import { differingIn } from './idempotency.js';
 import { RetryLookup, type Answer } from './retry-lookup.js';
 import { type PendingQueue } from './session-backlog.js';
 import { statusOf } from './write-outcome.js';
@@ -217,7 +217,13 @@ const NOTHING = 'nothing of this batch was imported';
 
 /** Where an import's message differs from the one held or stored with its id. */
 function differingField(message: ImportedMessage, stored: MessageRecord): string | undefined {
-  const field = conflictingField(message, stored);
+  // A file that says more happened to the message than the store knows (a later edit, a
+  // redaction) must not count as existing: what it says was not stored. An older state of a
+  // message changed here since is the same message, and the store's state stands.
+  const fileRevision = message.revision ?? 1;
+  const storedRevision = stored.revision ?? 1;
+  if (fileRevision > storedRevision) return 'revision';
+  const field = differingIn(fileRevision === storedRevision ? 'all' : 'kept', message, stored);
   if (field) return field;
   if ((message.clientMessageId ?? null) !== stored.clientMessageId) return 'clientMessageId';
   return message.createdAt === (stored.createdAt ?? stored.acceptedAt) ? undefined : 'createdAt';

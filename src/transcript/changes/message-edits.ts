@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Failpoints } from '../../common/failpoints.js';
+import { ScribeConfig } from '../../config/scribe-config.js';
 import { ScribeErrorCode } from '../../common/errors/scribe-error-code.js';
 import { ScribeException } from '../../common/errors/scribe.exception.js';
 import { writeFailure } from '../../database/database-errors.js';
@@ -35,6 +36,7 @@ export class MessageEdits {
     private readonly spool: SpoolService,
     private readonly events: EventEmitter2,
     private readonly failpoints: Failpoints,
+    private readonly config: ScribeConfig,
   ) {}
 
   /** The message as the edit left it; a ScribeException saying why when it was not changed. */
@@ -44,15 +46,31 @@ export class MessageEdits {
     edit: MessageEdit,
     expectedRevision: number | undefined,
   ): Promise<MessageRecord> {
+    this.refuseHeld(sessionId, id);
     const change = await this.attempt(
-      () => this.changes.edit(sessionId, id, edit, expectedRevision, Date.now()),
+      () =>
+        this.changes.edit(
+          sessionId,
+          id,
+          edit,
+          expectedRevision,
+          Date.now(),
+          this.config.maxMessageBytes,
+        ),
       `message ${id} was not edited`,
     );
+    if (change.kind === 'too-large') {
+      throw ScribeException.invalidInput(
+        'input',
+        `the message would hold ${change.bytes} bytes of content, toolCalls and metadata together; the limit is ${this.config.maxMessageBytes} bytes (MAX_MESSAGE_BYTES)`,
+      );
+    }
     if (change.kind === 'redacted') {
       throw new ScribeException(
         ScribeErrorCode.MessageRedacted,
         `input.id: message ${id} was redacted; it has nothing left to edit`,
         'input.id',
+        unchangedToNonReaders(sessionId, id),
       );
     }
     if (change.kind === 'conflict') {
@@ -60,6 +78,7 @@ export class MessageEdits {
         ScribeErrorCode.RevisionConflict,
         `input.expectedRevision: message ${id} is at revision ${change.record.revision ?? 1}, not ${expectedRevision}; nothing was changed. Read it again and retry.`,
         'input.expectedRevision',
+        unchangedToNonReaders(sessionId, id),
       );
     }
     return this.changed(sessionId, id, change);
@@ -67,6 +86,7 @@ export class MessageEdits {
 
   /** The tombstone the redaction left (or found: a second redaction changes nothing). */
   async redact(sessionId: string, id: string, reason: string): Promise<MessageRecord> {
+    this.refuseHeld(sessionId, id);
     const stored = await this.attempt(
       () => this.changes.find(sessionId, id).then((record) => record ?? null),
       `message ${id} was not redacted`,
@@ -102,8 +122,11 @@ export class MessageEdits {
     return change.record;
   }
 
-  /** MESSAGE_HELD for a message this instance holds, NOT_FOUND for one it knows nothing of. */
-  private notStored(sessionId: string, id: string): never {
+  /**
+   * MESSAGE_HELD for a message this instance holds, stored or not yet: a copy held is written
+   * back, and read on this instance, as it was accepted, so a change waits until it is let go.
+   */
+  private refuseHeld(sessionId: string, id: string): void {
     const held =
       this.backlog.of(sessionId).some(({ record }) => record.id === id) ||
       this.index.findDiskOnly(sessionId, id) !== undefined;
@@ -114,10 +137,16 @@ export class MessageEdits {
         'input.id',
       );
     }
+  }
+
+  /** MESSAGE_HELD for a message this instance holds, NOT_FOUND for one it knows nothing of. */
+  private notStored(sessionId: string, id: string): never {
+    this.refuseHeld(sessionId, id);
     throw new ScribeException(
       ScribeErrorCode.MessageNotFound,
       `input.id: session ${JSON.stringify(sessionId)} has no stored message ${id}`,
       'input.id',
+      unchangedToNonReaders(sessionId, id),
     );
   }
 
@@ -132,4 +161,17 @@ export class MessageEdits {
       );
     }
   }
+}
+
+/**
+ * What a caller without `read` is told of an edit that changed nothing, whatever the reason
+ * (no such message, another revision, redacted): that its change was not made, and nothing of
+ * what is stored, as updateSession tells such a caller.
+ */
+function unchangedToNonReaders(sessionId: string, id: string): ScribeException {
+  return new ScribeException(
+    ScribeErrorCode.MessageNotFound,
+    `input.id: message ${id} of session ${JSON.stringify(sessionId)} was not changed: it is not stored, or not at the revision expected`,
+    'input.id',
+  );
 }

@@ -67,6 +67,12 @@ export function changesOf(
       );
     }
   }
+  if (editedAt !== null && redactedAt !== null && editedAt > redactedAt) {
+    throw ScribeException.invalidInput(
+      `${at}.editedAt`,
+      'is after redactedAt: a redacted message is never edited',
+    );
+  }
   const changed = editedAt !== null || redactedAt !== null;
   if (changed !== revision > 1) {
     throw ScribeException.invalidInput(
