@@ -756,6 +756,26 @@ describe(MessageStream.name, () => {
       expect(store.seqAsks).toEqual([[SESSION, key(5)]]);
     });
 
+    it('still hands on, live, the append of a message before the cursor that the changes read (committed late, elsewhere)', async () => {
+      const sut = streamAfter(pageCursor(5));
+      store.answerSeqOf(10);
+      const byKey = store.holdNextRead();
+      const changes = store.holdNextRead();
+      const first = sut.next();
+      // m4 was accepted before the cursor's message but committed after it, on another
+      // instance, then edited; its append's notice comes late.
+      byKey.resolve({ items: [], hasNextPage: false });
+      await store.readsAsked(2);
+      changes.resolve({ items: [edited(4, 12, 11)], hasNextPage: false });
+      expect(await outcomeOf(first)).toBe('m4 edited 12');
+
+      live.push(appended(4, 11));
+      live.push(edited(4, 12, 11));
+      live.push(appended(9, 13));
+
+      expect(await read(sut, 2)).toEqual(['m4', 'm9']);
+    });
+
     it('reads the changes after an empty replay by key, and goes live after an empty page of them', async () => {
       const sut = streamAfter(pageCursor(5));
       store.answerSeqOf(10);

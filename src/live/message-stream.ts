@@ -74,8 +74,11 @@ const REPLAYED_IDS_KEPT = 4 * REPLAY_PAGE;
 export class MessageStream implements AsyncIterableIterator<TranscriptEvent> {
   private replaying: boolean;
   private page: TranscriptEvent[] = [];
-  /** The messages replayed last, by id, with the number of the last change they were read at. */
-  private readonly replayed = new Map<string, number>();
+  /**
+   * The messages replayed last, by id: whether by key (so their append is the client's), and
+   * the number of the last change they were read at.
+   */
+  private readonly replayed = new Map<string, { byKey: boolean; changeSeq: number }>();
   /** A page's cursor: the replay by key is done, and the changes at or before it are read. */
   private changesPhase = false;
   /** The cursor's own key, and the number the changes before it are read after. */
@@ -148,9 +151,12 @@ export class MessageStream implements AsyncIterableIterator<TranscriptEvent> {
   private delivered(event: TranscriptEvent): boolean {
     const seq = event.seq;
     if (this.floor !== undefined && seq !== undefined && seq <= this.floor) return true;
-    const readAt = this.replayed.get(event.record.id);
-    if (readAt === undefined) return false;
-    return event.kind === 'appended' || (seq !== undefined && seq <= readAt);
+    const read = this.replayed.get(event.record.id);
+    if (read === undefined) return false;
+    // A message the changes read (one before the cursor) was not handed on as appended: one
+    // committed late, by another instance, still comes live.
+    if (event.kind === 'appended') return read.byKey;
+    return seq !== undefined && seq <= read.changeSeq;
   }
 
   private async readPage(): Promise<void> {
@@ -190,9 +196,10 @@ export class MessageStream implements AsyncIterableIterator<TranscriptEvent> {
     } else {
       if (last.kind === 'appended') this.key = last.record.orderKey;
       else this.changeFloor = last.seq;
-      for (const { record } of page) {
+      for (const { kind, record } of page) {
+        const byKey = kind === 'appended' || this.replayed.get(record.id)?.byKey === true;
         this.replayed.delete(record.id);
-        this.replayed.set(record.id, record.changeSeq ?? 0);
+        this.replayed.set(record.id, { byKey, changeSeq: record.changeSeq ?? 0 });
         if (this.replayed.size > REPLAYED_IDS_KEPT) {
           this.replayed.delete(this.replayed.keys().next().value as string);
         }
