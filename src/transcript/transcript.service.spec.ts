@@ -748,6 +748,41 @@ describe(TranscriptService.name, () => {
       },
     );
 
+    it('refuses a line with a later revision than the stored message, but takes an older one as existing', async () => {
+      const first = imported({ content: 'as stored' });
+      await importAll('s1', first);
+      const later = { ...first, content: 'edited', revision: 2, editedAt: CREATED + 5 };
+
+      const refusal = await rejectionOf(importAll('s1', later));
+
+      expect(refusal.code).toBe(ScribeErrorCode.IdempotencyConflict);
+      expect(refusal.message).toBe(
+        'line 2.message: its id was stored or held before with another revision; nothing of this batch was imported',
+      );
+      // Stored at revision 3 (edited twice where it came from), imported again at 2 or at 3.
+      const edited = imported({ content: 'v3', revision: 3, editedAt: CREATED + 9 });
+      await importAll('s2', edited);
+      const older = { ...edited, content: 'v2', revision: 2, editedAt: CREATED + 4 };
+      expect(await importAll('s2', older)).toEqual([
+        { status: AppendStatus.PERSISTED, accepted: false },
+      ]);
+      expect(await importAll('s2', edited)).toEqual([
+        { status: AppendStatus.PERSISTED, accepted: false },
+      ]);
+      // The same revision with other content is another state of it: refused.
+      const contradicting = await rejectionOf(importAll('s2', { ...edited, content: 'v3?' }));
+      expect(contradicting.message).toMatch(/another content/);
+      // An older state with another role is not this message at all.
+      const otherRole = await rejectionOf(
+        importAll('s2', { ...older, role: MessageRole.ASSISTANT }),
+      );
+      expect(otherRole.message).toMatch(/another role/);
+      expect(store.rows.map((row) => [row.content, row.revision])).toEqual([
+        ['as stored', undefined],
+        ['v3', 3],
+      ]);
+    });
+
     it('refuses an id without a client id when it was stored with one', async () => {
       const withClientId = imported({ id: messageIdFor('s1', 'c-1'), clientMessageId: 'c-1' });
       await importAll('s1', withClientId);
