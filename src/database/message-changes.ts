@@ -149,15 +149,14 @@ export class MessageChanges implements OnApplicationShutdown {
     let refused: TooLarge | undefined;
     try {
       return await this.transactions.run(async (manager) => {
-        // The session's row first, as an append takes it: commit numbers are handed out under
-        // it, and every change of the session's messages waits for the one before.
-        const locked = await manager
-          .createQueryBuilder()
-          .update(SessionEntity)
-          .set({ revision: () => '"revision" + 1' })
-          .where('id = :sessionId', { sessionId })
-          .execute();
-        if (!locked.affected) throw new Unchanged();
+        // The session's row first, as an append takes it (SQLite's transaction holds the
+        // write lock from its BEGIN): commit numbers are handed out under it, and every change
+        // of the session's messages waits for the one before. Nothing is written until the
+        // change is known to be made, so a refused one undoes nothing a reader may have seen
+        // (on SQLite other requests read on this same connection, inside this transaction).
+        if (this.dataSource.options.type === 'postgres') {
+          await manager.query(`SELECT 1 FROM "sessions" WHERE "id" = $1 FOR UPDATE`, [sessionId]);
+        }
         const current = await manager.findOneBy(MessageEntity, { id, sessionId });
         const revision = current?.revision ?? 1;
         if (!current || current.redactedAt !== null) throw new Unchanged();
@@ -169,6 +168,12 @@ export class MessageChanges implements OnApplicationShutdown {
           refused = set;
           throw new Unchanged();
         }
+        await manager
+          .createQueryBuilder()
+          .update(SessionEntity)
+          .set({ revision: () => '"revision" + 1' })
+          .where('id = :sessionId', { sessionId })
+          .execute();
         const session = await manager.findOneByOrFail(SessionEntity, { id: sessionId });
         const seq = session.revision;
         await manager
