@@ -119,7 +119,10 @@ class FakeStore implements ReplaySource {
     return answer;
   }
 
+  lastAsks = 0;
+
   lastSeq(): Promise<number | undefined> {
+    this.lastAsks += 1;
     return Promise.resolve(this.last);
   }
 
@@ -574,6 +577,27 @@ describe(MessageStream.name, () => {
       expect(await outcomeOf(sut.next())).toBe('error INVALID_INPUT');
       expect(store.reads).toEqual([]);
       expect(liveEnds).toBe(1);
+    });
+
+    it("takes a cursor at the session's last commit, asking for it once however many pages", async () => {
+      store.last = 20;
+      const sut = streamAfter(liveCursor(5, 20));
+      store.answerNextRead([appended(6, 21)], true);
+      store.answerNextRead([appended(7, 22)], false);
+
+      expect(await read(sut, 2)).toEqual(['m6', 'm7']);
+      expect(store.lastAsks).toBe(1);
+    });
+
+    it("names the cursor past the session's last commit in its refusal", async () => {
+      store.last = undefined;
+      const sut = streamAfter(liveCursor(5, 1));
+
+      await expect(sut.next()).rejects.toMatchObject({
+        code: ScribeErrorCode.InvalidInput,
+        field: 'after',
+        message: "after: is past the session's last commit: not a cursor this session gave",
+      });
     });
 
     it('reads the pages by commit number, each after the last one handed on, and never asks for a number', async () => {

@@ -196,10 +196,14 @@ export class MessageStream implements AsyncIterableIterator<TranscriptEvent> {
     } else {
       if (last.kind === 'appended') this.key = last.record.orderKey;
       else this.changeFloor = last.seq;
+      // (The changes read messages at or before the cursor, the replay by key those after it:
+      // no message is read by both.)
       for (const { kind, record } of page) {
-        const byKey = kind === 'appended' || this.replayed.get(record.id)?.byKey === true;
         this.replayed.delete(record.id);
-        this.replayed.set(record.id, { byKey, changeSeq: record.changeSeq ?? 0 });
+        this.replayed.set(record.id, {
+          byKey: kind === 'appended',
+          changeSeq: record.changeSeq ?? 0,
+        });
         if (this.replayed.size > REPLAYED_IDS_KEPT) {
           this.replayed.delete(this.replayed.keys().next().value as string);
         }

@@ -123,6 +123,17 @@ describe(changesOf.name, () => {
     });
   });
 
+  it('refuses an edit dated after the redaction, and takes one at the same time', () => {
+    expect(refusal(redactedLine({ editedAt: iso(CREATED + 120_001) }))).toEqual({
+      field: `${AT}.editedAt`,
+      message: `${AT}.editedAt: is after redactedAt: a redacted message is never edited`,
+    });
+    expect(changes(redactedLine({ editedAt: REDACTED }))).toMatchObject({
+      editedAt: CREATED + 120_000,
+      redactedAt: CREATED + 120_000,
+    });
+  });
+
   it('takes a revision up to 1000000000', () => {
     expect(changes(editedLine({ revision: 1_000_000_000 }))).toMatchObject({
       revision: 1_000_000_000,
