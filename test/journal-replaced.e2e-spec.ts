@@ -1,4 +1,14 @@
-import { chmod, chown, mkdir, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  lstat,
+  mkdir,
+  readdir,
+  rename,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   READ,
@@ -81,7 +91,11 @@ async function restartAndExpect(dataDir: string, contents: string[]): Promise<vo
 /** The operator's repair: whatever stands at SPOOL_DIR goes, a new directory of the server's user. */
 async function putFreshDirectory(spoolDir: string): Promise<void> {
   await rm(spoolDir);
-  await mkdir(spoolDir, { mode: 0o700 });
+  // The server makes a missing SPOOL_DIR itself, as its own user, when it next tries the
+  // disk: between the two steps it may have made it first.
+  await mkdir(spoolDir, { mode: 0o700 }).catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST' || !(await lstat(spoolDir)).isDirectory()) throw error;
+  });
   await chown(spoolDir, NOBODY.uid, NOBODY.gid);
 }
 
