@@ -1,6 +1,7 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
+import { jsonBytes } from '../common/validation/storable-values.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { CHANGES_CHANNEL, NOTIFY_SQL, changeNotice } from './commit-notices.js';
 import { DatabaseReadiness } from './database-readiness.js';
@@ -208,12 +209,6 @@ export class MessageChanges implements OnApplicationShutdown {
       await manager.query(NOTIFY_SQL, [CHANGES_CHANNEL, changeNotice(sessionId, id, seq)]);
     }
   }
-}
-
-function jsonBytes(value: unknown): number {
-  return value === undefined || value === null
-    ? 0
-    : Buffer.byteLength(JSON.stringify(value), 'utf8');
 }
 
 /** JSON text or NULL, as the `simple-json` column holds it. */

@@ -1,4 +1,4 @@
-import { jsonProblem, textProblem } from '../common/validation/storable-values.js';
+import { jsonBytes, jsonProblem, textProblem } from '../common/validation/storable-values.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { SESSION_ID_PATTERN, SESSION_ID_RULE } from '../common/validation/session-id.js';
 import { type NewMessage } from '../message/message-record.js';
@@ -94,10 +94,4 @@ function idLengthFits(value: string): boolean {
   // units it cannot fit, and is not spread.
   if (value.length === 0 || value.length > 2 * MAX_ID_CHARACTERS) return false;
   return [...value].length <= MAX_ID_CHARACTERS;
-}
-
-function jsonBytes(value: unknown): number {
-  return value === undefined || value === null
-    ? 0
-    : Buffer.byteLength(JSON.stringify(value), 'utf8');
 }

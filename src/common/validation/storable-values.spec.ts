@@ -1,5 +1,5 @@
 import { MAX_JSON_DEPTH, MAX_JSON_KEYS } from './json-body.js';
-import { jsonProblem, textProblem } from './storable-values.js';
+import { jsonBytes, jsonProblem, textProblem } from './storable-values.js';
 
 const NUL = 'must not contain the NUL character (U+0000)';
 const LONE_SURROGATE = 'must be valid Unicode: it holds a lone UTF-16 surrogate (U+D800 to U+DFFF)';
@@ -75,5 +75,14 @@ describe(jsonProblem.name, () => {
     });
     expect(jsonProblem(huge)).toBe(`has more than ${MAX_JSON_KEYS} keys in all`);
     expect(reads).toBeLessThanOrEqual(MAX_JSON_KEYS);
+  });
+});
+
+describe(jsonBytes.name, () => {
+  it('counts the UTF-8 bytes of the JSON text, and nothing for none', () => {
+    expect(jsonBytes(undefined)).toBe(0);
+    expect(jsonBytes(null)).toBe(0);
+    expect(jsonBytes({ é: '🦊' })).toBe(Buffer.byteLength('{"é":"🦊"}', 'utf8'));
+    expect(jsonBytes(0)).toBe(1);
   });
 });

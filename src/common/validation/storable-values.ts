@@ -60,3 +60,10 @@ export function jsonProblem(value: unknown): string | undefined {
   }
   return undefined;
 }
+
+/** The UTF-8 bytes of free-form JSON as stored (its text); 0 for none (absent or null). */
+export function jsonBytes(value: unknown): number {
+  return value === undefined || value === null
+    ? 0
+    : Buffer.byteLength(JSON.stringify(value), 'utf8');
+}

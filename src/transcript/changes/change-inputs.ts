@@ -2,6 +2,7 @@ import { ScribeException } from '../../common/errors/scribe.exception.js';
 import { SESSION_ID_PATTERN, SESSION_ID_RULE } from '../../common/validation/session-id.js';
 import {
   boundedTextProblem,
+  jsonBytes,
   jsonProblem,
   textProblem,
 } from '../../common/validation/storable-values.js';
@@ -41,11 +42,7 @@ export function editOf(input: EditMessageInput, maxMessageBytes: number): Messag
     const problem = jsonProblem(metadata);
     if (problem) throw ScribeException.invalidInput('input.metadata', problem);
   }
-  const bytes =
-    Buffer.byteLength(content ?? '', 'utf8') +
-    (metadata === undefined || metadata === null
-      ? 0
-      : Buffer.byteLength(JSON.stringify(metadata), 'utf8'));
+  const bytes = Buffer.byteLength(content ?? '', 'utf8') + jsonBytes(metadata);
   if (bytes > maxMessageBytes) {
     throw ScribeException.invalidInput(
       'input',
