@@ -1,23 +1,33 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-// The README's client examples run as they are written, against a server started as the
-// README says: every `sh` block that calls curl and every `js` block is marked
-// `<!-- snippet: name -->`, and this runs each marked one. The start snippet sets PORT and
-// TOKEN (the one place to change them); only PORT's value is replaced here, by a free port.
-const README = readFileSync(resolve('README.md'), 'utf8');
+// The client examples of the README and of its guides in docs/ run as they are written,
+// against a server started as the README says: every `sh` block that calls curl and every `js`
+// block is marked `<!-- snippet: name -->`, and this runs each marked one. The start snippet
+// (in the README) sets PORT and TOKEN (the one place to change them); only PORT's value is
+// replaced here, by a free port.
+const DOCUMENTS = [
+  'README.md',
+  ...readdirSync(resolve('docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => join('docs', name)),
+].map((path) => ({ path, text: readFileSync(resolve(path), 'utf8') }));
 const MARKED = /<!-- snippet: ([\w-]+) -->\n```(\w+)\n([\s\S]*?)\n```/g;
+const MARKS = DOCUMENTS.flatMap(({ path, text }) =>
+  [...text.matchAll(MARKED)].map(([, name, language, code]) => ({ path, name, language, code })),
+);
 const SNIPPETS = new Map(
-  [...README.matchAll(MARKED)].map(([, name, language, code]) => [name, { language, code }]),
+  MARKS.map(({ path, name, language, code }) => [name, { path, language, code }]),
 );
 
 function snippet(name: string): string {
   const found = SNIPPETS.get(name);
-  if (!found) throw new Error(`README has no snippet marked ${name}`);
+  if (!found) throw new Error(`Neither the README nor docs/ has a snippet marked ${name}`);
   return found.code;
 }
 
@@ -80,6 +90,8 @@ describe('the README', () => {
     workdir = await mkdtemp(join(tmpdir(), 'scribe-readme-'));
     // The js snippets import graphql-ws, ws and @apollo/client, as an app that installed them.
     await symlink(resolve('node_modules'), join(workdir, 'node_modules'), 'dir');
+    // The start snippet is the README's own: the one place a reader sets PORT and TOKEN.
+    expect(SNIPPETS.get('start')?.path).toBe('README.md');
     const start = snippet('start');
     const settings = /^export PORT=(\S+) TOKEN=(\S+)$/m.exec(start);
     if (!settings) throw new Error('The start snippet must begin with export PORT=… TOKEN=…');
@@ -122,15 +134,16 @@ describe('the README', () => {
   });
 
   it('marks every client example, so that none is left out of this test', () => {
-    const blocks = [
-      ...README.matchAll(/(<!-- snippet: [\w-]+ -->\n)?```(sh|js)\n([\s\S]*?)\n```/g),
-    ];
-    const unmarked = blocks
-      .filter(
-        ([, marker, language, code]) => !marker && (language === 'js' || /\bcurl\b/.test(code)),
-      )
-      .map(([block]) => block.slice(0, 80));
+    const unmarked = DOCUMENTS.flatMap(({ path, text }) =>
+      [...text.matchAll(/(<!-- snippet: [\w-]+ -->\n)?```(sh|js)\n([\s\S]*?)\n```/g)]
+        .filter(
+          ([, marker, language, code]) => !marker && (language === 'js' || /\bcurl\b/.test(code)),
+        )
+        .map(([block]) => `${path}: ${block.slice(0, 80)}`),
+    );
     expect(unmarked).toEqual([]);
+    // One name, one snippet: a second mark of a name would be silently left out.
+    expect(MARKS.map(({ name }) => name)).toEqual([...SNIPPETS.keys()]);
     expect([...SNIPPETS.keys()]).toEqual(
       expect.arrayContaining([
         'start',
