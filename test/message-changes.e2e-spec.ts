@@ -743,7 +743,7 @@ describe.each(databaseKinds())('editMessage and redactMessage on %s', (database)
       for (const id of sessions) expect(await read(id)).toBeNull();
     });
 
-    // SQLite's own files (PostgreSQL's are its server's: the README says what they keep).
+    // SQLite's own files (PostgreSQL's are its server's: docs/chat-front-ends.md says what they keep).
     if (database === 'sqlite') {
       it('leaves no byte of an edited then redacted text in the SQLite files, overflow pages included', async () => {
         const text = 'BIGSECRET-'.repeat(1200);

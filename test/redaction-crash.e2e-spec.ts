@@ -141,7 +141,7 @@ describe.each(databaseKinds())('redactMessage and kill -9 on %s', (database_) =>
     expect(await filesHolding(join(dataDir, 'pending_messages'), SECRET)).toEqual([]);
     // SQLite: nor does the database's own file, nor its write-ahead log (secure_delete zeroes
     // what the row held, and the log is checkpointed). The search index keeps the words as
-    // index terms until FTS5 merges its segments (see the README), never the text.
+    // index terms until FTS5 merges its segments (see docs/chat-front-ends.md), never the text.
     if (database_ === 'sqlite') expect(await filesHolding(dataDir, SECRET)).toEqual([]);
   }
 

@@ -34,7 +34,7 @@ export type OptionRow = readonly [
 
 /**
  * Every Scribe option and the variable it is read from: the one table the environment adapter,
- * resolveScribeConfig and the README's options table all follow. The variables are in
+ * resolveScribeConfig and the options table of docs/nest-module.md all follow. The variables are in
  * Environment's order, so that of two bad options the one its variable would be is named.
  */
 export const SCRIBE_OPTION_TABLE: readonly OptionRow[] = [

@@ -184,7 +184,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
    * Whether a blocked segment owes records nobody has read yet (adopted, and unreadable from
    * the start): any client id may have been accepted in it. A dead owner behind a bad lock
    * file is not counted: its segments may stay unread until an operator acts, and refusing
-   * every client id meanwhile would stop the instance (see the README's limits).
+   * every client id meanwhile would stop the instance (see docs/configuration.md).
    */
   get owesUnread(): boolean {
     return this.blocked

@@ -45,7 +45,7 @@ export interface JsonLogLine {
  * writes one object a line, every Logger call in Scribe and in Nest goes through it unchanged,
  * and no dependency or second logging path is added; what Scribe needs on top (ISO times, the
  * request id, the escaping, quiet start-up) is a few overrides here. A host that prefers pino
- * installs its own logger, and Scribe's lines go to it (see the README's Logs).
+ * installs its own logger, and Scribe's lines go to it (see docs/operating.md, Logs).
  *
  * Both formats carry the id of the request whose work wrote the line (currentRequestId), an
  * ISO time, and no colour unless asked for (`colors`, which main.ts sets for a terminal only).
