@@ -24,7 +24,7 @@ import { SessionReader } from './session-reader.js';
 import { checkMessagesArgs, messagePageRequest } from './message-page-args.js';
 import { selectsField } from './selections.js';
 import { createValidationPipe } from '../common/validation/validation.pipe.js';
-import { decodeSessionCursor, sessionListKey } from './session.mapper.js';
+import { decodeSessionCursor, sessionListKey } from './session-list-cursor.js';
 import { toSessionModel } from '../common/graphql/session.mapper.js';
 
 /**

@@ -1,7 +1,7 @@
 import { encodeCursor } from '../common/pagination/cursor.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { type ScribeException } from '../common/errors/scribe.exception.js';
-import { decodeSessionCursor } from './session.mapper.js';
+import { decodeSessionCursor } from './session-list-cursor.js';
 
 function refusal(cursor: string): ScribeException | undefined {
   try {

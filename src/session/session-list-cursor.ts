@@ -4,6 +4,9 @@ import { SESSION_ID_PATTERN } from '../common/validation/session-id.js';
 import { type SessionListPosition } from '../database/session-list-queries.js';
 import { type SessionRecord } from '../message/session-record.js';
 
+// The session list's cursor, in one home: the key a page's cursors encode, and its parser. A
+// cursor, not a mapping of the session: toSessionModel (common/graphql) is the one mapper.
+
 /** Cursor key of the session list (most recently updated first). */
 export function sessionListKey(record: SessionRecord): string {
   return `${record.updatedAt}:${record.id}`;
