@@ -3,9 +3,9 @@ import { ScribeException } from '../common/errors/scribe.exception.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { MessageRole } from '../message/message-role.js';
 import { recordBytes, type FullSession, type SessionRecord } from '../message/session-record.js';
+import { type SessionLoader } from './session-loader.js';
 import {
   SessionResolveGate,
-  type SessionLoader,
   type SessionResolveGateMetrics,
   type SessionResolveGateOptions,
 } from './session-resolve-gate.js';

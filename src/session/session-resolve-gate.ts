@@ -2,13 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { type MessageRecord } from '../message/message-record.js';
 import { recordBytes, type FullSession, type SessionRecord } from '../message/session-record.js';
 import { KeyedLoader } from './keyed-loader.js';
-
-export interface SessionLoader {
-  /** Metadata + whole transcript; null when the session does not exist. The expensive read. */
-  loadFull(sessionId: string): Promise<FullSession | null>;
-  /** Metadata only; null when unknown. Cheap. */
-  loadMetadata(sessionId: string): Promise<SessionRecord | null>;
-}
+import { type SessionLoader } from './session-loader.js';
 
 export interface SessionResolveGateOptions {
   /** Most loader.loadFull calls running at once. */

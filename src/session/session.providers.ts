@@ -1,45 +1,49 @@
 import { type Provider } from '@nestjs/common';
 import { ScribeConfig } from '../config/scribe-config.js';
-import { fromDatabase } from '../database/database-errors.js';
-import { SessionQueries } from '../database/session-queries.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { SessionResolveGate } from './session-resolve-gate.js';
+import { SessionLoader } from './session-loader.js';
+import { SessionResolveGate, type SessionResolveGateMetrics } from './session-resolve-gate.js';
+import { StoredSessionLoader } from './stored-session-loader.js';
+
+/** The gate's counters, kept in the instance's metrics. */
+class SessionGateMetrics implements SessionResolveGateMetrics {
+  constructor(private readonly metrics: MetricsService) {}
+
+  fullLoad(): void {
+    this.metrics.sessionFullLoads.inc();
+  }
+
+  cacheHit(): void {
+    this.metrics.sessionCacheHits.inc();
+  }
+
+  cacheMiss(): void {
+    this.metrics.sessionCacheMisses.inc();
+  }
+
+  staleReload(): void {
+    this.metrics.sessionStaleReloads.inc();
+  }
+}
 
 /**
- * The gate full session loads go through, over the database's queries, sized from
- * ScribeConfig, counting into the metrics. An outage of the database is told apart from a
- * fault here (fromDatabase), for every load.
+ * The gate full session loads go through, over `loader`, sized from ScribeConfig, counting
+ * into the metrics.
  */
 export function sessionResolveGate(
-  queries: SessionQueries,
+  loader: SessionLoader,
   config: ScribeConfig,
   metrics: MetricsService,
 ): SessionResolveGate {
   const gate = new SessionResolveGate(
-    {
-      // A transcript too large to cache is not loaded whole: it is read page by page.
-      loadFull: async (id) => {
-        const timer = metrics.fullLoadDuration.startTimer();
-        try {
-          return await fromDatabase(queries.loadFull(id, config.sessionCacheMaxBytes));
-        } finally {
-          timer();
-        }
-      },
-      loadMetadata: (id) => fromDatabase(queries.findMetadata(id)),
-    },
+    loader,
     {
       concurrency: config.sessionResolveConcurrency,
       timeoutMs: config.sessionResolveTimeoutMs,
       cacheSize: config.sessionCacheSize,
       cacheMaxBytes: config.sessionCacheMaxBytes,
     },
-    {
-      fullLoad: () => metrics.sessionFullLoads.inc(),
-      cacheHit: () => metrics.sessionCacheHits.inc(),
-      cacheMiss: () => metrics.sessionCacheMisses.inc(),
-      staleReload: () => metrics.sessionStaleReloads.inc(),
-    },
+    new SessionGateMetrics(metrics),
   );
   metrics.observeGauge('scribe_session_resolve_active', () => gate.status().activeLoads);
   metrics.observeGauge('scribe_session_resolve_waiting', () => gate.status().waitingLoads);
@@ -48,9 +52,11 @@ export function sessionResolveGate(
 
 /** The read side's collaborators Nest cannot build from a class alone. */
 export const sessionProviders: Provider[] = [
+  // The gate's one loader, by its token: what a test or a host overrides.
+  { provide: SessionLoader, useClass: StoredSessionLoader },
   {
     provide: SessionResolveGate,
-    inject: [SessionQueries, ScribeConfig, MetricsService],
+    inject: [SessionLoader, ScribeConfig, MetricsService],
     useFactory: sessionResolveGate,
   },
 ];

@@ -7,8 +7,9 @@ import { type PendingMessages } from '../../message/pending-messages.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { SessionReader } from '../session-reader.js';
 import { sessionResolveGate } from '../session.providers.js';
+import { StoredSessionLoader } from '../stored-session-loader.js';
 
-/** A SessionReader as SessionModule builds it: its gate over the same queries and config. */
+/** A SessionReader as SessionModule builds it: its gate's loader over the same queries and config. */
 export function newReader(
   queries: SessionQueries,
   config: ScribeConfig,
@@ -17,6 +18,11 @@ export function newReader(
   updates: SessionUpdates,
   lists: SessionListQueries,
 ): SessionReader {
-  const gate = sessionResolveGate(queries, config, new MetricsService());
+  const metrics = new MetricsService();
+  const gate = sessionResolveGate(
+    new StoredSessionLoader(queries, config, metrics),
+    config,
+    metrics,
+  );
   return new SessionReader(queries, config, gate, events, held, updates, lists);
 }
