@@ -11,7 +11,6 @@ import { type PageRequest } from '../common/pagination/page-request.js';
 import { Message } from '../common/graphql/models/message.model.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type SessionRecord } from '../message/session-record.js';
-import { type PendingMessage } from '../message/pending-messages.js';
 import { SessionArgs } from './dto/session.args.js';
 import { SessionsArgs, sessionFilterOf } from './dto/sessions.args.js';
 import { ScribeConfig } from '../config/scribe-config.js';
@@ -26,17 +25,6 @@ import { selectsField } from './selections.js';
 import { createValidationPipe } from '../common/validation/validation.pipe.js';
 import { decodeSessionCursor, sessionListKey } from './session-list-cursor.js';
 import { toSessionModel } from '../common/graphql/session.mapper.js';
-
-/**
- * A Session as resolved, carrying the whole transcript when a full load produced it, and what
- * this instance held of it just before (a held message stored meanwhile is then in one or both
- * of them, counted once, never in neither), and whether its journal alone held some then.
- */
-type ResolvedSession = Session & {
-  transcript?: MessageRecord[];
-  held?: PendingMessage[];
-  journaled?: boolean;
-};
 
 @ScribeResolver(() => Session)
 export class SessionResolver {
@@ -57,7 +45,7 @@ export class SessionResolver {
     @Args() args: SessionArgs,
     @Info() info: GraphQLResolveInfo,
     @Context() context: GraphQLContext,
-  ): Promise<ResolvedSession | null> {
+  ): Promise<Session | null> {
     await checkMessagesArgs(info, this.pipe);
     // Metadata is already in memory (cached or read) when it is charged: it is one value.
     const charge = (record: SessionRecord) => {
@@ -78,7 +66,10 @@ export class SessionResolver {
     charge(full.session);
     // Too large to hold whole: its pages come straight from the database (keyset reads).
     return full.complete
-      ? { ...toSessionModel(full.session), transcript: full.messages, held, journaled }
+      ? {
+          ...toSessionModel(full.session),
+          transcript: { messages: full.messages, held, journaled },
+        }
       : toSessionModel(full.session);
   }
 
@@ -121,18 +112,19 @@ export class SessionResolver {
       'The transcript, in the order its appends were accepted: `first` messages after `after` (from the oldest), or `last` messages before `before` (the newest when `before` is absent), in that order either way.',
   })
   async messages(
-    @Parent() session: ResolvedSession,
+    @Parent() session: Session,
     @Args() args: TwoWayPageArgs,
     @Context() context: GraphQLContext,
   ): Promise<Connection<Message>> {
     const request = messagePageRequest(args);
-    // Read before the transcript was loaded (see ResolvedSession), and before asking whether
+    const loaded = session.transcript;
+    // Read before the transcript was loaded (see LoadedTranscript), and before asking whether
     // the journal alone holds some: a message that leaves memory after this is in `held`.
-    const held = session.held ?? this.reader.pending(session.id);
-    const transcript = session.transcript;
-    if (!transcript || session.journaled || this.reader.inJournalOnly(session.id)) {
+    const held = loaded?.held ?? this.reader.pending(session.id);
+    if (!loaded || loaded.journaled || this.reader.inJournalOnly(session.id)) {
       return this.fromDatabase(session.id, request, context);
     }
+    const transcript = loaded.messages;
     const page = this.reader.transcriptPage(transcript, request);
     const listed = withPending(page, request, held);
     // A cached transcript's page and held messages are in memory already: charged before the
@@ -172,7 +164,7 @@ export class SessionResolver {
   }
 
   /** A session not stored yet, whose first messages this instance holds: it exists for them. */
-  private async onlyPending(id: string): Promise<ResolvedSession | null> {
+  private async onlyPending(id: string): Promise<Session | null> {
     const held = this.reader.pending(id).map(({ record }) => record);
     // Its oldest (or all) may be in the journal only: one line read back tells when it began.
     const journal = this.reader.inJournalOnly(id)
@@ -192,7 +184,8 @@ export class SessionResolver {
       updatedAt: new Date(last.acceptedAt),
       messageCount: 0,
       revision: 0,
-      transcript: [],
+      // Nothing stored: its messages are all in what this instance holds.
+      transcript: { messages: [] },
     };
   }
 }
