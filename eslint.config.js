@@ -9,6 +9,34 @@ import tseslint from 'typescript-eslint';
 // the composition root (src/*.ts) on top.
 const ENV_MESSAGE =
   'read configuration from ScribeConfig; only src/config/scribe-options-from-environment.ts reads the environment';
+const ENV_READERS = [
+  'src/config/scribe-options-from-environment.ts',
+  'src/main.ts',
+  'src/bin/scribe.ts',
+  'src/data-source.ts',
+];
+const ENV_SYNTAX = [
+  { selector: "MemberExpression[object.name='process'][computed=true]", message: ENV_MESSAGE },
+  {
+    selector: "VariableDeclarator[init.name='process'] > ObjectPattern > Property[key.name='env']",
+    message: ENV_MESSAGE,
+  },
+  {
+    selector:
+      "ImportDeclaration[source.value=/^(node:)?process$/] ImportSpecifier[imported.name='env']",
+    message: ENV_MESSAGE,
+  },
+];
+// A client-visible code written as a string (`code: 'NOT_FOUND'`) outside common/errors/: each
+// is a member of ScribeErrorCode, whose values are the wire codes (Apollo's own are in its
+// ApolloServerErrorCode). Not the codes of a driver or the OS that a fake or a wrapper sets on
+// an Error (`SQLITE_FULL`, `SCRIBE_SQLITE_WRITER_LOST`, errno's `ENOSPC`): those are no wire code.
+const WIRE_CODE_SYNTAX = {
+  selector:
+    "Property[key.name='code'][value.type='Literal'][value.value=/^(?!SQLITE_|SCRIBE_SQLITE_|E[A-Z]+$)[A-Z][A-Z_]+$/]",
+  message:
+    "a wire code is a member of ScribeErrorCode (src/common/errors/scribe-error-code.ts), or of ApolloServerErrorCode for Apollo's own: not a string",
+};
 const FEATURES = ['session', 'transcript', 'spool', 'live', 'health', 'export'];
 const DRIVERS = ['typeorm', '@nestjs/typeorm', 'sqlite3', 'pg'];
 const otherFeatures = (own) => FEATURES.filter((feature) => feature !== own);
@@ -126,35 +154,26 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     // The adapter, and the entry points of a process (npm start's, the `scribe` bin's, and the
     // TypeORM CLI's DataSource for the migration scripts).
-    ignores: [
-      'src/config/scribe-options-from-environment.ts',
-      'src/main.ts',
-      'src/bin/scribe.ts',
-      'src/data-source.ts',
-    ],
+    ignores: ENV_READERS,
     rules: {
       'no-restricted-properties': [
         'error',
         { object: 'process', property: 'env', message: ENV_MESSAGE },
       ],
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: "MemberExpression[object.name='process'][computed=true]",
-          message: ENV_MESSAGE,
-        },
-        {
-          selector:
-            "VariableDeclarator[init.name='process'] > ObjectPattern > Property[key.name='env']",
-          message: ENV_MESSAGE,
-        },
-        {
-          selector:
-            "ImportDeclaration[source.value=/^(node:)?process$/] ImportSpecifier[imported.name='env']",
-          message: ENV_MESSAGE,
-        },
-      ],
+      'no-restricted-syntax': ['error', ...ENV_SYNTAX, WIRE_CODE_SYNTAX],
     },
+  },
+  {
+    // (A later block's no-restricted-syntax replaces an earlier one's: each block names all.)
+    files: ENV_READERS,
+    rules: { 'no-restricted-syntax': ['error', WIRE_CODE_SYNTAX] },
+  },
+  {
+    // Where the wire codes are written out: the enum and the GraphQL error formatting beside it,
+    // and the specs, which pin the wire as clients read it (an enum value changed by mistake
+    // would change a spec written with the enum along with it).
+    files: ['src/common/errors/**/*.ts', 'src/**/*.spec.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...ENV_SYNTAX] },
   },
   {
     // The admin console's client runs in a browser.

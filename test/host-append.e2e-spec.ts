@@ -1,10 +1,9 @@
 import { ScribeErrorCode } from '../src/common/errors/scribe-error-code.js';
-import { graphqlCodeFor } from '../src/common/errors/graphql-error.util.js';
 import { createScribeTestingModule, type ScribeTesting } from '../src/kit/index.js';
 import { TranscriptService } from '../src/transcript/transcript.service.js';
 
 // A host's own provider calling TranscriptService.append with values no JSON body could hold:
-// each is refused with the ScribeError GraphQL gives (INVALID_INPUT, the field named), never a
+// each is refused with the ScribeError GraphQL gives (BAD_USER_INPUT, the field named), never a
 // TypeError, and nothing of the batch is stored. What JSON can carry is taken alike by both.
 
 const APPEND = `mutation ($input: AppendMessagesInput!) {
@@ -77,7 +76,7 @@ describe("a host's append of values JSON cannot hold", () => {
       const error = await refusalOf(sessionId, metadata);
 
       expect(error.name).toBe('ScribeException');
-      expect(error.code).toBe(ScribeErrorCode.InvalidInput);
+      expect(error.code).toBe(ScribeErrorCode.BadUserInput);
       expect(error.field).toBe(field);
       expect(error.message.startsWith(`${field}: `)).toBe(true);
       expect(await stored(sessionId)).toBeNull();
@@ -88,7 +87,7 @@ describe("a host's append of values JSON cannot hold", () => {
     const boxed = (id: string) => [{ role: 'USER', content: id, clientMessageId: new String(id) }];
     for (const id of ['id-A', 'id-B']) {
       await expect(transcripts.append('boxed', boxed(id) as never[])).rejects.toMatchObject({
-        code: ScribeErrorCode.InvalidInput,
+        code: ScribeErrorCode.BadUserInput,
         field: 'input.messages.0.clientMessageId',
       });
     }
@@ -110,9 +109,7 @@ describe("a host's append of values JSON cannot hold", () => {
     });
 
     expect(overGraphql.errors?.[0].message).toBe(error.message);
-    expect(overGraphql.errors?.[0].extensions?.code).toBe(
-      graphqlCodeFor(ScribeErrorCode.InvalidInput),
-    );
+    expect(overGraphql.errors?.[0].extensions?.code).toBe(error.code);
     expect(overGraphql.errors?.[0].extensions?.field).toBe(error.field);
     expect(await stored('host-deep')).toBeNull();
     expect(await stored('gql-deep')).toBeNull();

@@ -112,7 +112,7 @@ export class ExportController implements BeforeApplicationShutdown {
     const asked = exportFormatOf(format);
     const transcript = await this.transcripts.open(id);
     if (!transcript) {
-      throw new ScribeException(ScribeErrorCode.SessionNotFound, `No session ${id} is stored`);
+      throw new ScribeException(ScribeErrorCode.NotFound, `No session ${id} is stored`);
     }
     return { transcript, format: asked };
   }
@@ -138,7 +138,7 @@ export class ExportController implements BeforeApplicationShutdown {
       `Unhandled error exporting session ${JSON.stringify(id)}: ${describeError(error)}`,
       error instanceof Error ? error.stack : undefined,
     );
-    answerRefusal(response, 500, 'INTERNAL_SERVER_ERROR', 'Internal server error');
+    answerRefusal(response, 500, ScribeErrorCode.InternalServerError, 'Internal server error');
   }
 
   /** One line for how an export that began ended: at WARN when the database failed it. */

@@ -152,7 +152,7 @@ describe('transcript formats', () => {
       }
       expect(refusal).toBeInstanceOf(ScribeException);
       expect(refusal).toMatchObject({
-        code: ScribeErrorCode.InvalidInput,
+        code: ScribeErrorCode.BadUserInput,
         field: 'format',
         message: 'format: must be one of jsonl, markdown, json',
       });

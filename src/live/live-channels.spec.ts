@@ -441,7 +441,7 @@ describe(LiveChannels.name, () => {
 
   describe('close', () => {
     it('ends every feed with the error given, and refuses new ones with it', async () => {
-      const shutdown = new ScribeException(ScribeErrorCode.ShuttingDown, 'shutting down');
+      const shutdown = new ScribeException(ScribeErrorCode.ServiceUnavailable, 'shutting down');
       const messages = sut.openMessages('s1');
       const changes = sut.openSession('s1');
       const waiting = messages.next();

@@ -119,7 +119,7 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
     this.closing = true;
     this.channels.close(
       new ScribeException(
-        ScribeErrorCode.ShuttingDown,
+        ScribeErrorCode.ServiceUnavailable,
         'This Scribe instance is shutting down: subscribe again, with `after` set to the cursor of the last message received',
       ),
     );
@@ -233,7 +233,7 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
           ctx.extra.socket.close(CLOSE_DUPLICATE_ID, `Subscriber for ${id} already exists`);
           return [
             new GraphQLError(`Subscriber for ${id} already exists`, {
-              extensions: { code: 'BAD_REQUEST' },
+              extensions: { code: ScribeErrorCode.BadRequest },
             }),
           ];
         }

@@ -574,7 +574,7 @@ describe(MessageStream.name, () => {
       store.last = 19;
       const sut = streamAfter(liveCursor(5, 20));
 
-      expect(await outcomeOf(sut.next())).toBe('error INVALID_INPUT');
+      expect(await outcomeOf(sut.next())).toBe('error BAD_USER_INPUT');
       expect(store.reads).toEqual([]);
       expect(liveEnds).toBe(1);
     });
@@ -594,7 +594,7 @@ describe(MessageStream.name, () => {
       const sut = streamAfter(liveCursor(5, 1));
 
       await expect(sut.next()).rejects.toMatchObject({
-        code: ScribeErrorCode.InvalidInput,
+        code: ScribeErrorCode.BadUserInput,
         field: 'after',
         message: "after: is past the session's last commit: not a cursor this session gave",
       });

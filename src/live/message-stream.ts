@@ -116,7 +116,7 @@ export class MessageStream implements AsyncIterableIterator<TranscriptEvent> {
       if (this.replaying && !this.live.isEnded) {
         await this.readPage().catch((error: unknown) => {
           void this.live.return();
-          if (error instanceof ScribeException && error.code === ScribeErrorCode.InvalidInput) {
+          if (error instanceof ScribeException && error.code === ScribeErrorCode.BadUserInput) {
             throw error;
           }
           throw new ScribeException(

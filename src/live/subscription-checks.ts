@@ -1,3 +1,4 @@
+import { ApolloServerErrorCode } from '@apollo/server/errors';
 import {
   GraphQLError,
   OperationTypeNode,
@@ -16,6 +17,7 @@ import { inputListTooLongError, oversizedInputList } from '../common/graphql/inp
 import { refusal } from '../common/graphql/query-limits.plugin.js';
 import { queryTooComplexError } from '../common/graphql/query-limits.js';
 import { type QueryLimitSettings } from '../config/scribe-config.js';
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 
 /** What a graphql-ws client sends to subscribe. */
 export interface SubscribePayload {
@@ -40,7 +42,7 @@ export function checkSubscription(
   principal?: Principal,
 ): ExecutionArgs | GraphQLError[] {
   if (typeof payload.query !== 'string') {
-    return [requestError('The subscription has no query', 'BAD_REQUEST')];
+    return [requestError('The subscription has no query', ScribeErrorCode.BadRequest)];
   }
   if (Buffer.byteLength(payload.query) > limits.maxBytes) {
     return [
@@ -54,7 +56,7 @@ export function checkSubscription(
     document = parse(payload.query, { maxTokens: limits.maxTokens });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    return [requestError(message, 'GRAPHQL_PARSE_FAILED')];
+    return [requestError(message, ApolloServerErrorCode.GRAPHQL_PARSE_FAILED)];
   }
   // At most ten errors: a document can name thousands of unknown fields, and the answer to
   // each would cost more than the question.
@@ -66,13 +68,15 @@ export function checkSubscription(
   const variables = payload.variables ?? undefined;
   const operation = getOperationAST(document, operationName);
   if (!operation) {
-    return [requestError('Name the operation to run', 'OPERATION_RESOLUTION_FAILURE')];
+    return [
+      requestError('Name the operation to run', ApolloServerErrorCode.OPERATION_RESOLUTION_FAILURE),
+    ];
   }
   if (operation.operation !== OperationTypeNode.SUBSCRIPTION) {
     return [
       requestError(
         `Only subscriptions run over the WebSocket; send a ${operation.operation} with HTTP POST`,
-        'BAD_REQUEST',
+        ScribeErrorCode.BadRequest,
       ),
     ];
   }
@@ -86,6 +90,9 @@ export function checkSubscription(
   return { schema, document, operationName, variableValues: variables };
 }
 
-function requestError(message: string, code: string): GraphQLError {
+function requestError(
+  message: string,
+  code: ScribeErrorCode | ApolloServerErrorCode,
+): GraphQLError {
   return new GraphQLError(message, { extensions: { code } });
 }

@@ -35,7 +35,7 @@ const check = (query: string, variables?: Record<string, unknown>) =>
   checkMessagesArgs(infoOf(query, variables), pipe);
 const refusal = (field: string, reason: RegExp) =>
   expect.objectContaining({
-    code: ScribeErrorCode.InvalidInput,
+    code: ScribeErrorCode.BadUserInput,
     field,
     message: expect.stringMatching(new RegExp(`^${field}: ${reason.source}`)),
   });

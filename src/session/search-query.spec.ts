@@ -7,7 +7,7 @@ function refusal(text: string): string {
     parseSearchQuery(text);
   } catch (error) {
     expect(error).toBeInstanceOf(ScribeException);
-    expect((error as ScribeException).code).toBe(ScribeErrorCode.InvalidInput);
+    expect((error as ScribeException).code).toBe(ScribeErrorCode.BadUserInput);
     return (error as Error).message;
   }
   throw new Error(`accepted ${text}`);

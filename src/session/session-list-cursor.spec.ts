@@ -28,7 +28,7 @@ describe(decodeSessionCursor.name, () => {
     ['no id', '123:'],
   ])('refuses a cursor with %s as BAD_USER_INPUT on `after`', (_name, text) => {
     const error = refusal(encodeCursor(text));
-    expect(error?.code).toBe(ScribeErrorCode.InvalidInput);
+    expect(error?.code).toBe(ScribeErrorCode.BadUserInput);
     expect(error?.field).toBe('after');
   });
 });

@@ -52,7 +52,7 @@ export class SessionUpdateResolver {
           );
     if (outcome.kind === 'not-found') {
       throw new ScribeException(
-        ScribeErrorCode.SessionNotFound,
+        ScribeErrorCode.NotFound,
         `input.id: no session ${JSON.stringify(input.id)}; a session is created by its first message`,
         'input.id',
         blind,

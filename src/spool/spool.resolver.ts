@@ -2,7 +2,7 @@ import { Args, Mutation, Query } from '@nestjs/graphql';
 import { ScribeResolver } from '../common/graphql/scribe-resolver.js';
 import { RequireScope } from '../common/auth/scope.guard.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
-import { ScribeException } from '../common/errors/scribe.exception.js';
+import { ScribeException, ServerStateException } from '../common/errors/scribe.exception.js';
 import { SetAsideActionInput } from './dto/set-aside-action.input.js';
 import { SetAsideActionPayload } from './models/set-aside-action-payload.model.js';
 import { SpoolStatus } from './models/spool-status.model.js';
@@ -23,8 +23,10 @@ function payloadOf(outcome: SetAsideActionOutcome): SetAsideActionPayload {
         messageId: outcome.entry.messageId ?? null,
       };
     case 'not-found':
-      throw new ScribeException(
-        ScribeErrorCode.SetAsideNotFound,
+      // The server's state, not the client's doing: another operator, or the drain, may have
+      // closed the entry first. It spends no refusal budget.
+      throw new ServerStateException(
+        ScribeErrorCode.NotFound,
         `No open set-aside entry ${outcome.id} (among the newest spoolStatus lists): it may have been dropped or re-driven already`,
         'input.id',
       );

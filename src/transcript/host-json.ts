@@ -18,8 +18,8 @@ import { MAX_JSON_DEPTH, MAX_JSON_KEYS } from '../common/validation/json-body.js
 // items is refused once that budget is spent, not after it was copied whole.
 
 /**
- * A plain copy of `value`, a message's `field` (`input.messages.0.metadata`), or INVALID_INPUT;
- * INVALID_INPUT too once its JSON is sure to be over `maxBytes` (MAX_MESSAGE_BYTES).
+ * A plain copy of `value`, a message's `field` (`input.messages.0.metadata`), or BAD_USER_INPUT;
+ * BAD_USER_INPUT too once its JSON is sure to be over `maxBytes` (MAX_MESSAGE_BYTES).
  */
 export function plainJsonCopy(value: unknown, field: string, maxBytes: number): unknown {
   // Absent, as over GraphQL.
@@ -129,7 +129,7 @@ function copyObject(node: object, path: string, walk: Walk): Record<string, unkn
   return copied;
 }
 
-/** `read()`, or INVALID_INPUT naming `path` when a getter or a Proxy's trap throws. */
+/** `read()`, or BAD_USER_INPUT naming `path` when a getter or a Proxy's trap throws. */
 export function attempt<T>(path: string, read: () => T): T {
   try {
     return read();
@@ -139,7 +139,7 @@ export function attempt<T>(path: string, read: () => T): T {
   }
 }
 
-/** Counts `bytes` more of the copy's JSON; INVALID_INPUT once they are over the budget. */
+/** Counts `bytes` more of the copy's JSON; BAD_USER_INPUT once they are over the budget. */
 function spend(walk: Walk, bytes: number): void {
   walk.bytes += bytes;
   if (walk.bytes > walk.maxBytes) {

@@ -48,7 +48,7 @@ describe(checkNewMessages.name, () => {
       const refusal = refusalOf([message(), message({ [key]: 'a\u0000b' })]);
 
       expect(refusal).toBeInstanceOf(ScribeException);
-      expect(refusal?.code).toBe(ScribeErrorCode.InvalidInput);
+      expect(refusal?.code).toBe(ScribeErrorCode.BadUserInput);
       expect(refusal?.field).toBe(`input.messages.1.${key}`);
       expect(refusal?.message).toBe(`input.messages.1.${key}: ${NUL}`);
     },
@@ -194,7 +194,7 @@ describe(checkAppendTarget.name, () => {
     'refuses the session id %p as BAD_USER_INPUT naming input.sessionId',
     (sessionId) => {
       const refusal = refusalFor(sessionId, 1);
-      expect(refusal?.code).toBe(ScribeErrorCode.InvalidInput);
+      expect(refusal?.code).toBe(ScribeErrorCode.BadUserInput);
       expect(refusal?.field).toBe('input.sessionId');
     },
   );

@@ -23,7 +23,7 @@ function refusal(messages: unknown): { field: string; message: string } {
     // A clear ScribeError, never a raw TypeError.
     expect(error).toBeInstanceOf(ScribeException);
     const refused = error as ScribeException;
-    expect(refused.code).toBe(ScribeErrorCode.InvalidInput);
+    expect(refused.code).toBe(ScribeErrorCode.BadUserInput);
     expect(refused.message).not.toContain('\n');
     return { field: refused.field ?? '', message: refused.message };
   }

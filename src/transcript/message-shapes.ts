@@ -21,7 +21,7 @@ const JSON_FIELDS: ReadonlySet<string> = new Set(['toolCalls', 'metadata']);
 /**
  * What GraphQL checks of an append's input before the resolver sees it, for a host that calls
  * TranscriptService.append without GraphQL: a session id that is a string, a list of messages,
- * each an object of MessageInput's fields with their types. INVALID_INPUT naming the first
+ * each an object of MessageInput's fields with their types. BAD_USER_INPUT naming the first
  * failing field, as the validation pipe names it, and never a TypeError of the host's values
  * (a getter or a Proxy that throws, a BigInt, a cycle). Returns copies of the messages, read
  * once each, their JSON plain and copied no further than `maxMessageBytes` of it: those are

@@ -256,7 +256,7 @@ describe(TranscriptService.name, () => {
       const refusal = await rejectionOf(append('s1', message('fine'), message('nul \u0000')));
 
       expect(refusal).toBeInstanceOf(ScribeException);
-      expect(refusal.code).toBe(ScribeErrorCode.InvalidInput);
+      expect(refusal.code).toBe(ScribeErrorCode.BadUserInput);
       expect(refusal.field).toBe('messages.1.content');
       expect(store.writeCalls).toEqual([]);
       expect(backlog.total).toBe(0);
@@ -701,7 +701,7 @@ describe(TranscriptService.name, () => {
     ])('refuses %s before storing anything of the batch', async (_case, make, field, reason) => {
       const refusal = await rejectionOf(importAll('s1', imported(), make()));
 
-      expect(refusal.code).toBe(ScribeErrorCode.InvalidInput);
+      expect(refusal.code).toBe(ScribeErrorCode.BadUserInput);
       expect(refusal.field).toBe(field);
       expect(refusal.message).toBe(`${field}: ${reason}`);
       expect(store.rows).toEqual([]);
@@ -790,7 +790,7 @@ describe(TranscriptService.name, () => {
       const refusal = await rejectionOf(
         importAll('s1', { ...withClientId, clientMessageId: null }),
       );
-      expect(refusal.code).toBe(ScribeErrorCode.InvalidInput);
+      expect(refusal.code).toBe(ScribeErrorCode.BadUserInput);
     });
 
     it("refuses an id that is another session's message", async () => {
@@ -855,7 +855,7 @@ describe(TranscriptService.name, () => {
     it('refuses imports once shutdown has begun', async () => {
       await sut.beforeApplicationShutdown();
       const refusal = await rejectionOf(importAll('s1', imported()));
-      expect(refusal.code).toBe(ScribeErrorCode.ShuttingDown);
+      expect(refusal.code).toBe(ScribeErrorCode.ServiceUnavailable);
       expect(store.rows).toEqual([]);
     });
   });
@@ -934,7 +934,7 @@ describe(TranscriptService.name, () => {
 
       expect(sut.isAccepting).toBe(false);
       expect(refusal).toBeInstanceOf(ScribeException);
-      expect(refusal.code).toBe(ScribeErrorCode.ShuttingDown);
+      expect(refusal.code).toBe(ScribeErrorCode.ServiceUnavailable);
       expect(refusal.message).toBe(
         'This instance is shutting down and did not accept the append; retry it.',
       );
@@ -955,7 +955,7 @@ describe(TranscriptService.name, () => {
       await idle();
       expect(closed).toBe(false);
       expect((await rejectionOf(append('s2', message('late')))).code).toBe(
-        ScribeErrorCode.ShuttingDown,
+        ScribeErrorCode.ServiceUnavailable,
       );
 
       held.resolve();
@@ -1216,11 +1216,11 @@ describe(TranscriptService.name, () => {
         [message('a', 'c'), message('b', 'c')],
         'input.messages.1.clientMessageId: repeats the clientMessageId of input.messages.0',
       ],
-    ])('refuses %s with INVALID_INPUT, storing nothing', async (_name, id, messages, said) => {
+    ])('refuses %s with BAD_USER_INPUT, storing nothing', async (_name, id, messages, said) => {
       const refusal = await rejectionOf(hostAppend(id, messages));
 
       expect(refusal).toBeInstanceOf(ScribeException);
-      expect(refusal.code).toBe(ScribeErrorCode.InvalidInput);
+      expect(refusal.code).toBe(ScribeErrorCode.BadUserInput);
       expect(refusal.message).toContain(said);
       expect(store.rows).toEqual([]);
     });
@@ -1232,7 +1232,7 @@ describe(TranscriptService.name, () => {
       );
 
       expect(await rejectionOf(sut.append('s1', messages))).toEqual(overApi);
-      expect(overApi.code).toBe(ScribeErrorCode.InvalidInput);
+      expect(overApi.code).toBe(ScribeErrorCode.BadUserInput);
     });
   });
 });

@@ -123,7 +123,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
   ): Promise<AppendResult> {
     if (!this.accepting) {
       throw new ScribeException(
-        ScribeErrorCode.ShuttingDown,
+        ScribeErrorCode.ServiceUnavailable,
         'This instance is shutting down and did not accept the append; retry it.',
       );
     }
@@ -160,7 +160,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
   ): Promise<ImportAnswer[]> {
     if (!this.accepting) {
       throw new ScribeException(
-        ScribeErrorCode.ShuttingDown,
+        ScribeErrorCode.ServiceUnavailable,
         'This instance is shutting down and did not accept the import; retry it.',
       );
     }

@@ -6,12 +6,7 @@ import { type Authentication, type Authenticator } from './authenticator.js';
 import { NonReaderRefusalsInterceptor } from './non-reader-refusals.interceptor.js';
 
 const blind = new ScribeException(ScribeErrorCode.RevisionConflict, 'not at revision 7');
-const detailed = new ScribeException(
-  ScribeErrorCode.SessionNotFound,
-  'no session "s"',
-  'input.id',
-  blind,
-);
+const detailed = new ScribeException(ScribeErrorCode.NotFound, 'no session "s"', 'input.id', blind);
 
 function intercept(outcome: Authentication, handle: CallHandler, type = 'graphql') {
   const authenticator = { forRequest: () => Promise.resolve(outcome) } as unknown as Authenticator;
@@ -51,7 +46,7 @@ describe(NonReaderRefusalsInterceptor.name, () => {
   });
 
   it('passes other errors and answers through untouched', async () => {
-    const plain = new ScribeException(ScribeErrorCode.InvalidInput, 'bad');
+    const plain = new ScribeException(ScribeErrorCode.BadUserInput, 'bad');
     await expect(intercept(caller(['append']), failing(plain))).rejects.toBe(plain);
     const boom = new Error('boom');
     await expect(intercept(caller(['append']), failing(boom))).rejects.toBe(boom);

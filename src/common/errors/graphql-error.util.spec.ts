@@ -9,15 +9,9 @@ import {
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { CapturingLogger } from '../testing/capturing-logger.js';
 import { queryTooComplexError } from '../graphql/query-limits.js';
-import {
-  errorKind,
-  formatGraphQLError,
-  graphqlCodeFor,
-  originalOf,
-  refusesClient,
-} from './graphql-error.util.js';
+import { errorKind, formatGraphQLError, originalOf, refusesClient } from './graphql-error.util.js';
 import { ScribeErrorCode } from './scribe-error-code.js';
-import { ScribeException } from './scribe.exception.js';
+import { ScribeException, ServerStateException } from './scribe.exception.js';
 import { ClientClosedRequestError } from '../http/request-abort-signal.js';
 
 const LOCATIONS = [{ line: 1, column: 3 }];
@@ -37,43 +31,45 @@ function formattedBy(error: GraphQLError, code: string): GraphQLFormattedError {
   };
 }
 
-describe(graphqlCodeFor.name, () => {
-  const expected: Record<ScribeErrorCode, string> = {
-    [ScribeErrorCode.InvalidInput]: 'BAD_USER_INPUT',
-    [ScribeErrorCode.Unauthenticated]: 'UNAUTHENTICATED',
-    [ScribeErrorCode.Forbidden]: 'FORBIDDEN',
-    [ScribeErrorCode.QueryTooExpensive]: 'QUERY_TOO_EXPENSIVE',
-    [ScribeErrorCode.ResponseTooLarge]: 'QUERY_TOO_COMPLEX',
-    [ScribeErrorCode.ResponseSlotTimeout]: 'RESPONSE_SLOT_TIMEOUT',
-    [ScribeErrorCode.SessionResolveTimeout]: 'SESSION_RESOLVE_TIMEOUT',
-    [ScribeErrorCode.ShuttingDown]: 'SERVICE_UNAVAILABLE',
-    [ScribeErrorCode.MessageRefused]: 'MESSAGE_REFUSED',
-    [ScribeErrorCode.IdempotencyConflict]: 'IDEMPOTENCY_CONFLICT',
-    [ScribeErrorCode.SessionNotFound]: 'NOT_FOUND',
-    [ScribeErrorCode.SetAsideNotFound]: 'NOT_FOUND',
-    [ScribeErrorCode.MessageNotFound]: 'NOT_FOUND',
-    [ScribeErrorCode.MessageHeld]: 'MESSAGE_HELD',
-    [ScribeErrorCode.MessageRedacted]: 'MESSAGE_REDACTED',
-    [ScribeErrorCode.RevisionConflict]: 'REVISION_CONFLICT',
-    [ScribeErrorCode.SlowConsumer]: 'SLOW_CONSUMER',
-    [ScribeErrorCode.TooManySubscriptions]: 'TOO_MANY_SUBSCRIPTIONS',
-    [ScribeErrorCode.SubscriptionInterrupted]: 'SUBSCRIPTION_INTERRUPTED',
-    [ScribeErrorCode.SessionDeleted]: 'SESSION_DELETED',
-    [ScribeErrorCode.DatabaseUnavailable]: 'DATABASE_UNAVAILABLE',
-    [ScribeErrorCode.JournalUnavailable]: 'JOURNAL_UNAVAILABLE',
+describe('ScribeErrorCode', () => {
+  // The wire: each code as clients read it, written out. A member added, renamed or given
+  // another value changes what clients are told, and must change this table with it.
+  const WIRE: Record<keyof typeof ScribeErrorCode, string> = {
+    BadUserInput: 'BAD_USER_INPUT',
+    Unauthenticated: 'UNAUTHENTICATED',
+    Forbidden: 'FORBIDDEN',
+    QueryTooComplex: 'QUERY_TOO_COMPLEX',
+    ResponseSlotTimeout: 'RESPONSE_SLOT_TIMEOUT',
+    SessionResolveTimeout: 'SESSION_RESOLVE_TIMEOUT',
+    ServiceUnavailable: 'SERVICE_UNAVAILABLE',
+    MessageRefused: 'MESSAGE_REFUSED',
+    IdempotencyConflict: 'IDEMPOTENCY_CONFLICT',
+    NotFound: 'NOT_FOUND',
+    MessageHeld: 'MESSAGE_HELD',
+    MessageRedacted: 'MESSAGE_REDACTED',
+    RevisionConflict: 'REVISION_CONFLICT',
+    SlowConsumer: 'SLOW_CONSUMER',
+    TooManySubscriptions: 'TOO_MANY_SUBSCRIPTIONS',
+    SubscriptionInterrupted: 'SUBSCRIPTION_INTERRUPTED',
+    SessionDeleted: 'SESSION_DELETED',
+    DatabaseUnavailable: 'DATABASE_UNAVAILABLE',
+    JournalUnavailable: 'JOURNAL_UNAVAILABLE',
+    BadRequest: 'BAD_REQUEST',
+    PayloadTooLarge: 'PAYLOAD_TOO_LARGE',
+    UnsupportedMediaType: 'UNSUPPORTED_MEDIA_TYPE',
+    RateLimited: 'RATE_LIMITED',
+    RequestTimeout: 'REQUEST_TIMEOUT',
+    ClientClosedRequest: 'CLIENT_CLOSED_REQUEST',
+    InternalServerError: 'INTERNAL_SERVER_ERROR',
   };
 
-  it.each(Object.values(ScribeErrorCode))('maps %s to a code', (code) => {
-    const graphqlCode = graphqlCodeFor(code);
-
-    expect(graphqlCode).toMatch(/^[A-Z][A-Z_]+$/);
-    expect(graphqlCode).toBe(expected[code]);
+  it('is the wire codes themselves, each named once', () => {
+    expect(Object.fromEntries(Object.entries(ScribeErrorCode))).toStrictEqual(WIRE);
+    expect(new Set(Object.values(ScribeErrorCode)).size).toBe(Object.keys(WIRE).length);
   });
 
-  it('throws for a code it does not know', () => {
-    expect(() => graphqlCodeFor('NOT_A_CODE' as ScribeErrorCode)).toThrow(
-      'unmapped error code NOT_A_CODE',
-    );
+  it.each(Object.values(ScribeErrorCode))('%s reads as a wire code', (code) => {
+    expect(code).toMatch(/^[A-Z][A-Z_]+$/);
   });
 });
 
@@ -112,7 +108,7 @@ describe(formatGraphQLError.name, () => {
       const result = formatGraphQLError(formattedBy(error, 'INTERNAL_SERVER_ERROR'), error, true);
 
       expect(result.message).toBe(`failed with ${code}`);
-      expect(result.extensions).toStrictEqual({ code: graphqlCodeFor(code) });
+      expect(result.extensions).toStrictEqual({ code });
     });
 
     it('recognises a ScribeException that is not wrapped', () => {
@@ -323,16 +319,15 @@ describe(formatGraphQLError.name, () => {
 
   describe('refusesClient', () => {
     it.each([
-      [ScribeErrorCode.InvalidInput, true],
+      [ScribeErrorCode.BadUserInput, true],
       [ScribeErrorCode.Unauthenticated, true],
       [ScribeErrorCode.Forbidden, true],
-      [ScribeErrorCode.QueryTooExpensive, true],
-      [ScribeErrorCode.ResponseTooLarge, true],
+      [ScribeErrorCode.QueryTooComplex, true],
       [ScribeErrorCode.ResponseSlotTimeout, false],
       [ScribeErrorCode.SessionResolveTimeout, false],
-      [ScribeErrorCode.ShuttingDown, false],
+      [ScribeErrorCode.ServiceUnavailable, false],
       [ScribeErrorCode.MessageRefused, false],
-      [ScribeErrorCode.SessionNotFound, true],
+      [ScribeErrorCode.NotFound, true],
       [ScribeErrorCode.RevisionConflict, true],
       [ScribeErrorCode.IdempotencyConflict, true],
       [ScribeErrorCode.SlowConsumer, false],
@@ -340,6 +335,22 @@ describe(formatGraphQLError.name, () => {
       const exception = new ScribeException(code, 'x');
       expect(refusesClient(exception)).toBe(expected);
       expect(refusesClient(resolverError(exception))).toBe(expected);
+    });
+
+    it('never counts what the server state caused (a ServerStateException), whatever its code', () => {
+      const closed = new ServerStateException(
+        ScribeErrorCode.NotFound,
+        'no open entry',
+        'input.id',
+      );
+      expect(refusesClient(closed)).toBe(false);
+      expect(refusesClient(resolverError(closed))).toBe(false);
+      expect(errorKind(resolverError(closed))).toBe('client');
+      const error = resolverError(closed);
+      expect(formatGraphQLError(formattedBy(error, 'X'), error, false).extensions).toStrictEqual({
+        code: 'NOT_FOUND',
+        field: 'input.id',
+      });
     });
 
     it('counts request errors and client errors of Nest, never faults or a client gone away', () => {

@@ -4,6 +4,7 @@ import { type GraphQLContext } from './graphql-context.js';
 import { scribePart } from './scribe-fields.js';
 import { ScribeRefusal } from './scribe-refusal.js';
 import { noteOperation } from '../http/request-tracing.js';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 
 /**
  * Subscriptions run over the WebSocket only (graphql-ws, with its own checks and slots). Sent
@@ -24,7 +25,7 @@ export function httpOperationsPlugin(): ApolloServerPlugin<GraphQLContext> {
           if (!scribePart(schema, document, operation)) return Promise.resolve();
           throw new ScribeRefusal(
             'Subscriptions run over the WebSocket at this URL (graphql-ws); over HTTP, send queries and mutations',
-            { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } },
+            { extensions: { code: ScribeErrorCode.BadRequest, http: { status: 400 } } },
           );
         },
       }),

@@ -9,6 +9,7 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import { ScribeRefusal } from './scribe-refusal.js';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 
 // No list Scribe takes holds more: appendMessages takes 1 to 1,000 messages.
 export const MAX_INPUT_LIST_ITEMS = 1000;
@@ -95,6 +96,6 @@ function walk(
 /** The refusal of an oversized list: the client's input, answered before anything runs. */
 export function inputListTooLongError(message: string): GraphQLError {
   return new ScribeRefusal(message, {
-    extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
+    extensions: { code: ScribeErrorCode.BadUserInput, http: { status: 400 } },
   });
 }

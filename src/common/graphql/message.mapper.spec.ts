@@ -43,7 +43,7 @@ describe('message cursors', () => {
     const cursor = encodeCursor(form(record.orderKey));
     for (const argument of ['after', 'before'] as const) {
       expect(() => decodeMessagePlace(cursor, argument)).toThrow(
-        expect.objectContaining({ code: ScribeErrorCode.InvalidInput, field: argument }),
+        expect.objectContaining({ code: ScribeErrorCode.BadUserInput, field: argument }),
       );
     }
   });

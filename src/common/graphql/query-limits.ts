@@ -8,6 +8,7 @@ import {
 import { type ComplexityEstimator } from 'graphql-query-complexity';
 import { DEFAULT_PAGE_SIZE } from '../pagination/page.args.js';
 import { ScribeRefusal } from './scribe-refusal.js';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 
 export const MAX_QUERY_DEPTH = 12;
 export const MAX_MESSAGES_PER_QUERY = 100_000;
@@ -111,6 +112,6 @@ export function queryDepth(document: DocumentNode): number {
 /** Scribe's refusal of a document past one of its bounds (a ScribeRefusal: Scribe formats it). */
 export function queryTooComplexError(message: string): GraphQLError {
   return new ScribeRefusal(message, {
-    extensions: { code: 'QUERY_TOO_COMPLEX', http: { status: 400 } },
+    extensions: { code: ScribeErrorCode.QueryTooComplex, http: { status: 400 } },
   });
 }

@@ -1,7 +1,6 @@
 import { type ApolloServerPlugin } from '@apollo/server';
 import { OperationTypeNode, type GraphQLSchema } from 'graphql';
 import { getComplexity } from 'graphql-query-complexity';
-import { graphqlCodeFor } from '../errors/graphql-error.util.js';
 import { answerBytesEstimator, type AnswerBounds } from './answer-bytes.js';
 import { untilWritten, writeDeadlineMs } from '../http/until-written.js';
 import { awaitSerialisation } from './answer-serialiser.js';
@@ -48,7 +47,7 @@ export function responseBudgetPlugin(
               errors: [
                 {
                   message: refusal.message,
-                  extensions: { code: graphqlCodeFor(refusal.code) },
+                  extensions: { code: refusal.code },
                 },
               ],
             };

@@ -17,7 +17,7 @@ describe(ResponseBudget.name, () => {
 
     expect(() => sut.charge(1)).toThrow(ScribeException);
     const refusal = sut.refused!;
-    expect(refusal.code).toBe(ScribeErrorCode.ResponseTooLarge);
+    expect(refusal.code).toBe(ScribeErrorCode.QueryTooComplex);
     expect(refusal.message).toContain('more than 1000 bytes (MAX_RESPONSE_BYTES)');
     // Nothing more is read for a refused answer, however small.
     expect(() => sut.charge(0)).toThrow(refusal);

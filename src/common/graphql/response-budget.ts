@@ -11,7 +11,7 @@ export interface ResponseBudgetLimits {
 /** The refusal of an answer past `maxBytes`: QUERY_TOO_COMPLEX, naming the bound. */
 export function responseTooLarge(maxBytes: number): ScribeException {
   return new ScribeException(
-    ScribeErrorCode.ResponseTooLarge,
+    ScribeErrorCode.QueryTooComplex,
     `The answer would be more than ${maxBytes} bytes (MAX_RESPONSE_BYTES): select fewer fields or aliases, or ask for smaller pages and follow their cursors`,
   );
 }

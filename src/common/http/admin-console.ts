@@ -2,6 +2,7 @@ import { type Express, type Request, type Response } from 'express';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 
 /** The console's bundle, built by `npm run build` (esbuild) into dist/admin-console/. */
 const ASSETS = ['admin-console.js', 'admin-console.css'];
@@ -100,13 +101,18 @@ export function serveAdminConsole(express: Express, path: string, graphqlPath: s
   express.get(`${path}/assets/:asset`, (request: Request, response: Response) => {
     const asset = String(request.params.asset);
     if (!ASSETS.includes(asset)) {
-      response.status(404).json({ error: { code: 'NOT_FOUND', message: 'No such asset' } });
+      response
+        .status(404)
+        .json({ error: { code: ScribeErrorCode.NotFound, message: 'No such asset' } });
       return;
     }
     security(response).sendFile(join(directory, asset), { maxAge: '1h' }, (error?: Error) => {
       if (error && !response.headersSent) {
         response.status(404).json({
-          error: { code: 'NOT_FOUND', message: 'The console is not built: run npm run build' },
+          error: {
+            code: ScribeErrorCode.NotFound,
+            message: 'The console is not built: run npm run build',
+          },
         });
       }
     });

@@ -4,6 +4,7 @@ import { jsonBodyProblem, queryTooLarge, type BodyRefusal } from '../validation/
 import { bodyDeadline } from './body-deadline.js';
 import { answerRefusal } from './http-refusal.js';
 import { chargeRefusal } from './refusal-gate.js';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 
 /** A body refused before parsing; body-parser hands it on to the error handler. */
 export class RefusedBody extends Error {
@@ -14,11 +15,11 @@ export class RefusedBody extends Error {
   }
 }
 
-const STATUS_OF = {
-  BAD_USER_INPUT: 400,
-  PAYLOAD_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-} as const;
+const STATUS_OF: Record<BodyRefusal['code'], number> = {
+  [ScribeErrorCode.BadUserInput]: 400,
+  [ScribeErrorCode.PayloadTooLarge]: 413,
+  [ScribeErrorCode.UnsupportedMediaType]: 415,
+};
 
 export function refuse(response: Response, refusal: BodyRefusal): void {
   answerRefusal(response, STATUS_OF[refusal.code], refusal.code, refusal.message);
@@ -31,7 +32,7 @@ export const bodyTooLarge = (maxBodyBytes: number) =>
 export function declaredSizeCheck(maxBodyBytes: number): RequestHandler {
   return (request: Request, response: Response, next: NextFunction) => {
     if (Number(request.headers['content-length'] ?? 0) <= maxBodyBytes) return next();
-    answerRefusal(response, 413, 'PAYLOAD_TOO_LARGE', bodyTooLarge(maxBodyBytes), {
+    answerRefusal(response, 413, ScribeErrorCode.PayloadTooLarge, bodyTooLarge(maxBodyBytes), {
       close: true,
     });
   };
@@ -68,7 +69,7 @@ function bodiesOfType(type: string, refusal: string): RequestHandler {
   return (request: Request, response: Response, next: NextFunction) => {
     const declared = request.headers['content-type']?.split(';', 1)[0].trim().toLowerCase();
     if (!hasBody(request) || declared === type) return next();
-    answerRefusal(response, 415, 'UNSUPPORTED_MEDIA_TYPE', refusal, { close: true });
+    answerRefusal(response, 415, ScribeErrorCode.UnsupportedMediaType, refusal, { close: true });
   };
 }
 
@@ -80,7 +81,7 @@ export function scribeBodyDeadline(timeouts: HttpTimeoutSettings): RequestHandle
     answerRefusal(
       response,
       408,
-      'REQUEST_TIMEOUT',
+      ScribeErrorCode.RequestTimeout,
       `The request body did not arrive in time: it may take BODY_TIMEOUT_MS (${bodyTimeoutMs} ms) and 1 s more per BODY_MIN_BYTES_PER_SECOND (${bodyMinBytesPerSecond}) bytes received`,
       { close: true },
     );
@@ -96,13 +97,13 @@ export function scribeJsonBody(maxBodyBytes: number, maxQueryBytes: number): Req
   const parse = json({
     limit: maxBodyBytes,
     verify: (_request, _response, body, charset) => {
-      const refusal =
+      const refusal: BodyRefusal | undefined =
         charset === 'utf-8'
           ? jsonBodyProblem(body, maxQueryBytes)
-          : ({
-              code: 'UNSUPPORTED_MEDIA_TYPE',
+          : {
+              code: ScribeErrorCode.UnsupportedMediaType,
               message: `JSON request bodies must be UTF-8 (RFC 8259); this one is declared ${charset}`,
-            } as const);
+            };
       if (refusal) throw new RefusedBody(refusal);
     },
   });
@@ -126,7 +127,10 @@ export function queryBound(maxQueryBytes: number): RequestHandler {
           : undefined;
     const bytes = typeof query === 'string' ? Buffer.byteLength(query, 'utf8') : 0;
     if (bytes <= maxQueryBytes) return next();
-    refuse(response, { code: 'PAYLOAD_TOO_LARGE', message: queryTooLarge(maxQueryBytes) });
+    refuse(response, {
+      code: ScribeErrorCode.PayloadTooLarge,
+      message: queryTooLarge(maxQueryBytes),
+    });
   };
 }
 

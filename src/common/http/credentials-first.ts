@@ -4,6 +4,7 @@ import { type Authenticator } from '../auth/authenticator.js';
 import { answerRefusal } from './http-refusal.js';
 import { chargeRefusal, credentialsAccepted } from './refusal-gate.js';
 import { sourceOf } from './source-address.js';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 
 /**
  * Express middleware on /graphql, before the body is read: the caller is known from the head
@@ -38,7 +39,7 @@ export function credentialsFirst(
         }
         chargeRefusal(response);
         refusals.refused(sourceOf(request), `UNAUTHENTICATED: ${reason}`);
-        answerRefusal(response, 401, 'UNAUTHENTICATED', reason, { close: true });
+        answerRefusal(response, 401, ScribeErrorCode.Unauthenticated, reason, { close: true });
       },
       (error: unknown) => next(error),
     );

@@ -2,6 +2,7 @@ import { type Express, type NextFunction, type Request, type Response } from 'ex
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 
 /** Where each asset of the IDE page is, in the packages npm installed (never a CDN). */
 const ASSETS: Record<string, { packageName: string; file: string }> = {
@@ -61,7 +62,9 @@ export function serveGraphqlIde(express: Express, path = '/graphql'): void {
   express.get(`${path}/ide/:asset`, (request: Request, response: Response) => {
     const file = files.get(String(request.params.asset));
     if (!file) {
-      response.status(404).json({ error: { code: 'NOT_FOUND', message: 'No such IDE asset' } });
+      response.status(404).json({
+        error: { code: ScribeErrorCode.NotFound, message: 'No such IDE asset' },
+      });
       return;
     }
     response.sendFile(file, { maxAge: '1h' });

@@ -3,6 +3,7 @@ import { type ErrorRequestHandler, type NextFunction, type Request, type Respons
 import { describeError } from '../errors/describe-error.js';
 import { bodyTooLarge, refuse, RefusedBody } from './body-checks.js';
 import { answerRefusal, type HttpRefusalCode } from './http-refusal.js';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 
 /**
  * Plain JSON answers (no stack traces) for what Scribe's steps refuse or fail on the way to
@@ -29,12 +30,12 @@ export function httpErrorHandler(
     }
     const [message, code]: [string, HttpRefusalCode] =
       status === 413
-        ? [bodyTooLarge(maxBodyBytes), 'PAYLOAD_TOO_LARGE']
+        ? [bodyTooLarge(maxBodyBytes), ScribeErrorCode.PayloadTooLarge]
         : status === 415
-          ? ['JSON request bodies must be UTF-8 (RFC 8259)', 'UNSUPPORTED_MEDIA_TYPE']
+          ? ['JSON request bodies must be UTF-8 (RFC 8259)', ScribeErrorCode.UnsupportedMediaType]
           : status < 500
-            ? ['Malformed request body', 'BAD_REQUEST']
-            : ['Internal server error', 'INTERNAL_SERVER_ERROR'];
+            ? ['Malformed request body', ScribeErrorCode.BadRequest]
+            : ['Internal server error', ScribeErrorCode.InternalServerError];
     answerRefusal(response, status, code, message);
   };
 }

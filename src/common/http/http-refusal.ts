@@ -1,25 +1,24 @@
 import { type Response } from 'express';
-import { graphqlCodeFor } from '../errors/graphql-error.util.js';
 import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 import { type ScribeException } from '../errors/scribe.exception.js';
 import { claimForScribe } from './refusal-gate.js';
 
 /**
- * The codes of what is refused at the HTTP layer, before GraphQL (where ScribeErrorCode and its
- * mapping take over): each is the `extensions.code` of a plain JSON answer.
+ * The codes of what is refused at the HTTP layer, before GraphQL: each is the `extensions.code`
+ * of a plain JSON answer.
  */
 export type HttpRefusalCode =
-  | 'BAD_REQUEST'
-  | 'BAD_USER_INPUT'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'UNSUPPORTED_MEDIA_TYPE'
-  | 'UNAUTHENTICATED'
-  | 'RATE_LIMITED'
-  | 'REQUEST_TIMEOUT'
-  | 'SERVICE_UNAVAILABLE'
-  | 'INTERNAL_SERVER_ERROR';
+  | ScribeErrorCode.BadRequest
+  | ScribeErrorCode.BadUserInput
+  | ScribeErrorCode.PayloadTooLarge
+  | ScribeErrorCode.UnsupportedMediaType
+  | ScribeErrorCode.Unauthenticated
+  | ScribeErrorCode.RateLimited
+  | ScribeErrorCode.RequestTimeout
+  | ScribeErrorCode.ServiceUnavailable
+  | ScribeErrorCode.InternalServerError;
 
-const errorsBody = (code: string, message: string) =>
+const errorsBody = (code: ScribeErrorCode, message: string) =>
   JSON.stringify({ errors: [{ message, extensions: { code } }] });
 
 /** The body of every such answer, as GraphQL clients read errors. */
@@ -48,7 +47,7 @@ export function answerRefusal(
 
 /**
  * Answers a domain error (a ScribeException) on a route of Scribe's that is not GraphQL (a
- * transcript's export), in the same shape: its code as GraphQL clients are told it.
+ * transcript's export), in the same shape and with the same code as over GraphQL.
  */
 export function answerScribeRefusal(
   response: Response,
@@ -56,10 +55,7 @@ export function answerScribeRefusal(
   error: ScribeException,
 ): void {
   claimForScribe(response);
-  response
-    .status(status)
-    .type('application/json')
-    .send(errorsBody(graphqlCodeFor(error.code), error.message));
+  response.status(status).type('application/json').send(errorsBody(error.code, error.message));
 }
 
 /**
@@ -69,13 +65,13 @@ export function answerScribeRefusal(
  */
 export function httpStatusFor(code: ScribeErrorCode): number {
   switch (code) {
-    case ScribeErrorCode.InvalidInput:
+    case ScribeErrorCode.BadUserInput:
       return 400;
     case ScribeErrorCode.Unauthenticated:
       return 401;
     case ScribeErrorCode.Forbidden:
       return 403;
-    case ScribeErrorCode.SessionNotFound:
+    case ScribeErrorCode.NotFound:
       return 404;
     case ScribeErrorCode.IdempotencyConflict:
       return 409;
@@ -83,7 +79,7 @@ export function httpStatusFor(code: ScribeErrorCode): number {
       return 422;
     case ScribeErrorCode.DatabaseUnavailable:
     case ScribeErrorCode.JournalUnavailable:
-    case ScribeErrorCode.ShuttingDown:
+    case ScribeErrorCode.ServiceUnavailable:
       return 503;
     default:
       return 500;

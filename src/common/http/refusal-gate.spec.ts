@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { type NextFunction, type Request, type Response } from 'express';
 import { LogRateLimit } from '../errors/log-rate-limit.js';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 import { RefusalBudget } from './refusal-budget.js';
 import {
   chargeRefusal,
@@ -281,7 +282,7 @@ describe('refusalGate', () => {
         type: () => express,
         send: () => express,
       });
-      answerRefusal(express, 413, 'PAYLOAD_TOO_LARGE', 'too large');
+      answerRefusal(express, 413, ScribeErrorCode.PayloadTooLarge, 'too large');
       sized.response.finish(413);
       expect(send().passed).toBe(false);
     });

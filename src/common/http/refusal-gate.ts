@@ -3,6 +3,7 @@ import { type NextFunction, type Request, type RequestHandler, type Response } f
 import { LogRateLimit } from '../errors/log-rate-limit.js';
 import { RefusalBudget, sourceKey } from './refusal-budget.js';
 import { sourceOf } from './source-address.js';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 
 const REFUSED = 'scribeRefused';
 const TICKET = 'scribeRefusalTicket';
@@ -110,7 +111,7 @@ export function refusalGate(
         errors: [
           {
             message: `Too many refused requests from this address: more than ${perMinute} a minute (MAX_REFUSALS_PER_MINUTE). Retry after ${wait} s.`,
-            extensions: { code: 'RATE_LIMITED' },
+            extensions: { code: ScribeErrorCode.RateLimited },
           },
         ],
       });

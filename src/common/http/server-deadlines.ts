@@ -4,26 +4,27 @@ import { type Socket } from 'node:net';
 import { type HttpTimeoutSettings } from '../../config/scribe-config.js';
 import { refusalBody, type HttpRefusalCode } from './http-refusal.js';
 import { RefusalBudget, sourceKey } from './refusal-budget.js';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 
 /** What Node tells the server about a connection whose head it could not take. */
 const ANSWERS: Record<string, [number, string, HttpRefusalCode, string]> = {
   ERR_HTTP_REQUEST_TIMEOUT: [
     408,
     'Request Timeout',
-    'REQUEST_TIMEOUT',
+    ScribeErrorCode.RequestTimeout,
     'The request did not arrive in time (HEADERS_TIMEOUT_MS for its head)',
   ],
   HPE_HEADER_OVERFLOW: [
     431,
     'Request Header Fields Too Large',
-    'BAD_REQUEST',
+    ScribeErrorCode.BadRequest,
     'The request head is larger than the server accepts',
   ],
 };
 const MALFORMED: [number, string, HttpRefusalCode, string] = [
   400,
   'Bad Request',
-  'BAD_REQUEST',
+  ScribeErrorCode.BadRequest,
   'Malformed HTTP request',
 ];
 

@@ -1,5 +1,6 @@
 import { type NextFunction, type Request, type Response } from 'express';
 import { answerRefusal } from './http-refusal.js';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 
 /**
  * Express middleware: while `closing()` says the instance is shutting down, a new request is
@@ -13,7 +14,7 @@ export function whileShuttingDown(closing: () => boolean) {
     answerRefusal(
       response,
       503,
-      'SERVICE_UNAVAILABLE',
+      ScribeErrorCode.ServiceUnavailable,
       'This Scribe instance is shutting down; retry the request (on another instance)',
       { close: true },
     );

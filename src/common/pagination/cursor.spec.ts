@@ -59,12 +59,12 @@ describe(decodeCursor.name, () => {
     ['a valid cursor with a space before it', ` ${encodeCursor('some-key')}`],
   ];
 
-  it.each(garbage)('refuses %s as InvalidInput on "after"', (_, cursor) => {
+  it.each(garbage)('refuses %s as BAD_USER_INPUT on "after"', (_, cursor) => {
     const error = refusal(cursor);
 
     expect(error).toBeInstanceOf(ScribeException);
     expect(error).toMatchObject({
-      code: ScribeErrorCode.InvalidInput,
+      code: ScribeErrorCode.BadUserInput,
       field: 'after',
       message: 'after: is not a cursor returned by this API',
     });
@@ -75,7 +75,7 @@ describe(decodeCursor.name, () => {
 
     expect(error).toBeInstanceOf(ScribeException);
     expect(error).toMatchObject({
-      code: ScribeErrorCode.InvalidInput,
+      code: ScribeErrorCode.BadUserInput,
       field: 'input.before',
       message: 'input.before: is not a cursor returned by this API',
     });

@@ -1,3 +1,5 @@
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
+
 // Free-form JSON (a message's toolCalls and metadata): object keys in all, and nesting.
 export const MAX_JSON_KEYS = 1000;
 export const MAX_JSON_DEPTH = 20;
@@ -15,7 +17,10 @@ export const MAX_BODY_DEPTH = MAX_JSON_DEPTH + 10;
 
 /** Why a request body is refused before it is parsed. */
 export interface BodyRefusal {
-  readonly code: 'BAD_USER_INPUT' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE';
+  readonly code:
+    | ScribeErrorCode.BadUserInput
+    | ScribeErrorCode.PayloadTooLarge
+    | ScribeErrorCode.UnsupportedMediaType;
   readonly message: string;
 }
 
@@ -53,7 +58,7 @@ export function jsonBodyProblem(body: Uint8Array, maxQueryBytes: number): BodyRe
         leastDecodedBytes(body.subarray(open + 1, at)) > maxQueryBytes
       ) {
         return {
-          code: 'PAYLOAD_TOO_LARGE',
+          code: ScribeErrorCode.PayloadTooLarge,
           message: queryTooLarge(maxQueryBytes),
         };
       }
@@ -62,13 +67,13 @@ export function jsonBodyProblem(body: Uint8Array, maxQueryBytes: number): BodyRe
     } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
       if (keys.length === MAX_BODY_DEPTH) {
         return {
-          code: 'BAD_USER_INPUT',
+          code: ScribeErrorCode.BadUserInput,
           message: `Request body is nested more than ${MAX_BODY_DEPTH} levels deep`,
         };
       }
       if (++containers > MAX_BODY_CONTAINERS) {
         return {
-          code: 'BAD_USER_INPUT',
+          code: ScribeErrorCode.BadUserInput,
           message: `Request body holds more than ${MAX_BODY_CONTAINERS} objects and arrays`,
         };
       }
@@ -86,13 +91,13 @@ export function jsonBodyProblem(body: Uint8Array, maxQueryBytes: number): BodyRe
       const count = ++keys[keys.length - 1];
       if (++allKeys > MAX_BODY_KEYS) {
         return {
-          code: 'BAD_USER_INPUT',
+          code: ScribeErrorCode.BadUserInput,
           message: `Request body holds more than ${MAX_BODY_KEYS} keys in all`,
         };
       }
       if (count > MAX_JSON_KEYS) {
         return {
-          code: 'BAD_USER_INPUT',
+          code: ScribeErrorCode.BadUserInput,
           message: `Request body holds an object with more than ${MAX_JSON_KEYS} keys; free-form JSON may hold ${MAX_JSON_KEYS} in all`,
         };
       }

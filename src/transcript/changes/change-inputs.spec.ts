@@ -16,7 +16,7 @@ function refusal(change: () => unknown): { field: string | undefined; message: s
     change();
   } catch (error) {
     expect(error).toBeInstanceOf(ScribeException);
-    expect((error as ScribeException).code).toBe(ScribeErrorCode.InvalidInput);
+    expect((error as ScribeException).code).toBe(ScribeErrorCode.BadUserInput);
     const { field, message } = error as ScribeException;
     return { field, message };
   }

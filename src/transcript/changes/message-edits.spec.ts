@@ -239,7 +239,7 @@ describe(MessageEdits.name, () => {
       changes.answer = { kind: 'too-large', bytes: 130 };
 
       expect(await refusal(sut.edit(SESSION, id, { metadata: { a: 1 } }, undefined))).toEqual({
-        code: ScribeErrorCode.InvalidInput,
+        code: ScribeErrorCode.BadUserInput,
         message:
           'input: the message would hold 130 bytes of content, toolCalls and metadata together; the limit is 100 bytes (MAX_MESSAGE_BYTES)',
         field: 'input',
@@ -262,7 +262,7 @@ describe(MessageEdits.name, () => {
 
         expect(error.toNonReaders).toBeInstanceOf(ScribeException);
         expect(error.toNonReaders).toMatchObject({
-          code: ScribeErrorCode.MessageNotFound,
+          code: ScribeErrorCode.NotFound,
           message: `input.id: message ${id} of session "s" was not changed: it is not stored, or not at the revision expected`,
           field: 'input.id',
         });
@@ -278,7 +278,7 @@ describe(MessageEdits.name, () => {
         journal.diskOnly.add(`${SESSION} other`);
 
         expect(await refusal(sut.edit(SESSION, id, { content: 'x' }, undefined))).toEqual({
-          code: ScribeErrorCode.MessageNotFound,
+          code: ScribeErrorCode.NotFound,
           message: `input.id: session "s" has no stored message ${id}`,
           field: 'input.id',
         });
@@ -378,9 +378,7 @@ describe(MessageEdits.name, () => {
     it('scrubs nothing and redacts nothing of a message not stored: MESSAGE_HELD or NOT_FOUND', async () => {
       changes.stored = undefined;
 
-      expect((await refusal(sut.redact(SESSION, id, 'spam'))).code).toBe(
-        ScribeErrorCode.MessageNotFound,
-      );
+      expect((await refusal(sut.redact(SESSION, id, 'spam'))).code).toBe(ScribeErrorCode.NotFound);
       await hold(stored);
       expect(await refusal(sut.redact(SESSION, id, 'spam'))).toEqual({
         code: ScribeErrorCode.MessageHeld,
@@ -394,9 +392,7 @@ describe(MessageEdits.name, () => {
     it('answers NOT_FOUND for a message deleted between the read and the redaction, telling no one', async () => {
       changes.answer = { kind: 'not-found' };
 
-      expect((await refusal(sut.redact(SESSION, id, 'spam'))).code).toBe(
-        ScribeErrorCode.MessageNotFound,
-      );
+      expect((await refusal(sut.redact(SESSION, id, 'spam'))).code).toBe(ScribeErrorCode.NotFound);
       expect(announced).toEqual([]);
     });
 

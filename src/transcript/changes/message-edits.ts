@@ -143,7 +143,7 @@ export class MessageEdits {
   private notStored(sessionId: string, id: string): never {
     this.refuseHeld(sessionId, id);
     throw new ScribeException(
-      ScribeErrorCode.MessageNotFound,
+      ScribeErrorCode.NotFound,
       `input.id: session ${JSON.stringify(sessionId)} has no stored message ${id}`,
       'input.id',
       unchangedToNonReaders(sessionId, id),
@@ -170,7 +170,7 @@ export class MessageEdits {
  */
 function unchangedToNonReaders(sessionId: string, id: string): ScribeException {
   return new ScribeException(
-    ScribeErrorCode.MessageNotFound,
+    ScribeErrorCode.NotFound,
     `input.id: message ${id} of session ${JSON.stringify(sessionId)} was not changed: it is not stored, or not at the revision expected`,
     'input.id',
   );

@@ -45,7 +45,7 @@ function refusal(body: Record<string, unknown>): { field: string | undefined; me
     changes(body);
   } catch (error) {
     expect(error).toBeInstanceOf(ScribeException);
-    expect((error as ScribeException).code).toBe(ScribeErrorCode.InvalidInput);
+    expect((error as ScribeException).code).toBe(ScribeErrorCode.BadUserInput);
     const { field, message } = error as ScribeException;
     return { field, message };
   }

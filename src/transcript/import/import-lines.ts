@@ -54,7 +54,7 @@ const SESSION_TIME_AHEAD_MS = 60_000;
 
 /**
  * A line of an import (its text, without its newline), checked as appendMessages and
- * updateSession check theirs: INVALID_INPUT naming the line and field for anything an export
+ * updateSession check theirs: BAD_USER_INPUT naming the line and field for anything an export
  * would not have written, or Scribe could not store faithfully. The first line (`first`) is
  * the session's own fields, `{"session":{…}}` with the id the import is for; each other is one message,
  * `{"message":{…}}`. Keys an export does not write are refused, not ignored: a misspelt

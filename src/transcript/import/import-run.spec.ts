@@ -146,7 +146,7 @@ describe(ImportRun.name, () => {
     const lines = [HEAD, messageLine(0), messageLine(1), '{"message":', messageLine(3)];
 
     await expect(run().consume(body(lines.join('\n')))).rejects.toMatchObject({
-      code: ScribeErrorCode.InvalidInput,
+      code: ScribeErrorCode.BadUserInput,
       field: 'line 4',
     });
     expect(transcripts.batches.flatMap((batch) => batch.ids)).toEqual([ID(0), ID(1)]);

@@ -5,7 +5,6 @@ import { AuthFailureLog } from '../../common/auth/auth-failure-log.js';
 import { Authenticator } from '../../common/auth/authenticator.js';
 import { sessionRouteCaller } from '../../common/auth/session-route-caller.js';
 import { describeError } from '../../common/errors/describe-error.js';
-import { graphqlCodeFor } from '../../common/errors/graphql-error.util.js';
 import { ScribeException } from '../../common/errors/scribe.exception.js';
 import { toSessionModel } from '../../common/graphql/session.mapper.js';
 import { httpStatusFor } from '../../common/http/http-refusal.js';
@@ -17,6 +16,7 @@ import { SessionChanged } from '../../message/message-events.js';
 import { TranscriptService } from '../transcript.service.js';
 import { ImportTally } from './import-tally.js';
 import { ImportRun } from './import-run.js';
+import { ScribeErrorCode } from '../../common/errors/scribe-error-code.js';
 
 /**
  * `POST /sessions/{id}/import`: a transcript as its export (format=jsonl) wrote it, streamed in
@@ -121,7 +121,11 @@ export class ImportController {
       response
         .status(500)
         .type('application/json')
-        .send(JSON.stringify(tally.refusal('INTERNAL_SERVER_ERROR', 'Internal server error')));
+        .send(
+          JSON.stringify(
+            tally.refusal(ScribeErrorCode.InternalServerError, 'Internal server error'),
+          ),
+        );
       return;
     }
     const refusal = error;
@@ -136,8 +140,6 @@ export class ImportController {
     response
       .status(status)
       .type('application/json')
-      .send(
-        JSON.stringify(tally.refusal(graphqlCodeFor(refusal.code), refusal.message, refusal.field)),
-      );
+      .send(JSON.stringify(tally.refusal(refusal.code, refusal.message, refusal.field)));
   }
 }

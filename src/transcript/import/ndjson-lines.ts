@@ -13,7 +13,7 @@ const RETURN = 0x0d;
  * The lines of a byte stream, one at a time, as they arrive: a body of any length is read a
  * line ahead of what its consumer has taken (the stream is paused meanwhile, so a client
  * sending faster than the import stores waits on TCP). Blank lines are skipped but counted.
- * INVALID_INPUT naming the line for one longer than `maxLineBytes` (refused as soon as it
+ * BAD_USER_INPUT naming the line for one longer than `maxLineBytes` (refused as soon as it
  * passes the bound, before the rest of it is read) and for one that is not UTF-8 (whose
  * replacement characters would be imported as the message's text).
  */
