@@ -127,7 +127,7 @@ describe.each(databaseKinds())('the message store on %s', (database) => {
         (error: unknown) => error,
       );
 
-    expect(classifyDatabaseError(failure)).toBe('refused');
+    expect(classifyDatabaseError(failure).kind).toBe('refused');
     expect(await stored('store-other')).toEqual([]);
     expect(await sessions.findMetadata('store-other')).toBeNull();
   });
@@ -204,9 +204,9 @@ describe('the SQLite message store', () => {
         for (const failure of failures) {
           expect(failure).toContain(`the database file ${path} was ${what} while open`);
         }
-        expect(classifyDatabaseError(await sut.heartbeat().catch((error: unknown) => error))).toBe(
-          'unavailable',
-        );
+        expect(
+          classifyDatabaseError(await sut.heartbeat().catch((error: unknown) => error)).kind,
+        ).toBe('unavailable');
       } finally {
         await app.close();
       }

@@ -60,7 +60,7 @@ describe(readFailure.name, () => {
   it('leaves a refusal of the database a fault, not an outage', () => {
     const refused = coded('22P02', 'invalid input syntax');
 
-    expect(classifyDatabaseError(refused)).toBe('refused');
+    expect(classifyDatabaseError(refused).kind).toBe('refused');
     expect(readFailure(refused)).toBe(refused);
   });
 });
@@ -127,6 +127,20 @@ describe(classifyDatabaseError.name, () => {
     ['SQLITE_TOOBIG', 'refused'],
     ['SQLITE_BUSY', 'unavailable'],
   ])('takes SQLSTATE or driver code %s as %s', (code, kind) => {
-    expect(classifyDatabaseError(coded(code, 'x'))).toBe(kind);
+    expect(classifyDatabaseError(coded(code, 'x')).kind).toBe(kind);
+  });
+
+  it.each([
+    ['SQLITE_FULL', true],
+    ['SQLITE_IOERR', false],
+    ['53100', false],
+  ])('says a full disk from driver code %s: %s', (code, diskFull) => {
+    expect(classifyDatabaseError(coded(code, 'x'))).toEqual({ kind: 'unavailable', diskFull });
+  });
+
+  it('reads the code of the driver error TypeORM wraps', () => {
+    const wrapped = { driverError: coded('SQLITE_FULL', 'database or disk is full') };
+
+    expect(classifyDatabaseError(wrapped)).toEqual({ kind: 'unavailable', diskFull: true });
   });
 });

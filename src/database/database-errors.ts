@@ -10,11 +10,27 @@ import { ScribeException } from '../common/errors/scribe.exception.js';
  */
 export type DatabaseFailureKind = 'refused' | 'unavailable';
 
+/**
+ * What a failed write tells of the database: its kind, and whether the database's disk is full
+ * (SQLite, whose file usually shares DATA_DIR, and so the disk, with the journal). A full disk
+ * is an outage that a heartbeat does not see end: it commits in the page or two that a failed
+ * write leaves free, while no message fits.
+ */
+export interface DatabaseFailure {
+  kind: DatabaseFailureKind;
+  diskFull: boolean;
+}
+
 // SQLite result codes that are about the rows written, not the database.
 const SQLITE_REFUSALS = new Set(['SQLITE_CONSTRAINT', 'SQLITE_MISMATCH', 'SQLITE_TOOBIG']);
 
-export function classifyDatabaseError(error: unknown): DatabaseFailureKind {
+/** Tells a failed write's error apart: the one place that reads the drivers' codes. */
+export function classifyDatabaseError(error: unknown): DatabaseFailure {
   const code = errorCode(driverErrorOf(error));
+  return { kind: kindOf(code), diskFull: code === 'SQLITE_FULL' };
+}
+
+function kindOf(code: string | undefined): DatabaseFailureKind {
   if (code === undefined) return 'unavailable';
   if (code.startsWith('SQLITE_')) return SQLITE_REFUSALS.has(code) ? 'refused' : 'unavailable';
   // PostgreSQL SQLSTATE classes 22 (data exception: a bad value or encoding), 23 (integrity
@@ -102,7 +118,7 @@ export function writeFailure(error: unknown, message: string): unknown {
 function isOutage(error: unknown): boolean {
   if (error instanceof ScribeException) return false;
   if (PROGRAMMING_ERRORS.some((type) => error instanceof type)) return false;
-  return classifyDatabaseError(error) !== 'refused';
+  return classifyDatabaseError(error).kind !== 'refused';
 }
 
 /**

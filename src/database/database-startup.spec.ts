@@ -186,7 +186,7 @@ describe(DatabaseStartup.name, () => {
     // The client is not told the host or the driver's words.
     expect(error.message).not.toContain('ECONNREFUSED');
     expect(error.message).toContain('not connected and migrated yet');
-    expect(classifyDatabaseError(error)).toBe('unavailable');
+    expect(classifyDatabaseError(error).kind).toBe('unavailable');
     sut.onApplicationShutdown();
   });
 

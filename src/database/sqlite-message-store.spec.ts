@@ -126,7 +126,7 @@ describe(SqliteMessageStore.name, () => {
       code: 'SQLITE_CONSTRAINT',
       errno: 19,
     });
-    expect(classifyDatabaseError(error)).toBe('refused');
+    expect(classifyDatabaseError(error).kind).toBe('refused');
   });
 
   it('fails what a dying thread was asked as an outage, logs it, and starts another for the next call', async () => {
@@ -137,7 +137,7 @@ describe(SqliteMessageStore.name, () => {
       .catch((caught: unknown) => caught);
 
     expect(error).toMatchObject({ code: 'SCRIBE_SQLITE_WRITER_LOST' });
-    expect(classifyDatabaseError(error)).toBe('unavailable');
+    expect(classifyDatabaseError(error).kind).toBe('unavailable');
     expect(logs.messages('error')).toEqual(['the SQLite writer thread failed: exited with code 3']);
     await store.heartbeat();
     expect(started).toHaveLength(2);

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { describeError, errorCode } from '../common/errors/describe-error.js';
+import { describeError } from '../common/errors/describe-error.js';
+import { classifyDatabaseError } from '../database/database-errors.js';
 
 /** How a write may go to the database now. */
 export type Admission =
@@ -160,7 +161,7 @@ export class DatabaseHealth {
 
   private noteError(error: unknown): void {
     this.lastError = { message: describeError(error), at: this.now() };
-    this.diskFull = errorCode(error) === 'SQLITE_FULL';
+    this.diskFull = classifyDatabaseError(error).diskFull;
   }
 
   /** Forgets a session's failure count (its backlog is gone). */

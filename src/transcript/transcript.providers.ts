@@ -40,7 +40,7 @@ export const transcriptProviders: Provider[] = [
     provide: CoalescingWriter,
     inject: [MessageStore],
     useFactory: (store: MessageStore) =>
-      new CoalescingWriter(store, classifyDatabaseError, describeError),
+      new CoalescingWriter(store, (error) => classifyDatabaseError(error).kind, describeError),
   },
   {
     provide: DatabaseHealth,
