@@ -17,6 +17,7 @@ import { PostgresMessageStore } from './postgres-message-store.js';
 import { SessionDeletion, Tombstones } from './session-deletion.js';
 import { StoredTimes } from './stored-times.js';
 import { CommitReads } from './commit-reads.js';
+import { DatabaseHealth } from './database-health.js';
 import { DatabaseReadiness } from './database-readiness.js';
 import { DatabaseStartup, FALLBACK_RETRY_INTERVAL_MS } from './database-startup.js';
 import { ReadyMessageStore } from './ready-message-store.js';
@@ -59,6 +60,12 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
         new DatabaseStartup(migratingDataSource(dataSource), config.dbRetryIntervalMs),
     },
     { provide: DatabaseReadiness, useExisting: DatabaseStartup },
+    {
+      provide: DatabaseHealth,
+      inject: [DatabaseReadiness, ScribeConfig],
+      useFactory: (readiness: DatabaseReadiness, config: ScribeConfig) =>
+        new DatabaseHealth(readiness, config.dbRetryIntervalMs > 0),
+    },
     SessionQueries,
     SessionListQueries,
     MessageSearch,
@@ -128,6 +135,7 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
   ],
   exports: [
     DatabaseReadiness,
+    DatabaseHealth,
     SessionQueries,
     SessionListQueries,
     MessageSearch,

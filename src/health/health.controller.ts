@@ -3,6 +3,7 @@ import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/term
 import { type Response } from 'express';
 import { describeError } from '../common/errors/describe-error.js';
 import { ScribeConfig } from '../config/scribe-config.js';
+import { DatabaseHealth } from '../database/database-health.js';
 import { BlockedFiles } from '../spool/blocked-files.js';
 import { SpoolOfAnotherDatabase } from '../spool/database-binding-rules.js';
 import { SpoolDirectoryError } from '../spool/journal-files.js';
@@ -32,13 +33,14 @@ export class HealthController {
     private readonly indicators: HealthIndicatorService,
     private readonly transcripts: TranscriptService,
     private readonly writer: CoalescingWriter,
+    private readonly database: DatabaseHealth,
     private readonly spool: SpoolService,
     private readonly blocked: BlockedFiles,
     private readonly config: ScribeConfig,
   ) {
     this.readiness = new ReadinessCheck({
       accepting: () => this.transcripts.isAccepting,
-      databaseWritable: () => this.transcripts.databaseWritable,
+      databaseWritable: () => this.database.status().up,
       journalWritable: () => this.spool.writableAsLastSeen,
       checkJournal: () => this.probeJournal(),
     });
@@ -91,8 +93,8 @@ export class HealthController {
    * disk is known to be full (a heartbeat would commit where no message fits).
    */
   private async heartbeat(): Promise<void> {
-    const diskFull = this.transcripts.databaseDiskFull;
-    if (diskFull !== undefined) throw new Error(`the database's disk is full: ${diskFull}`);
+    const { diskFull } = this.database.status();
+    if (diskFull !== null) throw new Error(`the database's disk is full: ${diskFull}`);
     const beat = await this.writer.heartbeat();
     if (beat.kind === 'unavailable') throw beat.error;
   }

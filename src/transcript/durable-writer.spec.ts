@@ -12,7 +12,7 @@ import { type MessageRecord } from '../message/message-record.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { CoalescingWriter, type WriteAttempt } from './coalescing-writer.js';
-import { DatabaseHealth } from './database-health.js';
+import { DatabaseHealth } from '../database/database-health.js';
 import { HeldMoves } from './held-moves.js';
 import { DurableWriter, type BacklogPruner } from './durable-writer.js';
 import { SessionBacklog, type PendingQueue } from './session-backlog.js';
@@ -103,6 +103,12 @@ describe(DurableWriter.name, () => {
   let spool: FakeSpool;
   let logger: CapturingLogger;
   let health: DatabaseHealth;
+  /** Whether the probe lease is free now: tryProbe runs its probe (and hands the lease back). */
+  const leaseFree = () =>
+    health.tryProbe(
+      () => Promise.resolve(true),
+      () => Promise.resolve(false),
+    );
   let metrics: MetricsService;
   let events: EventEmitter2;
   let backlog: SessionBacklog;
@@ -117,7 +123,7 @@ describe(DurableWriter.name, () => {
     writer = writerOver(store),
     pruner = undefined as BacklogPruner | undefined,
   } = {}): void {
-    health = new DatabaseHealth(backgroundRetry, () => 0, logger);
+    health = new DatabaseHealth({ isReady: true }, backgroundRetry, () => 0, logger);
     moves = new HeldMoves();
     sut = new DurableWriter(
       writer,
@@ -591,7 +597,8 @@ describe(DurableWriter.name, () => {
 
       await flush('s1');
 
-      expect(health.admit()).toBe('probe');
+      expect(health.isFailing).toBe(true);
+      expect(await leaseFree()).toBe(true);
     });
 
     it('writes a long backlog 1000 records a transaction', async () => {

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Failpoints } from '../common/failpoints.js';
+import { DatabaseHealth } from '../database/database-health.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { MessagesStored, WriteFailed } from '../message/message-events.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -8,7 +9,6 @@ import { JournalIndex } from '../spool/journal-index.js';
 import { Journal } from '../spool/journal.js';
 import { SpoolService, type DrainStep, type JournaledRecord } from '../spool/spool.service.js';
 import { CoalescingWriter, type WriteAttempt } from './coalescing-writer.js';
-import { DatabaseHealth, type Admission } from './database-health.js';
 import { BACKLOG_PRUNER, MAX_PENDING_PER_SESSION } from './transcript.tokens.js';
 import { HeldMoves } from './held-moves.js';
 import { type PendingEntry, type PendingQueue } from './session-backlog.js';
@@ -54,35 +54,14 @@ export class DurableWriter {
   ) {}
 
   /** Stores `fresh` (accepted now, in order) behind whatever the session holds, or journals it. */
-  async accept(queue: PendingQueue, fresh: MessageRecord[]): Promise<WriteOutcome> {
-    const admission = this.health.admit();
-    if (admission === 'skip') {
-      this.health.failed(queue.sessionId, undefined, queue.size + fresh.length);
-      return this.hold(queue, fresh);
-    }
-    try {
-      if (this.hasBacklog(queue) && !(await this.flushWith(queue, admission))) {
-        return await this.hold(queue, fresh);
-      }
-      // Answered by this write (PERSISTED): stored after what the session holds, whatever
-      // this instance's clock says (see SessionWrite.after). Backlog and replays keep theirs.
-      const attempt = await this.writer.submit({
-        sessionId: queue.sessionId,
-        records: fresh,
-        after: 'stored',
-      });
-      if (attempt.kind === 'refused') return attempt;
-      if (attempt.kind === 'unavailable') {
-        this.failed(queue, attempt.error, fresh.length);
-        return await this.hold(queue, fresh);
-      }
-      this.stored(queue.sessionId, attempt);
-      return attempt.skipped.length > 0
-        ? { kind: 'conflict', skipped: attempt.skipped }
-        : { kind: 'stored' };
-    } finally {
-      this.health.settle(admission);
-    }
+  accept(queue: PendingQueue, fresh: MessageRecord[]): Promise<WriteOutcome> {
+    return this.health.admit(
+      () => this.write(queue, fresh),
+      () => {
+        this.health.failed(queue.sessionId, undefined, queue.size + fresh.length);
+        return this.hold(queue, fresh);
+      },
+    );
   }
 
   /**
@@ -91,22 +70,10 @@ export class DurableWriter {
    */
   async flush(queue: PendingQueue): Promise<boolean> {
     if (!this.hasBacklog(queue)) return true;
-    const admission = this.health.admit();
-    if (admission === 'skip') return false;
-    try {
-      return await this.flushWith(queue, admission);
-    } finally {
-      this.health.settle(admission);
-    }
-  }
-
-  /**
-   * Writes what the session holds, oldest first, whatever the database's health says: the
-   * background retry's proof that messages fit again (see TranscriptRecovery). True once
-   * nothing is left; a failure is recorded as any write's.
-   */
-  writeBack(queue: PendingQueue): Promise<boolean> {
-    return this.flushWith(queue, 'probe');
+    return this.health.admit(
+      () => this.writeBack(queue),
+      () => Promise.resolve(false),
+    );
   }
 
   /**
@@ -126,8 +93,34 @@ export class DurableWriter {
     return queue.size > 0 || this.index.hasDiskOnly(queue.sessionId);
   }
 
-  private async flushWith(queue: PendingQueue, admission: Admission): Promise<boolean> {
-    if (admission === 'skip') return false;
+  /** Stores `fresh` behind what the session holds, once the database admitted the write. */
+  private async write(queue: PendingQueue, fresh: MessageRecord[]): Promise<WriteOutcome> {
+    if (this.hasBacklog(queue) && !(await this.writeBack(queue))) return this.hold(queue, fresh);
+    // Answered by this write (PERSISTED): stored after what the session holds, whatever
+    // this instance's clock says (see SessionWrite.after). Backlog and replays keep theirs.
+    const attempt = await this.writer.submit({
+      sessionId: queue.sessionId,
+      records: fresh,
+      after: 'stored',
+    });
+    if (attempt.kind === 'refused') return attempt;
+    if (attempt.kind === 'unavailable') {
+      this.failed(queue, attempt.error, fresh.length);
+      return this.hold(queue, fresh);
+    }
+    this.stored(queue.sessionId, attempt);
+    return attempt.skipped.length > 0
+      ? { kind: 'conflict', skipped: attempt.skipped }
+      : { kind: 'stored' };
+  }
+
+  /**
+   * Writes what the session holds, oldest first, whatever the database's health says: once
+   * admitted (flush, accept), or by the holder of the probe lease, the background retry's proof
+   * that messages fit again (see TranscriptRecovery). True once nothing is left; a failure is
+   * recorded as any write's.
+   */
+  async writeBack(queue: PendingQueue): Promise<boolean> {
     if (!(await this.pruner.prune(queue))) return false;
     if (this.index.hasDiskOnly(queue.sessionId)) {
       const drained = await this.journal.drain(

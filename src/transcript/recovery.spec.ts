@@ -10,7 +10,7 @@ import { type MessageRecord } from '../message/message-record.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { type CoalescingWriter } from './coalescing-writer.js';
-import { DatabaseHealth } from './database-health.js';
+import { DatabaseHealth } from '../database/database-health.js';
 import { HeldMoves } from './held-moves.js';
 import { DurableWriter } from './durable-writer.js';
 import { TranscriptRecovery } from './recovery.js';
@@ -78,6 +78,12 @@ describe(TranscriptRecovery.name, () => {
   let spool: FakeSpool;
   let logger: CapturingLogger;
   let health: DatabaseHealth;
+  /** Whether the probe lease is free now: tryProbe runs its probe (and hands the lease back). */
+  const leaseFree = () =>
+    health.tryProbe(
+      () => Promise.resolve(true),
+      () => Promise.resolve(false),
+    );
   let metrics: MetricsService;
   let backlog: SessionBacklog;
   let durable: GatedDurableWriter;
@@ -90,7 +96,7 @@ describe(TranscriptRecovery.name, () => {
     idleProbeMs = IDLE_PROBE_MS,
     gated = false,
   } = {}): void {
-    health = new DatabaseHealth(backgroundRetry, () => Date.now(), logger);
+    health = new DatabaseHealth({ isReady: true }, backgroundRetry, () => Date.now(), logger);
     durable = new GatedDurableWriter(
       writer,
       spool.asService,
@@ -270,7 +276,7 @@ describe(TranscriptRecovery.name, () => {
       // One write-back tried, of the oldest backlog, and nothing more.
       expect(store.writeCalls.slice(writes)).toEqual([[a.id]]);
       expect(health.isFailing).toBe(true);
-      expect(health.databaseDiskFull).toBe(true);
+      expect(health.status().diskFull).toBe('SQLITE_FULL: database or disk is full');
       expect(lines('log')).toEqual([]);
       expect(store.rows).toEqual([]);
     });
@@ -354,7 +360,11 @@ describe(TranscriptRecovery.name, () => {
       store.goDown();
       await accept(records('s1', 'a'));
       store.heal();
-      health.startProbe();
+      const held = deferred();
+      const lease = health.tryProbe(
+        () => held.promise,
+        () => Promise.resolve(),
+      );
 
       sut.trigger();
       await idle();
@@ -362,6 +372,8 @@ describe(TranscriptRecovery.name, () => {
       expect(store.heartbeats).toBe(0);
       expect(store.rows).toEqual([]);
       expect(spool.adoptCalls).toBe(0);
+      held.resolve();
+      await lease;
     });
 
     it('hands the probe back after a failed heartbeat', async () => {
@@ -370,7 +382,7 @@ describe(TranscriptRecovery.name, () => {
       sut.trigger();
       await idle();
 
-      expect(health.startProbe()).toBe(true);
+      expect(await leaseFree()).toBe(true);
     });
 
     it('hands the probe back after a heartbeat that found the database back', async () => {
@@ -381,7 +393,7 @@ describe(TranscriptRecovery.name, () => {
       await idle();
       health.failed('s1', new Error('down again'), 0);
 
-      expect(health.startProbe()).toBe(true);
+      expect(await leaseFree()).toBe(true);
     });
 
     it('runs one retry at a time', async () => {
@@ -585,7 +597,7 @@ describe(TranscriptRecovery.name, () => {
       let clock: number;
       beforeEach(() => {
         clock = 5_000_000;
-        health = new DatabaseHealth(true, () => clock, logger);
+        health = new DatabaseHealth({ isReady: true }, true, () => clock, logger);
         sut = recovery(RETRY_MS, IDLE_PROBE_MS);
       });
 
@@ -618,7 +630,7 @@ describe(TranscriptRecovery.name, () => {
 
         expect(store.heartbeats).toBe(1);
         expect(health.isFailing).toBe(true);
-        expect(health.status().lastDatabaseError).toBe('connection refused');
+        expect(health.status().lastError).toBe('connection refused');
         expect(
           logger.messages('error').filter((line) => String(line).startsWith('Database ')),
         ).toEqual([

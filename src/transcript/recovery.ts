@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
+import { DatabaseHealth } from '../database/database-health.js';
 import { SpoolRetryRequested } from '../message/message-events.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { JournalIndex } from '../spool/journal-index.js';
 import { SpoolService } from '../spool/spool.service.js';
 import { CoalescingWriter } from './coalescing-writer.js';
-import { DatabaseHealth } from './database-health.js';
 import { DurableWriter } from './durable-writer.js';
 import { SessionBacklog } from './session-backlog.js';
 import { DB_IDLE_PROBE_MS, DB_RETRY_INTERVAL_MS } from './transcript.tokens.js';
@@ -147,7 +147,7 @@ export class TranscriptRecovery {
     // A database that reports its disk full most likely shares it with the journal (both live
     // in DATA_DIR by default): copies written now would take the space it needs to come back.
     // Messages held in memory only stay there (BUFFERED, as answered) until it does.
-    if (this.health.databaseDiskFull) return;
+    if (this.health.status().diskFull !== null) return;
     // Records of a segment that vanished are memory only too: journaled again as soon as
     // SPOOL_DIR takes them, whether or not an append comes.
     await this.spool.rejournalOrphans();
@@ -185,24 +185,27 @@ export class TranscriptRecovery {
   }
 
   /** The one probe, outside any session's lock: a probe may wait out a whole database timeout. */
-  private async probe(): Promise<boolean> {
-    if (!this.health.startProbe()) return false;
-    try {
-      const beat = await this.writer.heartbeat();
-      if (beat.kind === 'unavailable') {
-        this.health.probeFailed(
-          beat.error,
-          `${this.backlog.total} message(s) pending in memory, ${this.index.sessionsWithDiskOnly().length} session(s) with messages on disk only`,
-        );
-        return false;
-      }
-      // After a full disk a heartbeat commits in the page or two that a failed write leaves
-      // free, and /health would say writes work again while no message fits: then the proof
-      // is the oldest backlog written back.
-      if (this.health.databaseDiskFull && !(await this.writeBackOne())) return false;
-    } finally {
-      this.health.finishProbe();
+  private probe(): Promise<boolean> {
+    return this.health.tryProbe(
+      () => this.proveWritable(),
+      () => Promise.resolve(false),
+    );
+  }
+
+  /** Holding the probe lease: whether the database takes messages again. */
+  private async proveWritable(): Promise<boolean> {
+    const beat = await this.writer.heartbeat();
+    if (beat.kind === 'unavailable') {
+      this.health.probeFailed(
+        beat.error,
+        `${this.backlog.total} message(s) pending in memory, ${this.index.sessionsWithDiskOnly().length} session(s) with messages on disk only`,
+      );
+      return false;
     }
+    // After a full disk a heartbeat commits in the page or two that a failed write leaves
+    // free, and /health would say writes work again while no message fits: then the proof
+    // is the oldest backlog written back.
+    if (this.health.status().diskFull !== null && !(await this.writeBackOne())) return false;
     if (this.health.succeeded()) {
       this.logger.log(
         `Database writable again; writing back ${this.backlog.total} pending message(s) of ${this.backlog.sessions().length} session(s)`,

@@ -5,7 +5,6 @@ import { classifyDatabaseError } from '../database/database-errors.js';
 import { MessageStore } from '../database/message-store.js';
 import { PendingMessages } from '../message/pending-messages.js';
 import { CoalescingWriter } from './coalescing-writer.js';
-import { DatabaseHealth } from './database-health.js';
 import { HeldMessages } from './held-messages.js';
 import { SessionEraser } from './session-eraser.js';
 import {
@@ -41,12 +40,6 @@ export const transcriptProviders: Provider[] = [
     inject: [MessageStore],
     useFactory: (store: MessageStore) =>
       new CoalescingWriter(store, (error) => classifyDatabaseError(error).kind, describeError),
-  },
-  {
-    provide: DatabaseHealth,
-    inject: [DB_RETRY_INTERVAL_MS],
-    // The background retry, when on, is the only writer while the database fails.
-    useFactory: (retryIntervalMs: number) => new DatabaseHealth(retryIntervalMs > 0),
   },
   // The read side knows the held messages by the abstract class (it never imports the write side).
   { provide: PendingMessages, useExisting: HeldMessages },

@@ -17,7 +17,7 @@ import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { AppendStatus } from './append-status.js';
 import { type CoalescingWriter } from './coalescing-writer.js';
-import { DatabaseHealth } from './database-health.js';
+import { DatabaseHealth } from '../database/database-health.js';
 import { HeldMoves } from './held-moves.js';
 import { DurableWriter } from './durable-writer.js';
 import { TranscriptRecovery } from './recovery.js';
@@ -89,7 +89,7 @@ describe(TranscriptService.name, () => {
     });
     metrics = new MetricsService();
     backlog = new SessionBacklog();
-    health = new DatabaseHealth(backgroundRetry, Date.now, logger);
+    health = new DatabaseHealth({ isReady: true }, backgroundRetry, Date.now, logger);
     const durable = new DurableWriter(
       writer,
       spool.asService,
@@ -1079,24 +1079,6 @@ describe(TranscriptService.name, () => {
       expect(jest.getTimerCount()).toBe(1);
       await sut.beforeApplicationShutdown();
       expect(jest.getTimerCount()).toBe(0);
-    });
-  });
-
-  describe('databaseDiskFull', () => {
-    const full = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
-
-    it('is undefined while the database takes writes, or fails for another reason', () => {
-      expect(sut.databaseDiskFull).toBeUndefined();
-      health.failed('s', new Error('connection refused'), 1);
-      expect(sut.databaseDiskFull).toBeUndefined();
-    });
-
-    it('says why once a write failed for a full disk, until a write commits again', () => {
-      health.failed('s', full, 1);
-      expect(sut.databaseDiskFull).toBe('SQLITE_FULL: database or disk is full');
-
-      health.succeeded('s');
-      expect(sut.databaseDiskFull).toBeUndefined();
     });
   });
 

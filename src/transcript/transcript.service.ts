@@ -8,6 +8,7 @@ import { describeError } from '../common/errors/describe-error.js';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { ScribeConfig } from '../config/scribe-config.js';
+import { DatabaseHealth } from '../database/database-health.js';
 import { DatabaseReadiness } from '../database/database-readiness.js';
 import { StoredTimes } from '../database/stored-times.js';
 import { toMessageModel } from '../common/graphql/message.mapper.js';
@@ -18,7 +19,6 @@ import { MetricsService } from '../metrics/metrics.service.js';
 import { JournalIndex } from '../spool/journal-index.js';
 import { SpoolService } from '../spool/spool.service.js';
 import { AppendStatus, weakestStatus } from './append-status.js';
-import { DatabaseHealth, type DatabaseHealthStatus } from './database-health.js';
 import { DurableWriter } from './durable-writer.js';
 import { conflictingField } from './idempotency.js';
 import { checkAppendTarget, checkNewMessages } from './input-rules.js';
@@ -44,7 +44,10 @@ export interface AppendResult {
   status: AppendStatus;
 }
 
-export interface PendingStatus extends Omit<DatabaseHealthStatus, 'consecutiveFailures'> {
+export interface PendingStatus {
+  databaseWritable: boolean;
+  lastDatabaseError: string | null;
+  lastDatabaseErrorAt: number | null;
   totalPending: number;
   sessions: {
     sessionId: string;
@@ -81,7 +84,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     private readonly importer: TranscriptImporter,
   ) {
     metrics.observeGauge('scribe_pending_messages', () => backlog.total);
-    metrics.observeGauge('scribe_database_up', () => (this.databaseWritable ? 1 : 0));
+    metrics.observeGauge('scribe_database_up', () => (health.status().up ? 1 : 0));
     metrics.observeGauge('scribe_appends_in_flight', () => this.inFlight.size);
   }
 
@@ -182,36 +185,17 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     return this.accepting;
   }
 
-  /**
-   * Whether the database takes writes as the write path last saw it, with no I/O: connected
-   * and migrated, and no failed write since the last one that committed.
-   */
-  get databaseWritable(): boolean {
-    return this.readiness.isReady && !this.health.isFailing;
-  }
-
-  /**
-   * Why the database cannot take messages though a heartbeat may commit: its last write failed
-   * for a full disk and none has committed since. A heartbeat needs a page or two, which a
-   * failed write leaves free; only a write of the backlog proves that messages fit again (the
-   * background retry's probe). Undefined otherwise.
-   */
-  get databaseDiskFull(): string | undefined {
-    const { databaseWritable, lastDatabaseError } = this.health.status();
-    return !databaseWritable && this.health.databaseDiskFull
-      ? (lastDatabaseError ?? 'disk full')
-      : undefined;
-  }
-
   pendingStatus(): PendingStatus {
-    const { consecutiveFailures, ...health } = this.health.status();
+    const { writable, lastError, lastErrorAt, consecutiveFailures } = this.health.status();
     const sessionIds = new Set([
       ...this.backlog.sessions(),
       ...this.index.sessionsWithDiskOnly(),
       ...consecutiveFailures.keys(),
     ]);
     return {
-      ...health,
+      databaseWritable: writable,
+      lastDatabaseError: lastError,
+      lastDatabaseErrorAt: lastErrorAt,
       totalPending: this.backlog.total,
       sessions: [...sessionIds].sort().map((sessionId) => ({
         sessionId,

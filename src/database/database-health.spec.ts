@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { CapturingLogger } from '../common/testing/capturing-logger.js';
+import { deferred } from '../common/testing/deferred.js';
 import { DatabaseHealth } from './database-health.js';
 
 /** A driver error with a code, as describeError prints it. */
@@ -7,24 +8,75 @@ function driverError(message: string, code: string): Error {
   return Object.assign(new Error(message), { code });
 }
 
+/**
+ * Asks `sut` to admit a write that runs until released: which of the write and the skip ran
+ * (at once, as admit decides), and the release, which waits for the admission to end.
+ */
+function admitHeld(sut: DatabaseHealth): { ran: string; release: () => Promise<void> } {
+  const gate = deferred();
+  const ran: string[] = [];
+  const done = sut.admit(
+    async () => {
+      ran.push('write');
+      await gate.promise;
+    },
+    async () => {
+      ran.push('skip');
+    },
+  );
+  return {
+    ran: ran.join(),
+    release: async () => {
+      gate.resolve();
+      await done;
+    },
+  };
+}
+
+/** What admit() does with a write now: 'write' or 'skip' (the write, if any, ends at once). */
+async function admission(sut: DatabaseHealth): Promise<string> {
+  const held = admitHeld(sut);
+  await held.release();
+  return held.ran;
+}
+
+/** Whether the probe lease is free now: tryProbe runs its probe (and hands the lease back). */
+async function leaseFree(sut: DatabaseHealth): Promise<boolean> {
+  return sut.tryProbe(
+    async () => true,
+    async () => false,
+  );
+}
+
 describe(DatabaseHealth.name, () => {
   let now: number;
   let logger: CapturingLogger;
+  let ready: boolean;
 
   /** Level and message of each line logged, in order. */
   const logged = () => logger.lines.map(({ level, message }) => ({ level, message }));
 
   const health = (backgroundRetry: boolean) =>
-    new DatabaseHealth(backgroundRetry, () => now, logger);
+    new DatabaseHealth(
+      {
+        get isReady() {
+          return ready;
+        },
+      },
+      backgroundRetry,
+      () => now,
+      logger,
+    );
 
   beforeEach(() => {
+    ready = true;
     now = 1_000_000;
     logger = new CapturingLogger();
   });
 
   it("logs through Nest's Logger, under its own name, unless given a logger", () => {
     Logger.overrideLogger(logger);
-    const sut = new DatabaseHealth(false);
+    const sut = new DatabaseHealth({ isReady: true }, false);
 
     sut.failed('s1', new Error('down'), 1);
 
@@ -35,27 +87,51 @@ describe(DatabaseHealth.name, () => {
         params: ['DatabaseHealth'],
       },
     ]);
-    expect(sut.status().lastDatabaseErrorAt).toBeGreaterThan(1_000_000);
+    expect(sut.status().lastErrorAt).toBeGreaterThan(1_000_000);
   });
 
   describe('a full disk under SQLite', () => {
     it('is told apart from other failures of writes and probes, and forgotten once a write commits', () => {
       const sut = health(true);
 
+      const full = 'SQLITE_FULL: database or disk is full';
+
       sut.failed('s1', driverError('database is locked', 'SQLITE_BUSY'), 1);
-      expect(sut.databaseDiskFull).toBe(false);
+      expect(sut.status().diskFull).toBeNull();
       sut.failed('s1', driverError('database or disk is full', 'SQLITE_FULL'), 1);
-      expect(sut.databaseDiskFull).toBe(true);
+      expect(sut.status().diskFull).toBe(full);
       sut.failed('s1', undefined, 1);
-      expect(sut.databaseDiskFull).toBe(true);
+      expect(sut.status().diskFull).toBe(full);
       sut.probeFailed(driverError('connection refused', 'ECONNREFUSED'), '');
-      expect(sut.databaseDiskFull).toBe(false);
+      expect(sut.status().diskFull).toBeNull();
       sut.probeFailed(driverError('database or disk is full', 'SQLITE_FULL'), '');
-      expect(sut.databaseDiskFull).toBe(true);
+      expect(sut.status().diskFull).toBe(full);
 
       sut.succeeded();
 
-      expect(sut.databaseDiskFull).toBe(false);
+      expect(sut.status()).toMatchObject({ writable: true, diskFull: null });
+    });
+  });
+
+  describe('diskFull', () => {
+    const full = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+
+    it('is null while the database takes writes, or fails for another reason', () => {
+      const sut = health(false);
+
+      expect(sut.status().diskFull).toBeNull();
+      sut.failed('s', new Error('connection refused'), 1);
+      expect(sut.status().diskFull).toBeNull();
+    });
+
+    it('says why once a write failed for a full disk, until a write commits again', () => {
+      const sut = health(false);
+
+      sut.failed('s', full, 1);
+      expect(sut.status().diskFull).toBe('SQLITE_FULL: database or disk is full');
+
+      sut.succeeded('s');
+      expect(sut.status().diskFull).toBeNull();
     });
   });
 
@@ -77,17 +153,32 @@ describe(DatabaseHealth.name, () => {
   });
 
   describe('while healthy', () => {
-    it('admits every write, and reports the database writable with no error', () => {
+    it('admits every write, none holding the probe lease, and reports the database up with no error', async () => {
       const sut = health(false);
 
-      expect([sut.admit(), sut.admit()]).toEqual(['write', 'write']);
+      const writes = [admitHeld(sut), admitHeld(sut)];
+
+      expect(writes.map(({ ran }) => ran)).toEqual(['write', 'write']);
+      expect(await leaseFree(sut)).toBe(true);
+      await Promise.all(writes.map(({ release }) => release()));
       expect(sut.isFailing).toBe(false);
       expect(sut.status()).toEqual({
-        databaseWritable: true,
-        lastDatabaseError: null,
-        lastDatabaseErrorAt: null,
+        up: true,
+        writable: true,
+        lastError: null,
+        lastErrorAt: null,
+        diskFull: null,
         consecutiveFailures: new Map(),
       });
+    });
+
+    it('says the database is not up until it is connected and migrated', () => {
+      const sut = health(false);
+      ready = false;
+
+      expect(sut.status()).toMatchObject({ up: false, writable: true });
+      ready = true;
+      expect(sut.status().up).toBe(true);
     });
 
     it('says a success ends no outage', () => {
@@ -96,68 +187,137 @@ describe(DatabaseHealth.name, () => {
   });
 
   describe('admission while failing', () => {
-    it('without the background retry lets one write at a time probe, the others skip', () => {
+    it('without the background retry lets one write at a time probe, the others skip', async () => {
       const sut = health(false);
       sut.failed('s1', new Error('down'), 1);
 
-      const first = sut.admit();
-      expect(first).toBe('probe');
-      expect(sut.admit()).toBe('skip');
+      const first = admitHeld(sut);
+      expect(first.ran).toBe('write');
+      expect(await admission(sut)).toBe('skip');
 
-      sut.settle(first);
-      expect(sut.admit()).toBe('probe');
+      await first.release();
+      expect(await admission(sut)).toBe('write');
     });
 
-    it('keeps the probe taken when a write or skip admission is settled', () => {
+    it('keeps the probe lease taken when a skipped write ends', async () => {
       const sut = health(false);
       sut.failed('s1', new Error('down'), 1);
-      const probe = sut.admit();
+      const probe = admitHeld(sut);
 
-      sut.settle('skip');
-      sut.settle('write');
+      expect(await admission(sut)).toBe('skip');
 
-      expect(probe).toBe('probe');
-      expect(sut.admit()).toBe('skip');
+      expect(probe.ran).toBe('write');
+      expect(await leaseFree(sut)).toBe(false);
+      expect(await admission(sut)).toBe('skip');
+      await probe.release();
     });
 
-    it('with the background retry journals every write at once: only the retry probes', () => {
+    it('hands the lease back when the probing write fails', async () => {
+      const sut = health(false);
+      sut.failed('s1', new Error('down'), 1);
+
+      await expect(
+        sut.admit(
+          () => Promise.reject(new Error('boom')),
+          async () => undefined,
+        ),
+      ).rejects.toThrow('boom');
+
+      expect(await leaseFree(sut)).toBe(true);
+    });
+
+    it('with the background retry journals every write at once: only the retry probes', async () => {
       const sut = health(true);
       sut.failed('s1', new Error('down'), 1);
 
-      expect([sut.admit(), sut.admit()]).toEqual(['skip', 'skip']);
-      expect(sut.startProbe()).toBe(true);
+      expect([await admission(sut), await admission(sut)]).toEqual(['skip', 'skip']);
+      expect(await leaseFree(sut)).toBe(true);
     });
 
-    it('admits writes again once a write succeeded', () => {
+    it('admits writes again once a write succeeded', async () => {
       const sut = health(true);
       sut.failed('s1', new Error('down'), 1);
 
       expect(sut.succeeded('s2')).toBe(true);
       expect(sut.isFailing).toBe(false);
-      expect(sut.admit()).toBe('write');
+      expect(await admission(sut)).toBe('write');
       expect(sut.succeeded('s2')).toBe(false);
+    });
+
+    it('answers with what the write or the skip came to', async () => {
+      const sut = health(true);
+
+      expect(
+        await sut.admit(
+          async () => 'written',
+          async () => 'skipped',
+        ),
+      ).toBe('written');
+      sut.failed('s1', new Error('down'), 1);
+      expect(
+        await sut.admit(
+          async () => 'written',
+          async () => 'skipped',
+        ),
+      ).toBe('skipped');
     });
   });
 
-  describe('the background probe', () => {
-    it('is granted to one caller at a time, until it is finished', () => {
+  describe('the probe lease', () => {
+    it('is granted to one caller at a time, until its probe has come back', async () => {
       const sut = health(true);
+      const gate = deferred();
+      const ran: string[] = [];
 
-      expect(sut.startProbe()).toBe(true);
-      expect(sut.startProbe()).toBe(false);
-      sut.finishProbe();
-      expect(sut.startProbe()).toBe(true);
+      const first = sut.tryProbe(
+        async () => {
+          ran.push('first');
+          await gate.promise;
+          return 'first probed';
+        },
+        async () => 'first busy',
+      );
+      const second = await sut.tryProbe(
+        async () => 'second probed',
+        async () => 'second busy',
+      );
+
+      expect(second).toBe('second busy');
+      gate.resolve();
+      expect(await first).toBe('first probed');
+      expect(ran).toEqual(['first']);
+      expect(await leaseFree(sut)).toBe(true);
     });
 
-    it('is refused while a write probes, and a write cannot probe while it runs', () => {
+    it('is handed back when the probe fails', async () => {
+      const sut = health(true);
+
+      await expect(
+        sut.tryProbe(
+          () => Promise.reject(new Error('boom')),
+          async () => undefined,
+        ),
+      ).rejects.toThrow('boom');
+
+      expect(await leaseFree(sut)).toBe(true);
+    });
+
+    it('is refused while a write probes, and a write cannot probe while it is held', async () => {
       const sut = health(false);
       sut.failed('s1', new Error('down'), 1);
 
-      const probe = sut.admit();
-      expect(sut.startProbe()).toBe(false);
-      sut.settle(probe);
-      expect(sut.startProbe()).toBe(true);
-      expect(sut.admit()).toBe('skip');
+      const probe = admitHeld(sut);
+      expect(await leaseFree(sut)).toBe(false);
+      await probe.release();
+
+      const gate = deferred();
+      const held = sut.tryProbe(
+        () => gate.promise,
+        async () => undefined,
+      );
+      expect(await admission(sut)).toBe('skip');
+      gate.resolve();
+      await held;
     });
 
     it('ends an outage when it succeeds, keeping the failure counts of sessions', () => {
@@ -166,7 +326,7 @@ describe(DatabaseHealth.name, () => {
 
       expect(sut.succeeded()).toBe(true);
 
-      expect(sut.status().databaseWritable).toBe(true);
+      expect(sut.status().writable).toBe(true);
       expect(sut.status().consecutiveFailures).toEqual(new Map([['s1', 1]]));
     });
   });
@@ -179,9 +339,11 @@ describe(DatabaseHealth.name, () => {
 
       expect(sut.isFailing).toBe(true);
       expect(sut.status()).toEqual({
-        databaseWritable: false,
-        lastDatabaseError: 'SQLITE_BUSY: database is locked',
-        lastDatabaseErrorAt: 1_000_000,
+        up: false,
+        writable: false,
+        lastError: 'SQLITE_BUSY: database is locked',
+        lastErrorAt: 1_000_000,
+        diskFull: null,
         consecutiveFailures: new Map([['s1', 1]]),
       });
     });
@@ -254,8 +416,8 @@ describe(DatabaseHealth.name, () => {
       expect(logger.messages('warn')[1]).toBe(
         'Database write for session s2 not tried, the database is failing (1 consecutive failure(s), 7 pending): connection refused',
       );
-      expect(sut.status().lastDatabaseErrorAt).toBe(1_000_000);
-      expect(sut.status().lastDatabaseError).toBe('connection refused');
+      expect(sut.status().lastErrorAt).toBe(1_000_000);
+      expect(sut.status().lastError).toBe('connection refused');
     });
 
     it('says "unknown error" when a write was not tried and no error was ever seen', () => {
@@ -267,7 +429,7 @@ describe(DatabaseHealth.name, () => {
         'Database write for session s1 not tried, the database is failing (1 consecutive failure(s), 0 pending): unknown error',
       ]);
       expect(sut.isFailing).toBe(true);
-      expect(sut.status().lastDatabaseError).toBeNull();
+      expect(sut.status().lastError).toBeNull();
     });
 
     it('starts a session over at one once a write of it succeeded', () => {
@@ -329,19 +491,22 @@ describe(DatabaseHealth.name, () => {
 
       expect(sut.isFailing).toBe(true);
       expect(sut.status()).toMatchObject({
-        databaseWritable: false,
-        lastDatabaseError: 'ETIMEDOUT: timeout',
-        lastDatabaseErrorAt: 1_001_000,
+        writable: false,
+        lastError: 'ETIMEDOUT: timeout',
+        lastErrorAt: 1_001_000,
       });
       expect(logged()).toHaveLength(1);
     });
 
-    it('turn a healthy database failing', () => {
+    it('turn a healthy database failing', async () => {
       const sut = health(false);
 
       sut.probeFailed(new Error('down'), '');
 
-      expect(sut.admit()).toBe('probe');
+      const probe = admitHeld(sut);
+      expect(probe.ran).toBe('write');
+      expect(await leaseFree(sut)).toBe(false);
+      await probe.release();
     });
 
     it('of a database believed healthy (an idle probe) say "not writable", not "still"', () => {
@@ -378,12 +543,11 @@ describe(DatabaseHealth.name, () => {
       expect(sut.quietForMs()).toBe(7);
     });
 
-    it('is not reset by asking to write, or by a probe that has not come back', () => {
+    it('is not reset by asking to write, or by a probe that has not come back', async () => {
       const sut = health(false);
       now += 20_000;
-      sut.settle(sut.admit());
-      sut.startProbe();
-      sut.finishProbe();
+      await admission(sut);
+      await leaseFree(sut);
       expect(sut.quietForMs()).toBe(20_000);
     });
   });

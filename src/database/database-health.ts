@@ -1,15 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { describeError } from '../common/errors/describe-error.js';
-import { classifyDatabaseError } from '../database/database-errors.js';
-
-/** How a write may go to the database now. */
-export type Admission =
-  /** The database is believed healthy: write. */
-  | 'write'
-  /** It is failing, and this write is the one probe allowed to try it. */
-  | 'probe'
-  /** It is failing and something else probes it: do not wait out a timeout, journal at once. */
-  | 'skip';
+import { classifyDatabaseError } from './database-errors.js';
+import { type DatabaseReadiness } from './database-readiness.js';
 
 export interface HealthLog {
   log(message: string): void;
@@ -28,21 +20,39 @@ function isPowerOfTen(value: number): boolean {
   return rest === 1;
 }
 
-export interface DatabaseHealthStatus {
-  databaseWritable: boolean;
-  lastDatabaseError: string | null;
-  lastDatabaseErrorAt: number | null;
+/** The database's state, as the write path last saw it: what every report of it reads. */
+export interface DatabaseStatus {
+  /**
+   * Connected and migrated (DatabaseReadiness), and writable: what /health/ready and
+   * scribe_database_up say.
+   */
+  up: boolean;
+  /** No write has failed since the last one that committed (pendingStatus.databaseWritable). */
+  writable: boolean;
+  /** The last failure, described (describeError), and when it happened (epoch ms). */
+  lastError: string | null;
+  lastErrorAt: number | null;
+  /**
+   * Why the database cannot take messages though a heartbeat may commit: its last failure was
+   * a full disk (that failure, described), and nothing has committed since; null otherwise. A
+   * heartbeat needs a page or two, which a failed write leaves free: only a write of the
+   * backlog proves that messages fit again (the background retry's probe).
+   */
+  diskFull: string | null;
+  /** Database writes of each session that failed in a row. */
   consecutiveFailures: ReadonlyMap<string, number>;
 }
 
 /**
- * Whether the database takes writes, as the write path last saw it: healthy until a write
- * fails, then failing until a write or probe commits again. While it fails only one write at
- * a time goes to it (with the background retry on, only the retry's probe), so that appends
- * are journaled at once instead of each waiting out a database timeout under its session's
- * lock. An outage gets louder as it lasts, without flooding the log: WARN for a session's
- * first failed writes, ERROR from the third (then at the 10th, 100th, 1000th…), ERROR once a
- * minute while only the background retry sees it, and one recovery line a minute at most.
+ * The one owner of the database's state, as the write path last saw it: healthy until a write
+ * fails, then failing until a write or probe commits again; whether the failure was a full
+ * disk; each session's failures in a row. While it fails only one write at a time goes to it,
+ * the holder of the one probe lease (with the background retry on, only the retry's probe), so
+ * that appends are journaled at once instead of each waiting out a database timeout under its
+ * session's lock. An outage gets louder as it lasts, without flooding the log: WARN for a
+ * session's first failed writes, ERROR from the third (then at the 10th, 100th, 1000th…),
+ * ERROR once a minute while only the background retry sees it, and one recovery line a minute
+ * at most. /health, the metrics and pendingStatus read status() and nothing else.
  */
 export class DatabaseHealth {
   private failing = false;
@@ -56,6 +66,8 @@ export class DatabaseHealth {
   private lastAnswer: number;
 
   constructor(
+    private readonly readiness: Pick<DatabaseReadiness, 'isReady'>,
+    // The background retry, when on, is the only writer while the database fails.
     private readonly backgroundRetry: boolean,
     private readonly now: () => number = Date.now,
     private readonly logger: HealthLog = new Logger('DatabaseHealth'),
@@ -68,14 +80,6 @@ export class DatabaseHealth {
   }
 
   /**
-   * The database's last failure was its disk being full (SQLite, whose file usually shares
-   * DATA_DIR, and so the disk, with the journal).
-   */
-  get databaseDiskFull(): boolean {
-    return this.diskFull;
-  }
-
-  /**
    * How long no write or probe has come back (since the start, for one that never wrote): for
    * how long "healthy" is only what the database last said.
    */
@@ -83,27 +87,30 @@ export class DatabaseHealth {
     return this.now() - this.lastAnswer;
   }
 
-  /** Asks to write; a `probe` admission must be handed back to settle(). */
-  admit(): Admission {
-    if (!this.failing) return 'write';
-    if (this.backgroundRetry || this.probing) return 'skip';
+  /**
+   * Runs `write` if the database may be written now: at once while it is healthy; while it
+   * fails, only as the one probe (see tryProbe), and never with the background retry on, which
+   * probes it itself. Otherwise runs `skip` at once: the write is not tried, and its caller
+   * journals instead of waiting out a timeout.
+   */
+  admit<T>(write: () => Promise<T>, skip: () => Promise<T>): Promise<T> {
+    if (!this.failing) return write();
+    if (this.backgroundRetry) return skip();
+    return this.tryProbe(write, skip);
+  }
+
+  /**
+   * Runs `probe` holding the one probe lease: a write of a failing database, or the background
+   * retry's heartbeat. When another holds it, runs `busy` at once instead.
+   */
+  async tryProbe<T>(probe: () => Promise<T>, busy: () => Promise<T>): Promise<T> {
+    if (this.probing) return busy();
     this.probing = true;
-    return 'probe';
-  }
-
-  settle(admission: Admission): void {
-    if (admission === 'probe') this.probing = false;
-  }
-
-  /** For the background retry: the one probe, if nobody else is probing. */
-  startProbe(): boolean {
-    if (this.probing) return false;
-    this.probing = true;
-    return true;
-  }
-
-  finishProbe(): void {
-    this.probing = false;
+    try {
+      return await probe();
+    } finally {
+      this.probing = false;
+    }
   }
 
   /**
@@ -169,11 +176,14 @@ export class DatabaseHealth {
     this.consecutiveFailures.delete(sessionId);
   }
 
-  status(): DatabaseHealthStatus {
+  status(): DatabaseStatus {
     return {
-      databaseWritable: !this.failing,
-      lastDatabaseError: this.lastError?.message ?? null,
-      lastDatabaseErrorAt: this.lastError?.at ?? null,
+      up: this.readiness.isReady && !this.failing,
+      writable: !this.failing,
+      lastError: this.lastError?.message ?? null,
+      lastErrorAt: this.lastError?.at ?? null,
+      // A full disk is noted with its error, and forgotten once something commits.
+      diskFull: this.diskFull && this.lastError ? this.lastError.message : null,
       consecutiveFailures: this.consecutiveFailures,
     };
   }
