@@ -95,11 +95,6 @@ export class TranscriptResolver {
   })
   @RequireScope('admin')
   pendingStatus(): PendingStatus {
-    const status = this.transcripts.pendingStatus();
-    return {
-      ...status,
-      lastDatabaseErrorAt:
-        status.lastDatabaseErrorAt === null ? null : new Date(status.lastDatabaseErrorAt),
-    };
+    return this.transcripts.pendingStatus();
   }
 }

@@ -1106,7 +1106,7 @@ describe(TranscriptService.name, () => {
       expect(sut.pendingStatus()).toEqual({
         databaseWritable: false,
         lastDatabaseError: 'connection refused',
-        lastDatabaseErrorAt: expect.any(Number),
+        lastDatabaseErrorAt: expect.any(Date),
         totalPending: 2,
         sessions: [
           { sessionId: 'a-both', pending: 1, consecutiveFailures: 1, hasSpooledMessages: true },

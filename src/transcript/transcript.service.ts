@@ -25,6 +25,7 @@ import { checkAppendTarget, checkNewMessages } from './input-rules.js';
 import { statusOf } from './write-outcome.js';
 import { plainMessagesOf } from './message-shapes.js';
 import { type AppendMessagesPayload } from './models/append-payload.model.js';
+import { type PendingStatus } from './models/pending-status.model.js';
 import { type MessageInput } from './dto/message.input.js';
 import { TranscriptRecovery } from './recovery.js';
 import { RetryLookup, type Answer } from './retry-lookup.js';
@@ -42,19 +43,6 @@ const batchFieldOf = (index: number): string => `${BATCH_FIELD}.${index}`;
 export interface AppendResult {
   records: MessageRecord[];
   status: AppendStatus;
-}
-
-export interface PendingStatus {
-  databaseWritable: boolean;
-  lastDatabaseError: string | null;
-  lastDatabaseErrorAt: number | null;
-  totalPending: number;
-  sessions: {
-    sessionId: string;
-    pending: number;
-    consecutiveFailures: number;
-    hasSpooledMessages: boolean;
-  }[];
 }
 
 /**
@@ -185,6 +173,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     return this.accepting;
   }
 
+  /** The pendingStatus query's answer: what this instance holds back, and the database's state. */
   pendingStatus(): PendingStatus {
     const { writable, lastError, lastErrorAt, consecutiveFailures } = this.health.status();
     const sessionIds = new Set([
@@ -195,7 +184,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     return {
       databaseWritable: writable,
       lastDatabaseError: lastError,
-      lastDatabaseErrorAt: lastErrorAt,
+      lastDatabaseErrorAt: lastErrorAt === null ? null : new Date(lastErrorAt),
       totalPending: this.backlog.total,
       sessions: [...sessionIds].sort().map((sessionId) => ({
         sessionId,
