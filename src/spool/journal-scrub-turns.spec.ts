@@ -117,7 +117,7 @@ describe(`${Journal.name} scrub, beside the writer`, () => {
   it('does not journal again what memory held of it when its segment vanished', async () => {
     await journal(records);
     files.takeAway(FIRST_SEGMENT);
-    expect((await sut.append([messageRecord('s', 4)])).kind).toBe('failed');
+    expect((await sut.append([messageRecord('s', 4)])).kind).toBe('unavailable');
     expect(index.orphaned().map(({ record }) => record.id)).toEqual(records.map(({ id }) => id));
 
     await sut.scrub([redacted.id]);

@@ -31,7 +31,7 @@ function locationsOf(outcome: JournalAppend): RecordLocation[] {
 }
 
 function errorOf(outcome: JournalAppend): unknown {
-  if (outcome.kind !== 'failed') throw new Error('written');
+  if (outcome.kind !== 'unavailable') throw new Error('written');
   return outcome.error;
 }
 

@@ -28,7 +28,7 @@ function locationsOf(outcome: JournalAppend): RecordLocation[] {
 }
 
 function errorOf(outcome: JournalAppend): unknown {
-  if (outcome.kind !== 'failed') throw new Error('written');
+  if (outcome.kind !== 'unavailable') throw new Error('written');
   return outcome.error;
 }
 
@@ -247,7 +247,7 @@ describe(JournalWriter.name, () => {
       const failed = await sut.append([records[0]]);
       const next = await sut.append([records[1]]);
 
-      expect(failed.kind).toBe('failed');
+      expect(failed.kind).toBe('unavailable');
       expect(locationsOf(next)).toEqual([{ segment: segment(0), offset: 0, length: sizes[1] }]);
       expect(files.names()).toEqual([segment(0)]);
       expect(files.bytes(segment(0))).toEqual(lines[1]);
@@ -269,8 +269,8 @@ describe(JournalWriter.name, () => {
       const outcomes = await Promise.all(batch);
 
       expect(outcomes).toEqual([
-        { kind: 'failed', error: full },
-        { kind: 'failed', error: full },
+        { kind: 'unavailable', error: full },
+        { kind: 'unavailable', error: full },
       ]);
       expect(index.liveRecords).toBe(1);
     });
@@ -341,7 +341,7 @@ describe(JournalWriter.name, () => {
 
       const failed = await sut.append([records[0]]);
 
-      expect(failed.kind).toBe('failed');
+      expect(failed.kind).toBe('unavailable');
       expect(files.names()).toEqual([]);
       expect(index.bytes).toBe(0);
       expect(index.liveRecords).toBe(0);
@@ -368,7 +368,7 @@ describe(JournalWriter.name, () => {
       const failed = await sut.append([records[0]]);
       const next = await sut.append([records[1]]);
 
-      expect(failed).toEqual({ kind: 'failed', error: full });
+      expect(failed).toEqual({ kind: 'unavailable', error: full });
       expect(locationsOf(next)).toEqual([{ segment: segment(1), offset: 0, length: sizes[1] }]);
       expect(files.log).toEqual([
         `create ${segment(1)}`,
@@ -384,7 +384,7 @@ describe(JournalWriter.name, () => {
       await sut.append([records[0]]);
       files.failNext('create');
 
-      expect((await sut.append([records[1]])).kind).toBe('failed');
+      expect((await sut.append([records[1]])).kind).toBe('unavailable');
       const next = await sut.append([records[2]]);
 
       expect(locationsOf(next)).toEqual([{ segment: segment(2), offset: 0, length: sizes[2] }]);

@@ -1,6 +1,7 @@
 import { Mutex } from 'async-mutex';
 import { type Failpoints } from '../common/failpoints.js';
 import { type MessageRecord } from '../message/message-record.js';
+import { type Unavailable } from '../message/outcomes.js';
 import { encodeJournalLine } from './journal-codec.js';
 import {
   SpoolDirectoryError,
@@ -23,8 +24,7 @@ export type { LostSegment, WriterEvents } from './segment-loss.js';
 export { SegmentLostError } from './segment-loss.js';
 
 /** What a journal append came to: on disk and synced, or not there at all. */
-export type JournalAppend =
-  { kind: 'written'; locations: RecordLocation[] } | { kind: 'failed'; error: unknown };
+export type JournalAppend = { kind: 'written'; locations: RecordLocation[] } | Unavailable;
 
 interface Waiting {
   records: MessageRecord[];
@@ -163,7 +163,7 @@ export class JournalWriter {
       await this.checkSegments();
       await this.writeBatch(await this.segmentForWrite(), batch);
     } catch (error) {
-      for (const waiting of batch) waiting.resolve({ kind: 'failed', error });
+      for (const waiting of batch) waiting.resolve({ kind: 'unavailable', error });
     }
   }
 

@@ -564,7 +564,7 @@ describe(Journal.name, () => {
       await files.reached('truncate', 1);
       expect(await sut.find('s', 's-1')).toEqual(records[0]);
       truncate.resolve();
-      expect((await torn).kind).toBe('failed');
+      expect((await torn).kind).toBe('unavailable');
       const [second] = await onDiskOnly([records[1]]);
 
       const outcome = await sut.drain('s', database.store, 10);

@@ -1,6 +1,7 @@
 import { type Failpoints } from '../common/failpoints.js';
 import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
+import { splitRefused, type RefusedRecord } from '../message/outcomes.js';
 import { type JournalOnlyMessages, type KeyWindow } from '../message/pending-messages.js';
 import { type JournalFiles } from './journal-files.js';
 import { type DiskEntry, type JournalIndex, type RecordLocation } from './journal-index.js';
@@ -12,12 +13,6 @@ import { type JournalAppend, type JournalWriter } from './journal-writer.js';
 import { type SetAsideLog } from './set-aside-log.js';
 import { type SetAsideEntry } from './set-aside-entry.js';
 import { scrubSegments } from './segment-scrub.js';
-
-/** A record the database refused, with its reason: it is set aside, not retried. */
-export interface RefusedRecord {
-  record: MessageRecord;
-  reason: string;
-}
 
 /** What the drain's store callback made of one batch. */
 export type DrainStep =
@@ -174,19 +169,15 @@ export class Journal {
     if (step.kind === 'failed') return step;
     // A crash test's kill lands here: stored in the database, still owed by the journal.
     this.failpoints.reach('spool.drain-committed');
-    const reasons = new Map(step.refused.map(({ record, reason }) => [record.id, reason]));
+    const { refused, kept } = splitRefused(batch, step.refused);
     try {
-      await this.setAside(
-        batch
-          .filter(({ record }) => reasons.has(record.id))
-          .map((journaled) => ({ ...journaled, reason: reasons.get(journaled.record.id) ?? '' })),
-      );
+      await this.setAside(refused);
     } catch (error) {
       return { kind: 'failed', error };
     }
-    await this.resolve(batch.filter(({ record }) => !reasons.has(record.id)));
-    this.events.replayed(batch.length - reasons.size);
-    return { kind: 'stored', stored: batch.length - reasons.size, setAside: reasons.size };
+    await this.resolve(kept);
+    this.events.replayed(kept.length);
+    return { kind: 'stored', stored: kept.length, setAside: refused.length };
   }
 
   /**

@@ -58,7 +58,7 @@ export async function importLegacySpool(
       left.orderKey < right.orderKey ? -1 : left.orderKey > right.orderKey ? 1 : 0,
     );
   const appended = await journal.append(records);
-  if (appended.kind === 'failed') return [];
+  if (appended.kind === 'unavailable') return [];
   await journal.release(
     records.map((record, index) => ({ record, location: appended.locations[index] })),
   );

@@ -129,7 +129,7 @@ describe(SetAsideActions.name, () => {
   });
 
   it('keeps the entry open when the journal cannot take the record', async () => {
-    spool.answer = { kind: 'failed', error: fsError('ENOSPC') };
+    spool.answer = { kind: 'unavailable', error: fsError('ENOSPC') };
     const id = idOf(0);
 
     const outcome = await sut.redrive(id);

@@ -83,7 +83,7 @@ export class SetAsideActions {
     if (parsed.kind === 'malformed') return { kind: 'malformed', id, reason: parsed.reason };
     const { record } = parsed;
     const appended = await this.spool.append([record]);
-    if (appended.kind === 'failed') {
+    if (appended.kind === 'unavailable') {
       return { kind: 'unavailable', id, reason: describeError(appended.error) };
     }
     // On disk only from now on: the write path drains it as it drains an adopted journal.

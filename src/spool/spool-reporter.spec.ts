@@ -22,7 +22,7 @@ function harness() {
   return { reporter, counted, lines };
 }
 
-const failed = (message: string) => ({ kind: 'failed' as const, error: new Error(message) });
+const failed = (message: string) => ({ kind: 'unavailable' as const, error: new Error(message) });
 const written = { kind: 'written' as const, records: [] };
 
 describe('SpoolReporter', () => {
@@ -119,7 +119,7 @@ describe('SpoolReporter', () => {
   it('says at ERROR, once, that SPOOL_DIR is unusable: no retry mends it', () => {
     const { reporter, counted, lines } = harness();
     const refused = {
-      kind: 'failed' as const,
+      kind: 'unavailable' as const,
       error: new SpoolDirectoryError('/spool', 'a symlink'),
     };
     reporter.written(refused, 1);

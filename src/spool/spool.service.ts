@@ -37,13 +37,7 @@ import {
   type SpoolStatusView,
 } from './spool-status.js';
 
-export type {
-  DrainOutcome,
-  DrainStep,
-  Forgotten,
-  JournaledRecord,
-  RefusedRecord,
-} from './journal.js';
+export type { DrainOutcome, DrainStep, Forgotten, JournaledRecord } from './journal.js';
 export { RecordUnreadableError } from './record-unreadable.error.js';
 export type { JournalAppend } from './journal-writer.js';
 export type { RecordLocation } from './journal-index.js';
@@ -147,7 +141,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
       await this.binding.assertJournalable();
       outcome = await this.journal.append(records);
     } catch (error) {
-      outcome = { kind: 'failed', error };
+      outcome = { kind: 'unavailable', error };
     }
     this.lastSeenWritable = outcome.kind === 'written';
     this.reporter.written(outcome, records.length);

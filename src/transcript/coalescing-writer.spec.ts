@@ -2,11 +2,8 @@ import { deferred, type Deferred } from '../common/testing/deferred.js';
 import { MessageStore, type SessionWrite, type WrittenSession } from '../database/message-store.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { MessageRole } from '../message/message-role.js';
-import {
-  CoalescingWriter,
-  MAX_RECORDS_PER_TRANSACTION,
-  type WriteAttempt,
-} from './coalescing-writer.js';
+import { type WriteAttempt } from '../message/outcomes.js';
+import { CoalescingWriter, MAX_RECORDS_PER_TRANSACTION } from './coalescing-writer.js';
 
 function record(sessionId: string, index: number): MessageRecord {
   return {
@@ -138,6 +135,9 @@ class FakeMessageStore extends MessageStore {
   }
 }
 
+/** What a heartbeat that committed answers: a write of nothing. */
+const BEAT = { kind: 'written', inserted: [], skipped: [], refused: [], revision: null };
+
 /** The kind of an attempt, or 'unavailable: <message>' / 'refused: <reason>'. */
 function kindOf(attempt: WriteAttempt): string {
   if (attempt.kind === 'unavailable') return `unavailable: ${(attempt.error as Error).message}`;
@@ -263,7 +263,7 @@ describe(CoalescingWriter.name, () => {
 
   describe('heartbeats', () => {
     it('commits a heartbeat through the store when nothing else is waiting', async () => {
-      await expect(sut.heartbeat()).resolves.toEqual({ kind: 'ok' });
+      await expect(sut.heartbeat()).resolves.toEqual(BEAT);
 
       expect(store.calls).toEqual([HEARTBEAT]);
     });
@@ -461,7 +461,7 @@ describe(CoalescingWriter.name, () => {
 
       expect(kindOf(await sut.submit(write('lost')))).toBe('unavailable: connection refused');
       expect(kindOf(await sut.submit(write('next')))).toBe('written');
-      await expect(sut.heartbeat()).resolves.toEqual({ kind: 'ok' });
+      await expect(sut.heartbeat()).resolves.toEqual(BEAT);
 
       expect(store.shape).toEqual([['lost'], ['next'], HEARTBEAT]);
     });

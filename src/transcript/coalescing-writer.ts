@@ -1,32 +1,6 @@
 import { type DatabaseFailureKind } from '../database/database-errors.js';
 import { MessageStore, type SessionWrite } from '../database/message-store.js';
-import { type MessageRecord } from '../message/message-record.js';
-
-/** A record the database refused for a reason of its own, with that reason. */
-export interface RefusedRecord {
-  record: MessageRecord;
-  reason: string;
-}
-
-/** What one submitted write came to. */
-export type WriteAttempt =
-  | {
-      kind: 'written';
-      /** Inserted now, in order. */
-      inserted: MessageRecord[];
-      /** Stored already (a replay, or a retry another instance stored first). */
-      skipped: MessageRecord[];
-      /** Refused one by one (only with `isolateRefusals`); the others were stored. */
-      refused: RefusedRecord[];
-      /** The session's revision after the last transaction that inserted; null if none did. */
-      revision: number | null;
-    }
-  /** The database refused the write as a whole; nothing of it was stored. */
-  | { kind: 'refused'; reason: string }
-  /** The database itself failed; nothing of it was stored (or, if the connection broke during COMMIT, perhaps all). */
-  | { kind: 'unavailable'; error: unknown };
-
-export type HeartbeatAttempt = { kind: 'ok' } | { kind: 'unavailable'; error: unknown };
+import { type Unavailable, type WriteAttempt, type Written } from '../message/outcomes.js';
 
 interface Submission {
   /** A write to store, or undefined for a heartbeat. */
@@ -67,13 +41,16 @@ export class CoalescingWriter {
     });
   }
 
-  /** Commits a heartbeat in turn with the writes: whether a write can commit now. */
-  async heartbeat(): Promise<HeartbeatAttempt> {
-    const attempt = await new Promise<WriteAttempt>((resolve) => {
+  /**
+   * Commits a heartbeat in turn with the writes: whether a write can commit now. A write of
+   * nothing: `written` with nothing in it, or `unavailable`.
+   */
+  heartbeat(): Promise<Written | Unavailable> {
+    // Never `refused`: a heartbeat writes nothing a database could refuse (see beat).
+    return new Promise<WriteAttempt>((resolve) => {
       this.waiting.push({ isolateRefusals: false, resolve });
       if (!this.running) void this.run();
-    });
-    return attempt.kind === 'unavailable' ? attempt : { kind: 'ok' };
+    }) as Promise<Written | Unavailable>;
   }
 
   private async run(): Promise<void> {
@@ -183,7 +160,7 @@ export class CoalescingWriter {
       refused: [],
       revision: null,
     };
-    const result: Extract<WriteAttempt, { kind: 'written' }> = combined;
+    const result: Written = combined;
     for (const records of halves) {
       const attempt = await this.writeAlone({ ...submission, write: { ...write, records } });
       if (attempt.kind !== 'written') return attempt;

@@ -8,19 +8,23 @@ import { CapturingLogger } from '../common/testing/capturing-logger.js';
 import { deferred } from '../common/testing/deferred.js';
 import { type SessionWrite } from '../database/message-store.js';
 import { MessagesStored, WriteFailed } from '../message/message-events.js';
+import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
+import { type Progress, type WriteAttempt, type WriteOutcome } from '../message/outcomes.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { CoalescingWriter, type WriteAttempt } from './coalescing-writer.js';
+import { CoalescingWriter } from './coalescing-writer.js';
 import { DatabaseHealth } from '../database/database-health.js';
 import { HeldMoves } from './held-moves.js';
 import { DurableWriter, type BacklogPruner } from './durable-writer.js';
 import { SessionBacklog, type PendingQueue } from './session-backlog.js';
 import { FakeMessageStore, classifyFakeError, writerOver } from './testing/fake-message-store.js';
 import { FakeSpool } from './testing/fake-spool.js';
-import { type WriteOutcome } from './write-outcome.js';
 
 const SPOOL_DIR = '/fake/pending_messages';
+
+const STORED: WriteOutcome = { kind: 'accepted', status: AppendStatus.PERSISTED, skipped: [] };
+const QUEUED: WriteOutcome = { kind: 'accepted', status: AppendStatus.QUEUED, skipped: [] };
 
 function records(sessionId: string, ...contents: string[]): MessageRecord[] {
   return contents.map((content) => acceptedRecord(sessionId, content));
@@ -80,7 +84,7 @@ class FakePruner implements BacklogPruner {
     private readonly store: FakeMessageStore,
   ) {}
 
-  async prune(queue: PendingQueue): Promise<boolean> {
+  async prune(queue: PendingQueue): Promise<Progress> {
     this.asked.push({
       sessionId: queue.sessionId,
       held: queue.size,
@@ -88,13 +92,13 @@ class FakePruner implements BacklogPruner {
       writes: this.store.writeCalls.length,
       drains: this.spool.drainCalls.length,
     });
-    if (!this.answer) return false;
+    if (!this.answer) return 'stopped';
     const dropped = queue.shift(this.dropHeld);
     await this.spool.resolve(
       dropped.flatMap(({ record, location }) => (location ? [{ record, location }] : [])),
     );
     if (this.forgetUpTo !== undefined) await this.spool.forget(queue.sessionId, this.forgetUpTo);
-    return true;
+    return 'done';
   }
 }
 
@@ -165,11 +169,15 @@ describe(DurableWriter.name, () => {
     return backlog.withSession(batch[0].sessionId, (queue) => sut.accept(queue, batch));
   }
 
-  /** One append per record, in order; the kind of each outcome. */
-  async function acceptEach(batch: MessageRecord[]): Promise<WriteOutcome['kind'][]> {
-    const kinds: WriteOutcome['kind'][] = [];
-    for (const record of batch) kinds.push((await accept([record])).kind);
-    return kinds;
+  /** One append per record, in order; the status of each (an outcome of another kind whole). */
+  async function acceptEach(batch: MessageRecord[]): Promise<(AppendStatus | WriteOutcome)[]> {
+    const statuses: (AppendStatus | WriteOutcome)[] = [];
+    for (const record of batch) {
+      const outcome = await accept([record]);
+      const plain = outcome.kind === 'accepted' && outcome.skipped.length === 0;
+      statuses.push(plain ? outcome.status : outcome);
+    }
+    return statuses;
   }
 
   const flush = (sessionId: string) => backlog.withSession(sessionId, (queue) => sut.flush(queue));
@@ -190,7 +198,7 @@ describe(DurableWriter.name, () => {
     it('stores fresh messages at once when the database takes them', async () => {
       const batch = records('s1', 'a', 'b');
 
-      expect(await accept(batch)).toEqual({ kind: 'stored' });
+      expect(await accept(batch)).toEqual(STORED);
 
       expect(store.contents()).toEqual(['a', 'b']);
       expect(spool.appendCalls).toBe(0);
@@ -203,7 +211,7 @@ describe(DurableWriter.name, () => {
       store.goDown();
       const [a] = records('s1', 'a');
 
-      expect(await accept([a])).toEqual({ kind: 'queued' });
+      expect(await accept([a])).toEqual(QUEUED);
 
       expect(store.rows).toEqual([]);
       expect(spool.owedRecords()).toEqual([a]);
@@ -223,7 +231,7 @@ describe(DurableWriter.name, () => {
       store.goDown();
       spool.failDisk();
 
-      expect(await acceptEach(records('s1', 'a'))).toEqual(['buffered']);
+      expect(await acceptEach(records('s1', 'a'))).toEqual([AppendStatus.BUFFERED]);
 
       expect(spool.owedRecords()).toEqual([]);
       expect((await pending('s1')).map((entry) => entry.location)).toEqual([null]);
@@ -235,7 +243,11 @@ describe(DurableWriter.name, () => {
       const storedFirst = { ...mine, orderKey: '0', content: 'retried' };
       store.storedElsewhere(storedFirst);
 
-      expect(await accept([mine, other])).toEqual({ kind: 'conflict', skipped: [mine] });
+      expect(await accept([mine, other])).toEqual({
+        kind: 'accepted',
+        status: AppendStatus.PERSISTED,
+        skipped: [mine],
+      });
 
       expect(store.rows).toEqual([storedFirst, other]);
       expect(health.isFailing).toBe(false);
@@ -248,7 +260,11 @@ describe(DurableWriter.name, () => {
       const [mine] = records('s1', 'retried');
       store.storedElsewhere(mine);
 
-      expect(await accept([mine])).toEqual({ kind: 'conflict', skipped: [mine] });
+      expect(await accept([mine])).toEqual({
+        kind: 'accepted',
+        status: AppendStatus.PERSISTED,
+        skipped: [mine],
+      });
 
       expect(storedEvents).toEqual([]);
     });
@@ -272,7 +288,7 @@ describe(DurableWriter.name, () => {
       await acceptEach(records('s1', 'a', 'b'));
       store.heal();
 
-      expect(await acceptEach(records('s1', 'c'))).toEqual(['stored']);
+      expect(await acceptEach(records('s1', 'c'))).toEqual([AppendStatus.PERSISTED]);
 
       expect(store.contents()).toEqual(['a', 'b', 'c']);
       expect(store.writeCalls.slice(2).map((ids) => ids.length)).toEqual([2, 1]);
@@ -300,7 +316,7 @@ describe(DurableWriter.name, () => {
         return write(writes);
       };
 
-      expect(await acceptEach(records('s1', 'fresh'))).toEqual(['stored']);
+      expect(await acceptEach(records('s1', 'fresh'))).toEqual([AppendStatus.PERSISTED]);
 
       // The journal's records, then memory's, then the append (see SessionWrite.after).
       expect(marks).toEqual([
@@ -315,7 +331,7 @@ describe(DurableWriter.name, () => {
       const [a, b] = records('s1', 'a', 'b');
       await accept([a]);
 
-      expect(await accept([b])).toEqual({ kind: 'queued' });
+      expect(await accept([b])).toEqual(QUEUED);
 
       // The second append tried the backlog only: the fresh message must not overtake it.
       expect(store.writeCalls).toEqual([[a.id], [a.id]]);
@@ -330,7 +346,10 @@ describe(DurableWriter.name, () => {
       build({ backgroundRetry: true });
       store.goDown();
 
-      expect(await acceptEach(records('s1', 'a', 'b'))).toEqual(['queued', 'queued']);
+      expect(await acceptEach(records('s1', 'a', 'b'))).toEqual([
+        AppendStatus.QUEUED,
+        AppendStatus.QUEUED,
+      ]);
 
       expect(store.writeCalls).toHaveLength(1);
       expect(await total(metrics.dbWriteFailures)).toBe(1);
@@ -348,10 +367,10 @@ describe(DurableWriter.name, () => {
 
       const probing = acceptEach(records('s1', 'b'));
       await store.callsReceived(2);
-      expect(await acceptEach(records('s2', 'x'))).toEqual(['queued']);
+      expect(await acceptEach(records('s2', 'x'))).toEqual([AppendStatus.QUEUED]);
       expect(store.writeCalls).toHaveLength(2);
       probeHeld.resolve();
-      expect(await probing).toEqual(['queued']);
+      expect(await probing).toEqual([AppendStatus.QUEUED]);
 
       // The probe was handed back: the next append probes again.
       await acceptEach(records('s2', 'y'));
@@ -363,10 +382,10 @@ describe(DurableWriter.name, () => {
       await acceptEach(records('s1', 'a'));
       store.heal();
 
-      expect(await acceptEach(records('s2', 'b'))).toEqual(['stored']);
+      expect(await acceptEach(records('s2', 'b'))).toEqual([AppendStatus.PERSISTED]);
 
       expect(health.isFailing).toBe(false);
-      expect(await acceptEach(records('s1', 'c'))).toEqual(['stored']);
+      expect(await acceptEach(records('s1', 'c'))).toEqual([AppendStatus.PERSISTED]);
       expect(store.contents()).toEqual(['b', 'a', 'c']);
     });
   });
@@ -377,7 +396,7 @@ describe(DurableWriter.name, () => {
       store.goDown();
       const messages = records('sess-1', ...numbered('msg', 8));
 
-      expect(await acceptEach(messages)).toEqual(Array(8).fill('queued'));
+      expect(await acceptEach(messages)).toEqual(Array(8).fill(AppendStatus.QUEUED));
 
       // The 3 oldest left memory: spooled, not lost, each with a WARN naming the spool.
       expect(writerLines('warn')).toEqual(
@@ -390,7 +409,7 @@ describe(DurableWriter.name, () => {
       expect(await total(metrics.messagesDropped)).toBe(0);
 
       store.heal();
-      expect(await acceptEach(records('sess-1', 'recovered'))).toEqual(['stored']);
+      expect(await acceptEach(records('sess-1', 'recovered'))).toEqual([AppendStatus.PERSISTED]);
 
       expect(store.contents()).toEqual([...numbered('msg', 8), 'recovered']);
       expect(spool.owedRecords()).toEqual([]);
@@ -428,7 +447,7 @@ describe(DurableWriter.name, () => {
       spool.failDisk();
       const messages = records('sess-x', ...numbered('msg', 9));
 
-      expect(await acceptEach(messages)).toEqual(Array(9).fill('buffered'));
+      expect(await acceptEach(messages)).toEqual(Array(9).fill(AppendStatus.BUFFERED));
 
       expect(backlog.size('sess-x')).toBe(4);
       expect(backlog.totalBuffered).toBe(4);
@@ -440,7 +459,7 @@ describe(DurableWriter.name, () => {
       expect(await total(metrics.messagesDropped)).toBe(5);
 
       store.heal();
-      expect(await acceptEach(records('sess-x', 'fin'))).toEqual(['stored']);
+      expect(await acceptEach(records('sess-x', 'fin'))).toEqual([AppendStatus.PERSISTED]);
 
       expect(store.contents()).toEqual(['msg5', 'msg6', 'msg7', 'msg8', 'fin']);
       expect(spool.drainCalls).toEqual([]);
@@ -457,7 +476,7 @@ describe(DurableWriter.name, () => {
       store.heal();
       for (const record of messages.slice(0, 3)) store.failingIds.add(record.id);
       // This append pushes the queue over the cap again (m2 leaves memory) after the drain failed.
-      expect(await acceptEach(records('sess-r', 'go'))).toEqual(['queued']);
+      expect(await acceptEach(records('sess-r', 'go'))).toEqual([AppendStatus.QUEUED]);
 
       expect(store.rows).toEqual([]);
       expect(spool.diskOnlyContents('sess-r')).toEqual(['m0', 'm1', 'm2']);
@@ -471,10 +490,10 @@ describe(DurableWriter.name, () => {
       store.goDown();
       spool.failDisk();
       const [a, b, c] = records('s1', 'a', 'b', 'c');
-      expect(await acceptEach([a])).toEqual(['buffered']);
+      expect(await acceptEach([a])).toEqual([AppendStatus.BUFFERED]);
       spool.healDisk();
 
-      expect(await acceptEach([b, c])).toEqual(['queued', 'queued']);
+      expect(await acceptEach([b, c])).toEqual([AppendStatus.QUEUED, AppendStatus.QUEUED]);
 
       expect(writerLines('warn')).toEqual([spooledLine('s1', 2, a)]);
       expect(spool.diskOnlyContents('s1')).toEqual(['a']);
@@ -522,7 +541,7 @@ describe(DurableWriter.name, () => {
       await acceptEach([b]);
       spool.failDisk();
 
-      expect(await acceptEach([c, d])).toEqual(['buffered', 'buffered']);
+      expect(await acceptEach([c, d])).toEqual([AppendStatus.BUFFERED, AppendStatus.BUFFERED]);
 
       expect(writerLines('warn')).toEqual([droppedLine('s1', 2, a), spooledLine('s1', 2, b)]);
       expect(await total(metrics.messagesDropped)).toBe(1);
@@ -545,7 +564,7 @@ describe(DurableWriter.name, () => {
       build({ backgroundRetry: true });
       health.failed('idle', new Error('down'), 0);
 
-      expect(await flush('idle')).toBe(true);
+      expect(await flush('idle')).toBe('done');
 
       expect(store.writeCalls).toEqual([]);
     });
@@ -556,7 +575,7 @@ describe(DurableWriter.name, () => {
       await acceptEach(batch);
       store.heal();
 
-      expect(await flush('s1')).toBe(true);
+      expect(await flush('s1')).toBe('done');
 
       expect(store.contents()).toEqual(['a', 'b']);
       expect(spool.owedRecords()).toEqual([]);
@@ -569,7 +588,7 @@ describe(DurableWriter.name, () => {
       store.goDown();
       await acceptEach(records('s1', 'a', 'b'));
 
-      expect(await flush('s1')).toBe(false);
+      expect(await flush('s1')).toBe('stopped');
 
       expect(await pendingContents('s1')).toEqual(['a', 'b']);
       expect(spool.owedRecords().map((record) => record.content)).toEqual(['a', 'b']);
@@ -586,7 +605,7 @@ describe(DurableWriter.name, () => {
       await acceptEach(records('s1', 'a'));
       store.heal();
 
-      expect(await flush('s1')).toBe(false);
+      expect(await flush('s1')).toBe('stopped');
 
       expect(store.writeCalls).toHaveLength(1);
     });
@@ -608,7 +627,7 @@ describe(DurableWriter.name, () => {
       await accept(batch);
       store.heal();
 
-      expect(await flush('s1')).toBe(true);
+      expect(await flush('s1')).toBe('done');
 
       expect(store.writeCalls.slice(1)).toEqual([
         batch.slice(0, 1000).map((record) => record.id),
@@ -625,7 +644,7 @@ describe(DurableWriter.name, () => {
       expect(spool.diskOnlyContents('s')).toEqual(['c0', 'c1']);
       store.heal();
 
-      expect(await flush('s')).toBe(true);
+      expect(await flush('s')).toBe('done');
 
       expect(store.writeCalls.slice(3)).toEqual([[c0.id, c1.id], [c2.id]]);
       expect(store.contents()).toEqual(['c0', 'c1', 'c2']);
@@ -640,7 +659,7 @@ describe(DurableWriter.name, () => {
       for (const sessionId of ['a', 'b']) await acceptEach(records(sessionId, 'old', 'new'));
       store.heal();
 
-      expect(await flush('a')).toBe(true);
+      expect(await flush('a')).toBe('done');
 
       expect(store.contents('a')).toEqual(['old', 'new']);
       expect(store.contents('b')).toEqual([]);
@@ -655,7 +674,7 @@ describe(DurableWriter.name, () => {
       await acceptEach(records('s1', 'a', 'b'));
       expect(await total(metrics.dbWriteFailures)).toBe(2);
 
-      expect(await flush('s1')).toBe(false);
+      expect(await flush('s1')).toBe('stopped');
 
       expect(await total(metrics.dbWriteFailures)).toBe(3);
       expect(failedWrites).toEqual(['s1', 's1', 's1']);
@@ -675,7 +694,7 @@ describe(DurableWriter.name, () => {
       store.heal();
       health.succeeded();
 
-      expect(await flush('s1')).toBe(true);
+      expect(await flush('s1')).toBe('done');
 
       expect(store.writeCalls).toHaveLength(1);
       expect(health.status().consecutiveFailures).toEqual(new Map());
@@ -724,7 +743,7 @@ describe(DurableWriter.name, () => {
       resolving.release();
 
       expect(await read).toEqual({ stored: ['c0', 'c1'], diskOnly: [], held: ['c2'] });
-      expect(await flushed).toBe(true);
+      expect(await flushed).toBe('done');
     });
 
     it('finds a chunk of memory stored and let go of, never stored and still held', async () => {
@@ -750,7 +769,7 @@ describe(DurableWriter.name, () => {
       gate.resolve();
 
       expect(await read).toEqual({ stored: ['a', 'b'], diskOnly: [], held: [] });
-      expect(await flushed).toBe(true);
+      expect(await flushed).toBe('done');
     });
 
     it('moves the oldest out of memory into the journal only in one turn', async () => {
@@ -772,7 +791,7 @@ describe(DurableWriter.name, () => {
       gate.resolve();
 
       expect(await read).toEqual({ stored: [], diskOnly: ['a'], held: ['b'] });
-      expect((await accepted).kind).toBe('queued');
+      expect(await accepted).toEqual(QUEUED);
     });
   });
 
@@ -785,7 +804,7 @@ describe(DurableWriter.name, () => {
       store.heal();
       store.refusingIds.add(bad.id);
 
-      expect(await flush('s1')).toBe(true);
+      expect(await flush('s1')).toBe('done');
 
       expect(store.contents()).toEqual(['a', 'c']);
       expect(spool.setAsideRecords).toEqual([
@@ -793,7 +812,7 @@ describe(DurableWriter.name, () => {
       ]);
       expect(spool.owedRecords()).toEqual([]);
       expect(backlog.total).toBe(0);
-      expect(await acceptEach(records('s1', 'd'))).toEqual(['stored']);
+      expect(await acceptEach(records('s1', 'd'))).toEqual([AppendStatus.PERSISTED]);
       expect(store.contents()).toEqual(['a', 'c', 'd']);
     });
 
@@ -805,7 +824,7 @@ describe(DurableWriter.name, () => {
       store.heal();
       store.refusingIds.add(bad.id);
 
-      expect(await flush('s1')).toBe(true);
+      expect(await flush('s1')).toBe('done');
 
       expect(spool.setAsideRecords).toEqual([
         { record: bad, reason: 'refused bad', location: null },
@@ -821,7 +840,7 @@ describe(DurableWriter.name, () => {
       store.heal();
       store.refusingIds.add(bad.id);
 
-      expect(await flush('s1')).toBe(true);
+      expect(await flush('s1')).toBe('done');
 
       expect(store.contents()).toEqual(['a', 'c']);
       expect(spool.setAsideRecords.map((entry) => entry.record)).toEqual([bad]);
@@ -836,7 +855,7 @@ describe(DurableWriter.name, () => {
       store.refusingIds.add(bad.id);
       spool.setAsideError = new Error('set-aside log unwritable');
 
-      expect(await flush('s1')).toBe(false);
+      expect(await flush('s1')).toBe('stopped');
 
       expect(await pendingContents('s1')).toEqual(['a', 'bad', 'c']);
       expect(spool.owedRecords()).toHaveLength(3);
@@ -845,7 +864,7 @@ describe(DurableWriter.name, () => {
       ]);
 
       spool.setAsideError = null;
-      expect(await flush('s1')).toBe(true);
+      expect(await flush('s1')).toBe('done');
       expect(store.contents()).toEqual(['a', 'c']);
       expect(spool.setAsideRecords.map((entry) => entry.record)).toEqual([bad]);
       expect(spool.owedRecords()).toEqual([]);
@@ -859,7 +878,7 @@ describe(DurableWriter.name, () => {
       store.refusingIds.add(bad.id);
       spool.setAsideError = new Error('set-aside log unwritable');
 
-      expect(await acceptEach(records('s1', 'c'))).toEqual(['queued']);
+      expect(await acceptEach(records('s1', 'c'))).toEqual([AppendStatus.QUEUED]);
 
       expect(store.contents()).toEqual(['a']);
       expect(await pendingContents('s1')).toEqual(['a', 'bad', 'c']);
@@ -875,7 +894,7 @@ describe(DurableWriter.name, () => {
       store.heal();
       build({ writer: refusingWriter() });
 
-      expect(await flush('s1')).toBe(false);
+      expect(await flush('s1')).toBe('stopped');
 
       expect(await pendingContents('s1')).toEqual(['a']);
       expect(spool.owedRecords()).toHaveLength(1);
@@ -891,7 +910,7 @@ describe(DurableWriter.name, () => {
       store.heal();
       build({ cap: 0, writer: refusingWriter() });
 
-      expect(await flush('s1')).toBe(false);
+      expect(await flush('s1')).toBe('stopped');
 
       expect(spool.diskOnlyContents('s1')).toEqual(['a']);
       expect(spool.setAsideRecords).toEqual([]);
@@ -916,7 +935,7 @@ describe(DurableWriter.name, () => {
       store.heal();
       build({ cap: 1, pruner });
 
-      expect(await flush('s1')).toBe(true);
+      expect(await flush('s1')).toBe('done');
 
       expect(pruner.asked).toEqual([
         { sessionId: 's1', held: 1, diskOnly: true, writes: 2, drains: 0 },
@@ -932,7 +951,7 @@ describe(DurableWriter.name, () => {
       pruner.answer = false;
       build({ cap: 1, pruner });
 
-      expect(await flush('s1')).toBe(false);
+      expect(await flush('s1')).toBe('stopped');
 
       expect(store.writeCalls).toHaveLength(2);
       expect(spool.drainCalls).toEqual([]);
@@ -949,7 +968,7 @@ describe(DurableWriter.name, () => {
       pruner.answer = false;
       build({ pruner });
 
-      expect(await writeBack('s1')).toBe(false);
+      expect(await writeBack('s1')).toBe('stopped');
 
       expect(store.writeCalls).toHaveLength(1);
       expect(await pendingContents('s1')).toEqual(['a']);
@@ -962,7 +981,7 @@ describe(DurableWriter.name, () => {
       pruner.answer = false;
       build({ pruner });
 
-      expect(await acceptEach(records('s1', 'b'))).toEqual(['queued']);
+      expect(await acceptEach(records('s1', 'b'))).toEqual([AppendStatus.QUEUED]);
 
       expect(store.writeCalls).toHaveLength(1);
       expect(await pendingContents('s1')).toEqual(['a', 'b']);
@@ -979,7 +998,7 @@ describe(DurableWriter.name, () => {
       pruner.forgetUpTo = a.acceptedAt;
       build({ cap: 2, pruner });
 
-      expect(await flush('s1')).toBe(true);
+      expect(await flush('s1')).toBe('done');
 
       expect(store.contents()).toEqual(['c']);
       // a and b were tried (and failed) while the database was down; c alone now.
@@ -1000,7 +1019,7 @@ describe(DurableWriter.name, () => {
       pruner.dropHeld = 1;
       build({ pruner });
 
-      expect(await acceptEach(records('s1', 'b'))).toEqual(['stored']);
+      expect(await acceptEach(records('s1', 'b'))).toEqual([AppendStatus.PERSISTED]);
 
       expect(store.contents()).toEqual(['b']);
       expect(spool.owedRecords()).toEqual([]);
@@ -1010,8 +1029,8 @@ describe(DurableWriter.name, () => {
     it('is not asked when the session holds nothing', async () => {
       build({ pruner });
 
-      expect(await flush('idle')).toBe(true);
-      expect(await acceptEach(records('s1', 'a'))).toEqual(['stored']);
+      expect(await flush('idle')).toBe('done');
+      expect(await acceptEach(records('s1', 'a'))).toEqual([AppendStatus.PERSISTED]);
 
       expect(pruner.asked).toEqual([]);
     });
@@ -1026,8 +1045,8 @@ describe(DurableWriter.name, () => {
       await acceptEach(records('s1', 'a'));
       const appends = spool.appendCalls;
 
-      expect(await journalBuffered('s1')).toBe(true);
-      expect(await journalBuffered('empty')).toBe(true);
+      expect(await journalBuffered('s1')).toBe('done');
+      expect(await journalBuffered('empty')).toBe('done');
 
       expect(spool.appendCalls).toBe(appends);
     });
@@ -1039,7 +1058,7 @@ describe(DurableWriter.name, () => {
       await acceptEach(batch);
       spool.healDisk();
 
-      expect(await journalBuffered('s1')).toBe(true);
+      expect(await journalBuffered('s1')).toBe('done');
 
       expect(spool.owedRecords()).toEqual(batch);
       expect(backlog.totalBuffered).toBe(0);
@@ -1052,7 +1071,7 @@ describe(DurableWriter.name, () => {
       spool.failDisk();
       await acceptEach(records('s1', 'a'));
 
-      expect(await journalBuffered('s1')).toBe(false);
+      expect(await journalBuffered('s1')).toBe('stopped');
 
       expect(backlog.totalBuffered).toBe(1);
     });

@@ -2,31 +2,35 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Failpoints } from '../common/failpoints.js';
 import { DatabaseHealth } from '../database/database-health.js';
+import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { MessagesStored, WriteFailed } from '../message/message-events.js';
+import {
+  splitRefused,
+  type Progress,
+  type WriteOutcome,
+  type Written,
+} from '../message/outcomes.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { JournalIndex } from '../spool/journal-index.js';
 import { Journal } from '../spool/journal.js';
 import { SpoolService, type DrainStep, type JournaledRecord } from '../spool/spool.service.js';
-import { CoalescingWriter, type WriteAttempt } from './coalescing-writer.js';
+import { CoalescingWriter } from './coalescing-writer.js';
 import { BACKLOG_PRUNER, MAX_PENDING_PER_SESSION } from './transcript.tokens.js';
 import { HeldMoves } from './held-moves.js';
 import { type PendingEntry, type PendingQueue } from './session-backlog.js';
-import { type WriteOutcome } from './write-outcome.js';
 import { describeError } from '../common/errors/describe-error.js';
 
 // Records per transaction when a session's backlog or journal is written back.
 const FLUSH_CHUNK = 1000;
 
-type Written = Extract<WriteAttempt, { kind: 'written' }>;
-
 /** Drops what a backlog holds that must not be written back (see SessionEraser.prune). */
 export interface BacklogPruner {
-  /** False when it cannot tell now: the write-back then stops, and the next one tries again. */
-  prune(queue: PendingQueue): Promise<boolean>;
+  /** Stopped when it cannot tell now: the write-back then stops, and the next one tries again. */
+  prune(queue: PendingQueue): Promise<Progress>;
 }
 
-const KEEP_ALL: BacklogPruner = { prune: () => Promise.resolve(true) };
+const KEEP_ALL: BacklogPruner = { prune: () => Promise.resolve('done') };
 
 /**
  * Stores accepted messages, or journals them: the one place that decides what an append's
@@ -65,28 +69,28 @@ export class DurableWriter {
   }
 
   /**
-   * Writes what the session holds, oldest first: true once nothing is left. Stops at the first
+   * Writes what the session holds, oldest first: done once nothing is left. Stops at the first
    * failure of the database, keeping everything not stored.
    */
-  async flush(queue: PendingQueue): Promise<boolean> {
-    if (!this.hasBacklog(queue)) return true;
+  async flush(queue: PendingQueue): Promise<Progress> {
+    if (!this.hasBacklog(queue)) return 'done';
     return this.health.admit(
       () => this.writeBack(queue),
-      () => Promise.resolve(false),
+      () => Promise.resolve('stopped' as const),
     );
   }
 
   /**
    * Journals the session's messages held in memory only, now that the disk may take them;
-   * true when none is left in memory only.
+   * done when none is left in memory only.
    */
-  async journalBuffered(queue: PendingQueue): Promise<boolean> {
+  async journalBuffered(queue: PendingQueue): Promise<Progress> {
     const buffered = queue.buffered();
-    if (buffered.length === 0) return true;
+    if (buffered.length === 0) return 'done';
     const appended = await this.spool.append(buffered.map((entry) => entry.record));
-    if (appended.kind === 'failed') return false;
+    if (appended.kind === 'unavailable') return 'stopped';
     buffered.forEach((entry, index) => queue.journaled(entry, appended.locations[index]));
-    return true;
+    return 'done';
   }
 
   hasBacklog(queue: PendingQueue): boolean {
@@ -95,7 +99,9 @@ export class DurableWriter {
 
   /** Stores `fresh` behind what the session holds, once the database admitted the write. */
   private async write(queue: PendingQueue, fresh: MessageRecord[]): Promise<WriteOutcome> {
-    if (this.hasBacklog(queue) && !(await this.writeBack(queue))) return this.hold(queue, fresh);
+    if (this.hasBacklog(queue) && (await this.writeBack(queue)) === 'stopped') {
+      return this.hold(queue, fresh);
+    }
     // Answered by this write (PERSISTED): stored after what the session holds, whatever
     // this instance's clock says (see SessionWrite.after). Backlog and replays keep theirs.
     const attempt = await this.writer.submit({
@@ -109,19 +115,17 @@ export class DurableWriter {
       return this.hold(queue, fresh);
     }
     this.stored(queue.sessionId, attempt);
-    return attempt.skipped.length > 0
-      ? { kind: 'conflict', skipped: attempt.skipped }
-      : { kind: 'stored' };
+    return { kind: 'accepted', status: AppendStatus.PERSISTED, skipped: attempt.skipped };
   }
 
   /**
    * Writes what the session holds, oldest first, whatever the database's health says: once
    * admitted (flush, accept), or by the holder of the probe lease, the background retry's proof
-   * that messages fit again (see TranscriptRecovery). True once nothing is left; a failure is
+   * that messages fit again (see TranscriptRecovery). Done once nothing is left; a failure is
    * recorded as any write's.
    */
-  async writeBack(queue: PendingQueue): Promise<boolean> {
-    if (!(await this.pruner.prune(queue))) return false;
+  async writeBack(queue: PendingQueue): Promise<Progress> {
+    if ((await this.pruner.prune(queue)) === 'stopped') return 'stopped';
     if (this.index.hasDiskOnly(queue.sessionId)) {
       const drained = await this.journal.drain(
         queue.sessionId,
@@ -129,36 +133,36 @@ export class DurableWriter {
         FLUSH_CHUNK,
         (work) => this.moves.move(queue.sessionId, work),
       );
-      if (drained.kind === 'failed') return false;
+      if (drained.kind === 'failed') return 'stopped';
     }
     while (queue.size > 0) {
       const chunk = queue.peek(FLUSH_CHUNK);
       const written = await this.moves.move(queue.sessionId, () => this.writeChunk(queue, chunk));
-      if (!written) return false;
+      if (written === 'stopped') return 'stopped';
     }
     this.health.forget(queue.sessionId);
-    return true;
+    return 'done';
   }
 
-  /** Stores a chunk of what memory holds, and lets go of it: false when it is kept. */
-  private async writeChunk(queue: PendingQueue, chunk: PendingEntry[]): Promise<boolean> {
+  /** Stores a chunk of what memory holds, and lets go of it: stopped when it is kept. */
+  private async writeChunk(queue: PendingQueue, chunk: PendingEntry[]): Promise<Progress> {
     const attempt = await this.writer.submit(
       { sessionId: queue.sessionId, records: chunk.map((entry) => entry.record) },
       { isolateRefusals: true },
     );
     if (attempt.kind !== 'written') {
       this.failed(queue, attempt.kind === 'unavailable' ? attempt.error : attempt.reason, 0);
-      return false;
+      return 'stopped';
     }
     this.stored(queue.sessionId, attempt);
     // A crash test's kill lands here: stored in the database, still in the journal.
     this.failpoints.reach('transcript.flush-committed');
-    if (!(await this.setAside(chunk, attempt))) return false;
+    const { refused, kept } = splitRefused(chunk, attempt.refused);
+    if ((await this.setAside(refused)) === 'stopped') return 'stopped';
     queue.shift(chunk.length);
     // Setting aside let go of the refused records' journal lines already.
-    const refused = new Set(attempt.refused.map(({ record }) => record.id));
-    await this.journal.resolve(journaledOf(chunk.filter((entry) => !refused.has(entry.record.id))));
-    return true;
+    await this.journal.resolve(journaledOf(kept));
+    return 'done';
   }
 
   private async storeReplayed(queue: PendingQueue, records: MessageRecord[]): Promise<DrainStep> {
@@ -175,22 +179,17 @@ export class DurableWriter {
     return { kind: 'stored', refused: attempt.refused };
   }
 
-  /** Refused records of a flushed chunk go to the set-aside log; false when it cannot be written. */
-  private async setAside(chunk: PendingEntry[], attempt: Written): Promise<boolean> {
-    if (attempt.refused.length === 0) return true;
-    const reasons = new Map(attempt.refused.map(({ record, reason }) => [record.id, reason]));
+  /** Refused records of a flushed chunk go to the set-aside log; stopped when it cannot be written. */
+  private async setAside(refused: (PendingEntry & { reason: string })[]): Promise<Progress> {
+    if (refused.length === 0) return 'done';
     try {
-      await this.journal.setAside(
-        chunk
-          .filter((entry) => reasons.has(entry.record.id))
-          .map((entry) => ({ ...entry, reason: reasons.get(entry.record.id) ?? '' })),
-      );
-      return true;
+      await this.journal.setAside(refused);
+      return 'done';
     } catch (error) {
       this.logger.error(
-        `Could not set aside ${reasons.size} refused message(s) of session ${chunk[0].record.sessionId}; keeping them: ${describeError(error)}`,
+        `Could not set aside ${refused.length} refused message(s) of session ${refused[0].record.sessionId}; keeping them: ${describeError(error)}`,
       );
-      return false;
+      return 'stopped';
     }
   }
 
@@ -205,7 +204,8 @@ export class DurableWriter {
       })),
     );
     await this.evictPastCap(queue);
-    return { kind: journaled ? 'queued' : 'buffered' };
+    const status = journaled ? AppendStatus.QUEUED : AppendStatus.BUFFERED;
+    return { kind: 'accepted', status, skipped: [] };
   }
 
   /**

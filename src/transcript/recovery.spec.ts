@@ -7,6 +7,7 @@ import { deferred, type Deferred } from '../common/testing/deferred.js';
 import { CapturingLogger } from '../common/testing/capturing-logger.js';
 import { SPOOL_RETRY_REQUESTED_EVENT } from '../message/message-events.js';
 import { type MessageRecord } from '../message/message-record.js';
+import { type Progress } from '../message/outcomes.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { type CoalescingWriter } from './coalescing-writer.js';
@@ -52,7 +53,7 @@ class GatedDurableWriter extends DurableWriter {
     return reached.promise;
   }
 
-  override async flush(queue: PendingQueue): Promise<boolean> {
+  override async flush(queue: PendingQueue): Promise<Progress> {
     this.flushed.push(queue.sessionId);
     this.active += 1;
     this.peak = Math.max(this.peak, this.active);

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
 import { DatabaseHealth } from '../database/database-health.js';
 import { SpoolRetryRequested } from '../message/message-events.js';
+import { type Progress } from '../message/outcomes.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { JournalIndex } from '../spool/journal-index.js';
 import { SpoolService } from '../spool/spool.service.js';
@@ -102,7 +103,7 @@ export class TranscriptRecovery {
     for (const sessionId of this.backlog.sessions()) {
       await this.backlog.withSession(sessionId, async (queue) => {
         const buffered = queue.buffered().length;
-        if (!(await this.durable.journalBuffered(queue))) lost += buffered;
+        if ((await this.durable.journalBuffered(queue)) === 'stopped') lost += buffered;
       });
     }
     const summary = `Shutdown: ${this.backlog.total - lost} pending message(s) left in the journal at ${this.spool.path}`;
@@ -169,7 +170,8 @@ export class TranscriptRecovery {
         const sessionId = sessionIds[next++];
         const done =
           !this.health.isFailing &&
-          (await this.backlog.withSession(sessionId, (queue) => this.durable.flush(queue)));
+          (await this.backlog.withSession(sessionId, (queue) => this.durable.flush(queue))) ===
+            'done';
         if (!done) left.push(sessionId);
       }
     };
@@ -177,10 +179,10 @@ export class TranscriptRecovery {
     return left;
   }
 
-  /** Writes back one session's backlog; true when it is stored, or when there is none. */
-  private async writeBackOne(): Promise<boolean> {
+  /** Writes back one session's backlog; done when it is stored, or when there is none. */
+  private async writeBackOne(): Promise<Progress> {
     const sessionId = this.backlog.sessions()[0] ?? this.index.sessionsWithDiskOnly()[0];
-    if (sessionId === undefined) return true;
+    if (sessionId === undefined) return 'done';
     return this.backlog.withSession(sessionId, (queue) => this.durable.writeBack(queue));
   }
 
@@ -205,7 +207,9 @@ export class TranscriptRecovery {
     // After a full disk a heartbeat commits in the page or two that a failed write leaves
     // free, and /health would say writes work again while no message fits: then the proof
     // is the oldest backlog written back.
-    if (this.health.status().diskFull !== null && !(await this.writeBackOne())) return false;
+    if (this.health.status().diskFull !== null && (await this.writeBackOne()) === 'stopped') {
+      return false;
+    }
     if (this.health.succeeded()) {
       this.logger.log(
         `Database writable again; writing back ${this.backlog.total} pending message(s) of ${this.backlog.sessions().length} session(s)`,

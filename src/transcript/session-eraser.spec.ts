@@ -360,7 +360,7 @@ describe(SessionEraser.name, () => {
       deletion.tombstones.set('s', DELETED_AT);
       deletion.lookupFailure = new Error('connection refused');
 
-      expect(await prune('s')).toBe(false);
+      expect(await prune('s')).toBe('stopped');
 
       expect(held('s')).toEqual([s[1].id]);
       expect(diskOnly('s')).toEqual([s[0].content]);
@@ -374,7 +374,7 @@ describe(SessionEraser.name, () => {
       await hold([s[1]]);
       deletion.tombstones.set('t', DELETED_AT);
 
-      expect(await prune('s')).toBe(true);
+      expect(await prune('s')).toBe('done');
 
       expect(deletion.lookups).toEqual(['s']);
       expect(held('s')).toEqual([s[1].id]);
@@ -392,7 +392,7 @@ describe(SessionEraser.name, () => {
       await hold([s[3]], false);
       deletion.tombstones.set('s', DELETED_AT);
 
-      expect(await prune('s')).toBe(true);
+      expect(await prune('s')).toBe('done');
 
       expect(held('s')).toEqual([s[2].id, s[3].id]);
       expect(backlog.totalBuffered).toBe(1);
@@ -406,7 +406,7 @@ describe(SessionEraser.name, () => {
       await hold([s[3]]);
       deletion.tombstones.set('s', DELETED_AT);
 
-      expect(await prune('s')).toBe(true);
+      expect(await prune('s')).toBe('done');
 
       expect(diskOnly('s')).toEqual([s[2].content]);
       expect(held('s')).toEqual([s[3].id]);
@@ -418,7 +418,7 @@ describe(SessionEraser.name, () => {
       await hold(s);
       deletion.tombstones.set('s', DELETED_AT);
 
-      expect(await prune('s')).toBe(true);
+      expect(await prune('s')).toBe('done');
 
       expect(held('s')).toEqual([]);
       expect(owed('s')).toEqual([]);
@@ -432,7 +432,7 @@ describe(SessionEraser.name, () => {
       await hold([early, late, stepBack]);
       deletion.tombstones.set('s', DELETED_AT);
 
-      expect(await prune('s')).toBe(true);
+      expect(await prune('s')).toBe('done');
 
       expect(held('s')).toEqual([late.id, stepBack.id]);
       expect(owed('s')).toEqual([late.id, stepBack.id]);
@@ -441,7 +441,7 @@ describe(SessionEraser.name, () => {
     it('answers true with nothing held, having the journal forget up to the deletion', async () => {
       deletion.tombstones.set('s', DELETED_AT);
 
-      expect(await prune('s')).toBe(true);
+      expect(await prune('s')).toBe('done');
 
       expect(spool.forgetCalls).toEqual([{ sessionId: 's', acceptedUpTo: DELETED_AT }]);
     });
@@ -460,7 +460,7 @@ describe(SessionEraser.name, () => {
       await hold([s[1], s[2]]);
       deletion.tombstones.set('s', DELETED_AT);
 
-      expect(await prune('s')).toBe(true);
+      expect(await prune('s')).toBe('done');
 
       expect(await dropped()).toBe(2);
       expect(eraserLines('warn')).toEqual([
@@ -534,13 +534,13 @@ describe(SessionEraser.name, () => {
     it('moves the clock past a tombstone it reads at write-back', async () => {
       deletion.tombstones.set('s', NOW + 9_000);
 
-      expect(await prune('s')).toBe(true);
+      expect(await prune('s')).toBe('done');
 
       expect(clock.next().ms).toBe(NOW + 9_001);
     });
 
     it('leaves the clock alone for a session never deleted', async () => {
-      expect(await prune('s')).toBe(true);
+      expect(await prune('s')).toBe('done');
 
       expect(clock.next().ms).toBe(NOW);
     });

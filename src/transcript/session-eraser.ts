@@ -5,6 +5,7 @@ import { MetricsService } from '../metrics/metrics.service.js';
 import { SessionDeletion, Tombstones } from '../database/session-deletion.js';
 import { SessionDeleted } from '../message/message-events.js';
 import { OrderKeyGenerator } from '../message/order-key.js';
+import { type Progress } from '../message/outcomes.js';
 import { Journal } from '../spool/journal.js';
 import { SessionBacklog, type PendingQueue } from './session-backlog.js';
 
@@ -85,19 +86,19 @@ export class SessionEraser {
 
   /**
    * Drops what `queue` and the journal hold of messages accepted before the session was last
-   * deleted: true when the write-back may go on, false when the database cannot say (it then
+   * deleted: done when the write-back may go on, stopped when the database cannot say (it then
    * fails as the write would). Not silently: those were answered QUEUED or BUFFERED (an
    * instance cut off from the database, its clock behind, accepted them after another deleted
    * the session), so each prune that drops some logs one WARN and counts them.
    */
-  async prune(queue: PendingQueue): Promise<boolean> {
+  async prune(queue: PendingQueue): Promise<Progress> {
     let deletedAt: number | undefined;
     try {
       deletedAt = await this.tombstones.deletedAt(queue.sessionId);
     } catch {
-      return false;
+      return 'stopped';
     }
-    if (deletedAt === undefined) return true;
+    if (deletedAt === undefined) return 'done';
     this.observe(deletedAt);
     const held = queue.peek(queue.size);
     let stale = 0;
@@ -117,7 +118,7 @@ export class SessionEraser {
         `Dropped ${dropped} accepted message(s) of session ${queue.sessionId} at write-back: accepted at or before its deletion at ${iso(deletedAt)} (the newest at ${iso(newest)}), they are not stored`,
       );
     }
-    return true;
+    return 'done';
   }
 
   private observe(deletedAt: number | undefined): void {

@@ -16,7 +16,6 @@ import { DurableWriter } from './durable-writer.js';
 import { differingIn } from './idempotency.js';
 import { RetryLookup, type Answer } from './retry-lookup.js';
 import { type PendingQueue } from './session-backlog.js';
-import { statusOf } from './write-outcome.js';
 
 /** A message as an import gives it: what an append sends, its id, and when it was written. */
 export interface ImportedMessage extends NewMessage, Partial<MessageChanges> {
@@ -149,10 +148,9 @@ export class TranscriptImporter {
         `The database refused the message(s), and nothing of this batch was stored: ${outcome.reason}`,
       );
     }
-    const status = statusOf(outcome);
+    const { status, skipped } = outcome;
     // Stored meanwhile by another import of the same messages (or another instance's): they
     // are this import's only if stored in this session, as they are.
-    const skipped = outcome.kind === 'conflict' ? outcome.skipped : [];
     const skippedIds = new Set(skipped.map((record) => record.id));
     const mine = await this.storedHere(queue.sessionId, skippedIds);
     const accepted = new Set(fresh);

@@ -22,7 +22,6 @@ import { AppendStatus, weakestStatus } from './append-status.js';
 import { DurableWriter } from './durable-writer.js';
 import { conflictingField } from './idempotency.js';
 import { checkAppendTarget, checkNewMessages } from './input-rules.js';
-import { statusOf } from './write-outcome.js';
 import { plainMessagesOf } from './message-shapes.js';
 import { type AppendMessagesPayload } from './models/append-payload.model.js';
 import { type PendingStatus } from './models/pending-status.model.js';
@@ -292,9 +291,9 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
       // Another acceptance of some of these client ids was stored first (another instance, or
       // a lookup that failed): answer those with what is stored, as for any retry. The others
       // were stored now, and must not be accepted a second time.
-      const skipped = new Set(outcome.kind === 'conflict' ? outcome.skipped.map((r) => r.id) : []);
+      const skipped = new Set(outcome.skipped.map((r) => r.id));
       if (skipped.size > 0) await this.retries.answerWithStored(queue.sessionId, answers, skipped);
-      const status = statusOf(outcome);
+      const { status } = outcome;
       const accepted = new Set(fresh);
       for (const answer of answers) if (accepted.has(answer.record)) answer.status = status;
       this.metrics.appendsTotal.inc(

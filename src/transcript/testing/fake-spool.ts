@@ -1,4 +1,5 @@
 import { type MessageRecord } from '../../message/message-record.js';
+import { splitRefused, type RefusedRecord } from '../../message/outcomes.js';
 import { type AdoptionReport } from '../../spool/journal-adoption.js';
 import { type JournalIndex } from '../../spool/journal-index.js';
 import { type Journal } from '../../spool/journal.js';
@@ -10,7 +11,6 @@ import {
   type JournalAppend,
   type JournaledRecord,
   type RecordLocation,
-  type RefusedRecord,
   type SpoolService,
 } from '../../spool/spool.service.js';
 
@@ -135,7 +135,7 @@ export class FakeSpool implements WritePathSpool {
     this.appendCalls += 1;
     // Synced before it answers, as the real journal.
     await Promise.resolve();
-    if (this.diskError) return { kind: 'failed', error: this.diskError };
+    if (this.diskError) return { kind: 'unavailable', error: this.diskError };
     return {
       kind: 'written',
       locations: records.map((record) => this.journal(record, 'own-segment').location),
@@ -212,18 +212,14 @@ export class FakeSpool implements WritePathSpool {
       return { kind: 'failed', error };
     }
     if (step.kind === 'failed') return step;
-    const reasons = new Map(step.refused.map(({ record, reason }) => [record.id, reason]));
+    const { refused, kept } = splitRefused(batch, step.refused);
     try {
-      await this.setAside(
-        batch
-          .filter(({ record }) => reasons.has(record.id))
-          .map((entry) => ({ ...entry, reason: reasons.get(entry.record.id) ?? '' })),
-      );
+      await this.setAside(refused);
     } catch (error) {
       return { kind: 'failed', error };
     }
-    await this.resolve(batch.filter(({ record }) => !reasons.has(record.id)));
-    return { kind: 'stored', stored: batch.length - reasons.size, setAside: reasons.size };
+    await this.resolve(kept);
+    return { kind: 'stored', stored: kept.length, setAside: refused.length };
   }
 
   /** Lets go of the session's disk-only records accepted at or before `acceptedUpTo`. */
