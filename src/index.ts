@@ -23,7 +23,7 @@ export { ScribeConfig } from './config/scribe-config.js';
 export { currentRequestId } from './common/logging/request-context.js';
 
 // The GraphQL models and enums Scribe's schema is built from, for a host's own resolvers.
-export { AppendStatus } from './common/graphql/models/append-status.enum.js';
+export { AppendStatus } from './message/append-status.js';
 export { MessageRole } from './common/graphql/models/message-role.enum.js';
 export { Message } from './common/graphql/models/message.model.js';
 export {

@@ -7,3 +7,17 @@ export enum AppendStatus {
   /** Neither the database nor the local disk could take it: held in memory, best effort. */
   BUFFERED = 'BUFFERED',
 }
+
+const SEVERITY: Record<AppendStatus, number> = {
+  [AppendStatus.PERSISTED]: 0,
+  [AppendStatus.QUEUED]: 1,
+  [AppendStatus.BUFFERED]: 2,
+};
+
+/** The status of a batch: the weakest promise among its messages. */
+export function weakestStatus(statuses: readonly AppendStatus[]): AppendStatus {
+  return statuses.reduce(
+    (weakest, status) => (SEVERITY[status] > SEVERITY[weakest] ? status : weakest),
+    AppendStatus.PERSISTED,
+  );
+}

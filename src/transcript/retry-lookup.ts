@@ -7,7 +7,7 @@ import { ScribeException } from '../common/errors/scribe.exception.js';
 import { JournalIndex } from '../spool/journal-index.js';
 import { Journal } from '../spool/journal.js';
 import { RecordUnreadableError, SpoolService } from '../spool/spool.service.js';
-import { AppendStatus } from './append-status.js';
+import { AppendStatus } from '../message/append-status.js';
 import { DurableWriter } from './durable-writer.js';
 import { type PendingEntry, type PendingQueue } from './session-backlog.js';
 

@@ -11,7 +11,7 @@ import {
 } from '../message/message-record.js';
 import { OrderKeyGenerator } from '../message/order-key.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { AppendStatus } from './append-status.js';
+import { AppendStatus } from '../message/append-status.js';
 import { DurableWriter } from './durable-writer.js';
 import { differingIn } from './idempotency.js';
 import { RetryLookup, type Answer } from './retry-lookup.js';

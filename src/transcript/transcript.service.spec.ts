@@ -15,7 +15,7 @@ import { MessageRole } from '../message/message-role.js';
 import { formatOrderKey, keysAfter, parseOrderKey } from '../message/order-key.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { AppendStatus } from './append-status.js';
+import { AppendStatus } from '../message/append-status.js';
 import { type CoalescingWriter } from './coalescing-writer.js';
 import { DatabaseHealth } from '../database/database-health.js';
 import { HeldMoves } from './held-moves.js';

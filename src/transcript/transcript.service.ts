@@ -18,7 +18,7 @@ import { OrderKeyGenerator } from '../message/order-key.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { JournalIndex } from '../spool/journal-index.js';
 import { SpoolService } from '../spool/spool.service.js';
-import { AppendStatus, weakestStatus } from './append-status.js';
+import { AppendStatus, weakestStatus } from '../message/append-status.js';
 import { DurableWriter } from './durable-writer.js';
 import { conflictingField } from './idempotency.js';
 import { checkAppendTarget, checkNewMessages } from './input-rules.js';

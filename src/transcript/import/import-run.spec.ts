@@ -1,6 +1,6 @@
 import { ScribeErrorCode } from '../../common/errors/scribe-error-code.js';
 import { ScribeException } from '../../common/errors/scribe.exception.js';
-import { AppendStatus } from '../append-status.js';
+import { AppendStatus } from '../../message/append-status.js';
 import { MAX_BATCH_MESSAGES } from '../input-rules.js';
 import { PartlyImported, type ImportedMessage } from '../transcript-importer.js';
 import { type TranscriptService } from '../transcript.service.js';

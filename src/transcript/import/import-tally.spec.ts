@@ -1,4 +1,4 @@
-import { AppendStatus } from '../append-status.js';
+import { AppendStatus } from '../../message/append-status.js';
 import { ImportTally } from './import-tally.js';
 
 describe(ImportTally.name, () => {

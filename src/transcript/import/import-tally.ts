@@ -1,4 +1,4 @@
-import { AppendStatus, weakestStatus } from '../append-status.js';
+import { AppendStatus, weakestStatus } from '../../message/append-status.js';
 import { type ImportAnswer } from '../transcript-importer.js';
 
 /** What an import's answer says of its messages. */

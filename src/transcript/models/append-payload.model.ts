@@ -1,6 +1,7 @@
 import { Field, ObjectType } from '@nestjs/graphql';
 import { FieldScope } from '../../common/auth/field-scope.js';
-import { AppendStatus } from './append-status.enum.js';
+import '../../common/graphql/models/append-status.enum.js';
+import { AppendStatus } from '../../message/append-status.js';
 import { Message } from '../../common/graphql/models/message.model.js';
 
 // The append's own outcome; the Message's fields declare their own scopes.

@@ -1,8 +1,8 @@
 import { registerEnumType } from '@nestjs/graphql';
 import { AppendStatus } from '../../../message/append-status.js';
 
-// The domain enum, described for the GraphQL schema.
-export { AppendStatus };
+// The domain enum (imported from its one home, message/), described for the GraphQL schema:
+// the models that carry it import this file for that effect.
 
 registerEnumType(AppendStatus, {
   name: 'AppendStatus',

@@ -1,7 +1,8 @@
 import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
 import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
 import { FieldScope } from '../../auth/field-scope.js';
-import { AppendStatus } from './append-status.enum.js';
+import { AppendStatus } from '../../../message/append-status.js';
+import './append-status.enum.js';
 import { MessageRole } from './message-role.enum.js';
 
 // What a message says and when it was accepted needs `read`, in an append's answer too: a
