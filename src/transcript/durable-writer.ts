@@ -93,6 +93,18 @@ export class DurableWriter {
     return 'done';
   }
 
+  /**
+   * A retry found these messages held (RetryLookup.held), before it is answered: one held in
+   * memory only is journaled now if the disk takes it, and one whose segment vanished (SPOOL_DIR
+   * replaced, a file deleted) is journaled again, so that the answer promises what it can.
+   */
+  async journalRetried(queue: PendingQueue, held: readonly PendingEntry[]): Promise<void> {
+    for (const entry of held) {
+      if (entry.location === null) await this.journalBuffered(queue);
+      else if (!this.index.isOnDisk(entry.location)) await this.spool.rejournalOrphans();
+    }
+  }
+
   hasBacklog(queue: PendingQueue): boolean {
     return queue.size > 0 || this.index.hasDiskOnly(queue.sessionId);
   }

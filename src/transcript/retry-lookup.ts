@@ -8,7 +8,6 @@ import { JournalIndex } from '../spool/journal-index.js';
 import { Journal } from '../spool/journal.js';
 import { RecordUnreadableError, SpoolService } from '../spool/spool.service.js';
 import { AppendStatus } from '../message/append-status.js';
-import { DurableWriter } from './durable-writer.js';
 import { type PendingEntry, type PendingQueue } from './session-backlog.js';
 
 /** What one message of an append is answered with. */
@@ -20,12 +19,12 @@ export interface Answer {
 /**
  * Idempotent retries: a client id seen before is answered with its first acceptance, wherever
  * that message is now (memory, the journal, the database), and an acceptance that lost a race
- * to a stored copy is answered with the stored one. Called under the session's lock.
+ * to a stored copy is answered with the stored one. Called under the session's lock. A lookup
+ * only: it writes nothing (what a retry makes the writer do, see held).
  */
 @Injectable()
 export class RetryLookup {
   constructor(
-    private readonly durable: DurableWriter,
     private readonly spool: SpoolService,
     private readonly index: JournalIndex,
     private readonly journal: Journal,
@@ -33,9 +32,18 @@ export class RetryLookup {
   ) {}
 
   /**
+   * What this session holds in memory of the messages `ids`, in their order. A retry of one
+   * held in memory only is journaled first, if the disk takes it (DurableWriter.journalRetried):
+   * its answer then promises what the first one could not.
+   */
+  held(queue: PendingQueue, ids: readonly string[]): PendingEntry[] {
+    const found = queue.findAll(new Set(ids));
+    return ids.flatMap((id) => found.get(id) ?? []);
+  }
+
+  /**
    * What earlier acceptances of these client ids got, wherever the message is now: in memory,
-   * in the journal on disk, or stored. A retry of a message held in memory only is journaled
-   * now if the disk takes it.
+   * in the journal on disk, or stored.
    */
   async earlierAnswers(
     queue: PendingQueue,
@@ -116,7 +124,7 @@ export class RetryLookup {
 
   /**
    * The answer of a message this session holds (`pending` in memory, else on disk), or
-   * undefined. One held in memory only is journaled now if the disk takes it.
+   * undefined.
    */
   private async heldAnswer(
     queue: PendingQueue,
@@ -124,13 +132,9 @@ export class RetryLookup {
     id: string,
     label: string,
   ): Promise<Answer | undefined> {
-    if (pending?.location === null) await this.durable.journalBuffered(queue);
-    // Its segment vanished (SPOOL_DIR replaced, a file deleted): memory only until the
-    // journal writes it again, which it tries now.
-    else if (pending && !this.index.isOnDisk(pending.location)) {
-      await this.spool.rejournalOrphans();
-    }
     if (pending) {
+      // A journaled one whose segment vanished (SPOOL_DIR replaced, a file deleted) is held in
+      // memory only until the journal writes it again.
       const onDisk = pending.location !== null && this.index.isOnDisk(pending.location);
       const status = onDisk ? AppendStatus.QUEUED : AppendStatus.BUFFERED;
       return { record: pending.record, status };

@@ -108,6 +108,7 @@ export class TranscriptImporter {
       seen.set(message.id, index);
     });
     const ids = messages.map((message) => message.id);
+    await this.durable.journalRetried(queue, this.retries.held(queue, ids));
     const { answers, elsewhere } = await this.retries.earlierByIds(queue, ids);
     // Refused before anything is accepted: the batch changes nothing.
     messages.forEach((message, index) => {

@@ -115,7 +115,6 @@ describe(TranscriptService.name, () => {
     );
     clock = new OrderKeyGenerator(INSTANCE);
     const retries = new RetryLookup(
-      durable,
       spool.asService,
       spool.asIndex,
       spool.asJournal,

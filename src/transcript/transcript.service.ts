@@ -244,6 +244,10 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     inputs: readonly NewMessage[],
     fieldOf: (index: number) => string,
   ): Promise<AppendResult> {
+    const retried = inputs.flatMap((input) =>
+      input.clientMessageId ? [messageIdFor(queue.sessionId, input.clientMessageId)] : [],
+    );
+    await this.durable.journalRetried(queue, this.retries.held(queue, retried));
     const earlier = await this.retries.earlierAnswers(queue, inputs);
     // A client id names one message: sent again with other content, it is a client's bug (or
     // a reused key), and answering the old message would hide it. Refused before anything is
