@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { type MessageRecord } from '../message/message-record.js';
 import { encodeScrubbedLine } from './journal-codec.js';
 import { JournalIndex } from './journal-index.js';
-import { type DrainStep, type JournalEvents, type JournaledRecord, Journal } from './journal.js';
+import { type JournalEvents, type JournaledRecord, Journal } from './journal.js';
+import { drain as drainJournal, type DrainStep } from './testing/drain.js';
 import { NodeJournalFiles } from './node-journal-files.js';
 import { SegmentNamer, SET_ASIDE_LOG } from './segment-names.js';
 import { type SetAsideEntry } from './set-aside-entry.js';
@@ -97,7 +98,8 @@ describe(`${Journal.name} scrub`, () => {
   /** Stores every disk-only record of session `s`; answers what was stored. */
   async function drain(journal: Journal): Promise<MessageRecord[]> {
     const stored: MessageRecord[] = [];
-    const outcome = await journal.drain(
+    const outcome = await drainJournal(
+      journal,
       's',
       async (batch): Promise<DrainStep> => {
         stored.push(...batch);

@@ -3,9 +3,10 @@ import { deferred, type Deferred } from '../common/testing/deferred.js';
 import { RecordingFailpoints } from '../common/testing/recording-failpoints.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { BlockedFiles } from './blocked-files.js';
-import { Journal, type DrainStep, type JournalEvents, type JournaledRecord } from './journal.js';
+import { Journal, type JournalEvents, type JournaledRecord } from './journal.js';
 import { JournalIndex } from './journal-index.js';
 import { formatSegmentName, SegmentNamer, SET_ASIDE_LOG } from './segment-names.js';
+import { drain, type DrainStep } from './testing/drain.js';
 import { journalOver, journalWriter } from './testing/journal-parts.js';
 import { SetAsideLog } from './set-aside-log.js';
 import { rawField, type SetAsideEntry } from './set-aside-entry.js';
@@ -288,7 +289,7 @@ describe(Journal.name, () => {
     it('stores the disk-only records oldest first, a batch at a time, and lets each batch go', async () => {
       await onDiskOnly(records);
 
-      const outcome = await sut.drain('s', database.store, 2);
+      const outcome = await drain(sut, 's', database.store, 2);
 
       expect(outcome).toEqual({ kind: 'drained', stored: 5, setAside: 0 });
       expect(database.batches).toEqual([['s-1', 's-2'], ['s-3', 's-4'], ['s-5']]);
@@ -313,7 +314,7 @@ describe(Journal.name, () => {
       );
       const readsBefore = files.log.filter((line) => line.startsWith('read')).length;
 
-      expect(await sut.drain('s', database.store, 10)).toEqual({
+      expect(await drain(sut, 's', database.store, 10)).toEqual({
         kind: 'drained',
         stored: 2,
         setAside: 0,
@@ -327,7 +328,7 @@ describe(Journal.name, () => {
       await onDiskOnly(records.slice(0, 2));
       const gate = database.holdNext();
 
-      const drained = sut.drain('s', database.store, 1);
+      const drained = drain(sut, 's', database.store, 1);
       await new Promise((resolve) => setImmediate(resolve));
 
       expect(database.batches).toEqual([['s-1']]);
@@ -339,14 +340,14 @@ describe(Journal.name, () => {
     it('drains only the session asked for', async () => {
       await onDiskOnly([records[0], messageRecord('t', 1)]);
 
-      await sut.drain('s', database.store, 10);
+      await drain(sut, 's', database.store, 10);
 
       expect(database.batches).toEqual([['s-1']]);
       expect(diskOnlyIds('t')).toEqual(['t-1']);
     });
 
     it('answers drained at once when the session has nothing on disk only', async () => {
-      expect(await sut.drain('s', database.store, 10)).toEqual({
+      expect(await drain(sut, 's', database.store, 10)).toEqual({
         kind: 'drained',
         stored: 0,
         setAside: 0,
@@ -358,7 +359,7 @@ describe(Journal.name, () => {
       const journaled = await onDiskOnly(records.slice(0, 3));
       database.refusing.set('s-2', 'value too long');
 
-      const outcome = await sut.drain('s', database.store, 10);
+      const outcome = await drain(sut, 's', database.store, 10);
 
       expect(outcome).toEqual({ kind: 'drained', stored: 2, setAside: 1 });
       expect(setAsideLines()).toEqual([
@@ -388,7 +389,7 @@ describe(Journal.name, () => {
       sut = journalOver(files, index, writer, setAsideLog, events, failpoints);
       await onDiskOnly(records.slice(0, 2));
 
-      await sut.drain('s', database.store, 10);
+      await drain(sut, 's', database.store, 10);
 
       expect(reached).toEqual([{ name: 'spool.drain-committed', owed: 2 }]);
     });
@@ -397,7 +398,7 @@ describe(Journal.name, () => {
       await onDiskOnly([records[0], messageRecord('t', 9)]);
       database.refusing.set('s-1', 'value too long');
 
-      const outcome = await sut.drain('s', database.store, 10);
+      const outcome = await drain(sut, 's', database.store, 10);
 
       expect(outcome).toEqual({ kind: 'drained', stored: 0, setAside: 1 });
       expect(index.liveIn(FIRST_SEGMENT)).toBe(1);
@@ -410,7 +411,7 @@ describe(Journal.name, () => {
       const down = new Error('connection refused');
       database.failBatch(2, down);
 
-      const outcome = await sut.drain('s', database.store, 2);
+      const outcome = await drain(sut, 's', database.store, 2);
 
       expect(outcome).toEqual({ kind: 'failed', stored: 2, error: down });
       expect(database.batches).toEqual([
@@ -427,7 +428,7 @@ describe(Journal.name, () => {
       const down = new Error('connection refused');
       database.failNext(down);
 
-      const outcome = await sut.drain('s', database.store, 10);
+      const outcome = await drain(sut, 's', database.store, 10);
 
       expect(outcome).toEqual({ kind: 'failed', stored: 0, error: down });
       expect(diskOnlyIds('s')).toEqual(['s-1', 's-2']);
@@ -441,7 +442,7 @@ describe(Journal.name, () => {
       const crash = new Error('driver crashed');
       database.rejectNext(crash);
 
-      const outcome = await sut.drain('s', database.store, 10);
+      const outcome = await drain(sut, 's', database.store, 10);
 
       expect(outcome).toEqual({ kind: 'failed', stored: 0, error: crash });
       expect(diskOnlyIds('s')).toEqual(['s-1', 's-2']);
@@ -453,7 +454,7 @@ describe(Journal.name, () => {
       const full = fsError('ENOSPC');
       files.failNext('openForAppend', full);
 
-      const outcome = await sut.drain('s', database.store, 10);
+      const outcome = await drain(sut, 's', database.store, 10);
 
       expect(outcome).toEqual({ kind: 'failed', stored: 0, error: full });
       expect(diskOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
@@ -468,7 +469,7 @@ describe(Journal.name, () => {
       const { offset, length } = journaled[1].location;
       const line = Buffer.from(files.bytes(FIRST_SEGMENT).subarray(offset, offset + length));
 
-      const outcome = await sut.drain('s', database.store, 10);
+      const outcome = await drain(sut, 's', database.store, 10);
 
       expect(outcome).toEqual({ kind: 'drained', stored: 2, setAside: 0 });
       expect(database.batches).toEqual([['s-1', 's-3']]);
@@ -496,7 +497,7 @@ describe(Journal.name, () => {
       corrupt(journaled[0]);
       corrupt(journaled[1]);
 
-      const outcome = await sut.drain('s', database.store, 2);
+      const outcome = await drain(sut, 's', database.store, 2);
 
       expect(outcome).toEqual({ kind: 'drained', stored: 1, setAside: 0 });
       expect(database.batches).toEqual([['s-3']]);
@@ -509,7 +510,7 @@ describe(Journal.name, () => {
       const full = fsError('ENOSPC');
       files.failNext('openForAppend', full);
 
-      const outcome = await sut.drain('s', database.store, 10);
+      const outcome = await drain(sut, 's', database.store, 10);
 
       expect(outcome).toEqual({
         kind: 'failed',
@@ -535,9 +536,9 @@ describe(Journal.name, () => {
       const journaled = await onDiskOnly(records.slice(0, 2));
       corrupt(journaled[0]);
       files.failNext('openForAppend', fsError('ENOSPC'));
-      await sut.drain('s', database.store, 10);
+      await drain(sut, 's', database.store, 10);
 
-      const outcome = await sut.drain('s', database.store, 10);
+      const outcome = await drain(sut, 's', database.store, 10);
 
       expect(outcome).toEqual({ kind: 'drained', stored: 1, setAside: 0 });
       expect(database.batches).toEqual([['s-2']]);
@@ -567,7 +568,7 @@ describe(Journal.name, () => {
       expect((await torn).kind).toBe('unavailable');
       const [second] = await onDiskOnly([records[1]]);
 
-      const outcome = await sut.drain('s', database.store, 10);
+      const outcome = await drain(sut, 's', database.store, 10);
 
       expect(second.location.offset).toBe(first.location.length);
       expect(outcome).toEqual({ kind: 'drained', stored: 2, setAside: 0 });
@@ -591,7 +592,7 @@ describe(Journal.name, () => {
       it('stores what comes before it, keeps it and all after it owed, and sets nothing aside', async () => {
         const { second } = await withUnreadableSecond();
 
-        const outcome = await sut.drain('s', database.store, 10);
+        const outcome = await drain(sut, 's', database.store, 10);
 
         const reason = 'segment unreadable: ENOENT: no such file or directory, open';
         expect(outcome).toEqual({
@@ -610,11 +611,11 @@ describe(Journal.name, () => {
 
       it('stores the rest once the segment reads again, telling so once', async () => {
         const { second, heal } = await withUnreadableSecond();
-        await sut.drain('s', database.store, 10);
-        await sut.drain('s', database.store, 10);
+        await drain(sut, 's', database.store, 10);
+        await drain(sut, 's', database.store, 10);
         heal();
 
-        const outcome = await sut.drain('s', database.store, 10);
+        const outcome = await drain(sut, 's', database.store, 10);
 
         expect(outcome).toEqual({ kind: 'drained', stored: 2, setAside: 0 });
         expect(database.batches).toEqual([['s-1'], ['s-2', 's-3']]);
@@ -634,10 +635,10 @@ describe(Journal.name, () => {
         await files.remove(first);
         const reads = () => files.calls('read') + files.calls('readRanges');
 
-        await sut.drain('s', database.store, 10);
+        await drain(sut, 's', database.store, 10);
         const afterFirst = reads();
         now = 99;
-        const waiting = await sut.drain('s', database.store, 10);
+        const waiting = await drain(sut, 's', database.store, 10);
         expect(reads()).toBe(afterFirst);
         expect(waiting).toEqual({
           kind: 'failed',
@@ -647,16 +648,16 @@ describe(Journal.name, () => {
           ),
         });
         now = 100;
-        await sut.drain('s', database.store, 10);
+        await drain(sut, 's', database.store, 10);
         expect(reads()).toBeGreaterThan(afterFirst);
         const afterSecond = reads();
         now = 299;
-        await sut.drain('s', database.store, 10);
+        await drain(sut, 's', database.store, 10);
         expect(reads()).toBe(afterSecond);
         files.put(first, data);
         now = 300;
 
-        const outcome = await sut.drain('s', database.store, 10);
+        const outcome = await drain(sut, 's', database.store, 10);
 
         expect(outcome).toEqual({ kind: 'drained', stored: 2, setAside: 0 });
         expect(database.batches).toEqual([['s-1', 's-2']]);
@@ -667,7 +668,7 @@ describe(Journal.name, () => {
         const [entry] = index.diskOnlyOf('s', 2).slice(1);
         entry.record = records[1];
 
-        const outcome = await sut.drain('s', database.store, 10);
+        const outcome = await drain(sut, 's', database.store, 10);
 
         expect(outcome).toEqual({ kind: 'drained', stored: 3, setAside: 0 });
         expect(database.batches).toEqual([['s-1', 's-2', 's-3']]);
@@ -682,7 +683,7 @@ describe(Journal.name, () => {
       await onDiskOnly(records.slice(1, 2));
       files.failNext('remove', fsError('EIO', 'unlink'));
 
-      const outcome = await sut.drain('s', database.store, 10);
+      const outcome = await drain(sut, 's', database.store, 10);
 
       expect(outcome).toEqual({ kind: 'drained', stored: 2, setAside: 0 });
       expect(index.liveRecords).toBe(0);
@@ -777,7 +778,7 @@ describe(Journal.name, () => {
 
       expect(await sut.find('s', 's-1')).toEqual(records[0]);
       expect(await sut.find('s', 's-2')).toEqual(records[1]);
-      expect(await sut.drain('s', database.store, 10)).toMatchObject({ stored: 2 });
+      expect(await drain(sut, 's', database.store, 10)).toMatchObject({ stored: 2 });
 
       expect(files.log.filter((line) => line.startsWith('read'))).toEqual([
         `read ${FIRST_SEGMENT}`,

@@ -1,7 +1,7 @@
 import { type Failpoints } from '../common/failpoints.js';
 import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
-import { splitRefused, type RefusedRecord } from '../message/outcomes.js';
+import { splitRefused, type RefusedRecord, type Unavailable } from '../message/outcomes.js';
 import { type JournalOnlyMessages, type KeyWindow } from '../message/pending-messages.js';
 import { type JournalFiles } from './journal-files.js';
 import { type DiskEntry, type JournalIndex, type RecordLocation } from './journal-index.js';
@@ -14,14 +14,22 @@ import { type SetAsideLog } from './set-aside-log.js';
 import { type SetAsideEntry } from './set-aside-entry.js';
 import { scrubSegments } from './segment-scrub.js';
 
-/** What the drain's store callback made of one batch. */
-export type DrainStep =
-  { kind: 'stored'; refused: RefusedRecord[] } | { kind: 'failed'; error: unknown };
+/**
+ * The drain's next step over a session's disk-only records: a batch read back from disk, oldest
+ * first, to be stored and then settled (`waiting`: why the drain stops after it, null when
+ * nothing waits); `done` when none is left; unavailable when the disk failed (all stay owed).
+ */
+export type NextBatch =
+  | { kind: 'batch'; records: JournaledRecord[]; waiting: Error | null }
+  | { kind: 'done' }
+  | Unavailable;
 
-/** What a drain came to: all of the session's disk-only records gone, or stopped (and kept). */
-export type DrainOutcome =
-  | { kind: 'drained'; stored: number; setAside: number }
-  | { kind: 'failed'; stored: number; error: unknown };
+/** A settled batch: `stored` let go of, `setAside` refused and kept in the set-aside log. */
+export interface Settled {
+  kind: 'settled';
+  stored: number;
+  setAside: number;
+}
 
 /** What Journal.forget let go of. */
 export interface Forgotten {
@@ -118,66 +126,45 @@ export class Journal {
   }
 
   /**
-   * Stores the session's disk-only records, oldest first, `batchSize` at a time, through
-   * `store`. Each batch is let go only after `store` answered that it is stored; refused
-   * records are set aside. Stops at the first failure, keeping that batch and all after it,
-   * and at the first record that cannot be read now (its segment is unreadable, or it is a bad
-   * line the set-aside log cannot take): it and all after it stay owed, in order. Each batch's
-   * store and letting go run inside `turn`: a reader in the same turns sees a record owed or
-   * stored, never both.
+   * The drain's next batch of the session's disk-only records, oldest first, at most `max`: read
+   * back from disk, for the caller to store and then settle. Stops before the first record that
+   * cannot be read now (its segment is unreadable, or it is a bad line the set-aside log cannot
+   * take): it and all after it stay owed, in order, and `waiting` says why. Bad lines set aside
+   * and scrubbed lines are let go of here; nothing else is until it is settled.
    */
-  async drain(
-    sessionId: string,
-    store: (records: MessageRecord[]) => Promise<DrainStep>,
-    batchSize: number,
-    turn: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
-  ): Promise<DrainOutcome> {
-    let stored = 0;
-    let setAside = 0;
-    for (;;) {
-      const entries = this.index.diskOnlyOf(sessionId, batchSize);
-      if (entries.length === 0) return { kind: 'drained', stored, setAside };
-      let read: Awaited<ReturnType<DrainReader['read']>>;
-      try {
-        read = await this.reader.read(entries);
-        await this.resolveEntries([...read.setAside, ...read.scrubbed]);
-      } catch (error) {
-        return { kind: 'failed', stored, error };
-      }
-      const { batch, waiting } = read;
-      const step = await turn(() => this.storeBatch(batch, store));
-      if (step.kind === 'failed') return { kind: 'failed', stored, error: step.error };
-      stored += step.stored;
-      setAside += step.setAside;
-      if (waiting) return { kind: 'failed', stored, error: waiting };
+  async nextBatch(sessionId: string, max: number): Promise<NextBatch> {
+    const entries = this.index.diskOnlyOf(sessionId, max);
+    if (entries.length === 0) return { kind: 'done' };
+    try {
+      const read = await this.reader.read(entries);
+      await this.resolveEntries([...read.setAside, ...read.scrubbed]);
+      return { kind: 'batch', records: read.batch, waiting: read.waiting };
+    } catch (error) {
+      return { kind: 'unavailable', error };
     }
   }
 
-  /** One batch of a drain: stored through `store`, its refused records set aside, let go. */
-  private async storeBatch(
-    batch: JournaledRecord[],
-    store: (records: MessageRecord[]) => Promise<DrainStep>,
-  ): Promise<
-    { kind: 'stored'; stored: number; setAside: number } | { kind: 'failed'; error: unknown }
-  > {
-    let step: DrainStep;
-    try {
-      step = batch.length > 0 ? await store(batch.map(({ record }) => record)) : NOTHING;
-    } catch (error) {
-      return { kind: 'failed', error };
-    }
-    if (step.kind === 'failed') return step;
+  /**
+   * A batch of nextBatch is stored (all but `refused`): the refused are set aside with their
+   * reasons, the rest let go of. Unavailable when the set-aside log cannot be written: the whole
+   * batch stays owed. A caller storing and settling in the same turn as a reader keeps that
+   * reader from seeing a record owed and stored at once.
+   */
+  async settle(
+    batch: readonly JournaledRecord[],
+    refused: readonly RefusedRecord[],
+  ): Promise<Settled | Unavailable> {
     // A crash test's kill lands here: stored in the database, still owed by the journal.
     this.failpoints.reach('spool.drain-committed');
-    const { refused, kept } = splitRefused(batch, step.refused);
+    const split = splitRefused(batch, refused);
     try {
-      await this.setAside(refused);
+      await this.setAside(split.refused);
     } catch (error) {
-      return { kind: 'failed', error };
+      return { kind: 'unavailable', error };
     }
-    await this.resolve(kept);
-    this.events.replayed(kept.length);
-    return { kind: 'stored', stored: kept.length, setAside: refused.length };
+    await this.resolve(split.kept);
+    this.events.replayed(split.kept.length);
+    return { kind: 'settled', stored: split.kept.length, setAside: split.refused.length };
   }
 
   /**
@@ -314,8 +301,6 @@ export class Journal {
     await this.events.segmentsRemoved(removed);
   }
 }
-
-const NOTHING: DrainStep = { kind: 'stored', refused: [] };
 
 function diskEntryOf({ record, location }: JournaledRecord): DiskEntry {
   return {

@@ -37,7 +37,7 @@ import {
   type SpoolStatusView,
 } from './spool-status.js';
 
-export type { DrainOutcome, DrainStep, Forgotten, JournaledRecord } from './journal.js';
+export type { Forgotten, JournaledRecord, NextBatch, Settled } from './journal.js';
 export { RecordUnreadableError } from './record-unreadable.error.js';
 export type { JournalAppend } from './journal-writer.js';
 export type { RecordLocation } from './journal-index.js';

@@ -90,7 +90,7 @@ class FakePruner implements BacklogPruner {
       held: queue.size,
       diskOnly: this.spool.hasDiskOnly(queue.sessionId),
       writes: this.store.writeCalls.length,
-      drains: this.spool.drainCalls.length,
+      drains: this.spool.batchCalls.length,
     });
     if (!this.answer) return 'stopped';
     const dropped = queue.shift(this.dropHeld);
@@ -415,8 +415,9 @@ describe(DurableWriter.name, () => {
       expect(spool.owedRecords()).toEqual([]);
       expect(spool.hasDiskOnly('sess-1')).toBe(false);
       expect(backlog.size('sess-1')).toBe(0);
-      // Appends 7 and 8 tried the drain too, during the outage.
-      expect(spool.drainCalls).toEqual(Array(3).fill({ sessionId: 'sess-1', batchSize: 1000 }));
+      // Appends 7 and 8 tried the drain too, during the outage (one batch each); the last
+      // drain stored its batch, then asked for the next and found none left.
+      expect(spool.batchCalls).toEqual(Array(4).fill({ sessionId: 'sess-1', batchSize: 1000 }));
     });
 
     it('drains only the session it writes', async () => {
@@ -438,7 +439,7 @@ describe(DurableWriter.name, () => {
       expect(spool.diskOnlyContents('sess-b')).toEqual(['b0']);
       expect(spool.owedRecords('sess-b').map((record) => record.content)).toEqual(numbered('b', 4));
       expect(await pendingContents('sess-b')).toEqual(['b1', 'b2', 'b3']);
-      expect(spool.drainCalls.map((call) => call.sessionId)).toEqual(['sess-a']);
+      expect(spool.batchCalls.map((call) => call.sessionId)).toEqual(['sess-a', 'sess-a']);
     });
 
     it('degrades to dropping the oldest (BUFFERED, counted, WARN) when the spool cannot be written, and does not drain afterwards', async () => {
@@ -462,7 +463,7 @@ describe(DurableWriter.name, () => {
       expect(await acceptEach(records('sess-x', 'fin'))).toEqual([AppendStatus.PERSISTED]);
 
       expect(store.contents()).toEqual(['msg5', 'msg6', 'msg7', 'msg8', 'fin']);
-      expect(spool.drainCalls).toEqual([]);
+      expect(spool.batchCalls).toEqual([]);
     });
 
     it('keeps the journal records when their replay fails, and the session stays marked as having records on disk only', async () => {
@@ -665,7 +666,7 @@ describe(DurableWriter.name, () => {
       expect(store.contents('b')).toEqual([]);
       expect(spool.diskOnlyContents('b')).toEqual(['old']);
       expect(spool.owedRecords('b')).toHaveLength(2);
-      expect(spool.drainCalls.map((call) => call.sessionId)).toEqual(['a']);
+      expect(spool.batchCalls.map((call) => call.sessionId)).toEqual(['a', 'a']);
     });
 
     it('counts a replay the database fails as a failed write, and stops', async () => {
@@ -954,7 +955,7 @@ describe(DurableWriter.name, () => {
       expect(await flush('s1')).toBe('stopped');
 
       expect(store.writeCalls).toHaveLength(2);
-      expect(spool.drainCalls).toEqual([]);
+      expect(spool.batchCalls).toEqual([]);
       expect(spool.diskOnlyContents('s1')).toEqual(['a']);
       expect(await pendingContents('s1')).toEqual(['b']);
       expect(spool.owedRecords('s1').map((record) => record.content)).toEqual(['a', 'b']);
@@ -1003,7 +1004,7 @@ describe(DurableWriter.name, () => {
       expect(store.contents()).toEqual(['c']);
       // a and b were tried (and failed) while the database was down; c alone now.
       expect(store.writeCalls.slice(3)).toEqual([[c.id]]);
-      expect(spool.drainCalls).toEqual([]);
+      expect(spool.batchCalls).toEqual([]);
       expect(spool.owedRecords()).toEqual([]);
       expect(backlog.total).toBe(0);
       expect(storedEvents).toEqual([new MessagesStored('s1', [c], 1)]);

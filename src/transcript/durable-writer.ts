@@ -8,13 +8,14 @@ import { MessagesStored, WriteFailed } from '../message/message-events.js';
 import {
   splitRefused,
   type Progress,
+  type RefusedRecord,
   type WriteOutcome,
   type Written,
 } from '../message/outcomes.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { JournalIndex } from '../spool/journal-index.js';
 import { Journal } from '../spool/journal.js';
-import { SpoolService, type DrainStep, type JournaledRecord } from '../spool/spool.service.js';
+import { SpoolService, type JournaledRecord } from '../spool/spool.service.js';
 import { CoalescingWriter } from './coalescing-writer.js';
 import { BACKLOG_PRUNER, MAX_PENDING_PER_SESSION } from './transcript.tokens.js';
 import { HeldMoves } from './held-moves.js';
@@ -138,14 +139,8 @@ export class DurableWriter {
    */
   async writeBack(queue: PendingQueue): Promise<Progress> {
     if ((await this.pruner.prune(queue)) === 'stopped') return 'stopped';
-    if (this.index.hasDiskOnly(queue.sessionId)) {
-      const drained = await this.journal.drain(
-        queue.sessionId,
-        (records) => this.storeReplayed(queue, records),
-        FLUSH_CHUNK,
-        (work) => this.moves.move(queue.sessionId, work),
-      );
-      if (drained.kind === 'failed') return 'stopped';
+    if (this.index.hasDiskOnly(queue.sessionId) && (await this.replay(queue)) === 'stopped') {
+      return 'stopped';
     }
     while (queue.size > 0) {
       const chunk = queue.peek(FLUSH_CHUNK);
@@ -177,18 +172,42 @@ export class DurableWriter {
     return 'done';
   }
 
-  private async storeReplayed(queue: PendingQueue, records: MessageRecord[]): Promise<DrainStep> {
-    const attempt = await this.writer.submit(
-      { sessionId: queue.sessionId, records },
-      { isolateRefusals: true },
-    );
-    if (attempt.kind === 'unavailable') {
-      this.failed(queue, attempt.error, 0);
-      return { kind: 'failed', error: attempt.error };
+  /**
+   * Stores the session's journal records read back from disk, oldest first, a batch at a time;
+   * each is let go of only once stored. Stopped at the first failure, or at a record that must
+   * wait: it and all after it stay owed, in order.
+   */
+  private async replay(queue: PendingQueue): Promise<Progress> {
+    for (;;) {
+      const next = await this.journal.nextBatch(queue.sessionId, FLUSH_CHUNK);
+      if (next.kind === 'done') return 'done';
+      if (next.kind === 'unavailable') return 'stopped';
+      // Stored and let go of in one move: a read sees a record owed or stored, never both.
+      const replayed = await this.moves.move(queue.sessionId, () =>
+        this.replayBatch(queue, next.records),
+      );
+      if (replayed === 'stopped' || next.waiting) return 'stopped';
     }
-    if (attempt.kind === 'refused') return { kind: 'failed', error: new Error(attempt.reason) };
-    this.stored(queue.sessionId, attempt);
-    return { kind: 'stored', refused: attempt.refused };
+  }
+
+  /** Stores a batch read back from the journal, then settles it there: stopped when it is kept. */
+  private async replayBatch(queue: PendingQueue, batch: JournaledRecord[]): Promise<Progress> {
+    let refused: RefusedRecord[] = [];
+    if (batch.length > 0) {
+      try {
+        const attempt = await this.writer.submit(
+          { sessionId: queue.sessionId, records: batch.map(({ record }) => record) },
+          { isolateRefusals: true },
+        );
+        if (attempt.kind === 'unavailable') this.failed(queue, attempt.error, 0);
+        if (attempt.kind !== 'written') return 'stopped';
+        this.stored(queue.sessionId, attempt);
+        refused = attempt.refused;
+      } catch {
+        return 'stopped';
+      }
+    }
+    return (await this.journal.settle(batch, refused)).kind === 'settled' ? 'done' : 'stopped';
   }
 
   /** Refused records of a flushed chunk go to the set-aside log; stopped when it cannot be written. */

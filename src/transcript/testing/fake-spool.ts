@@ -1,16 +1,16 @@
 import { type MessageRecord } from '../../message/message-record.js';
-import { splitRefused, type RefusedRecord } from '../../message/outcomes.js';
+import { splitRefused, type RefusedRecord, type Unavailable } from '../../message/outcomes.js';
 import { type AdoptionReport } from '../../spool/journal-adoption.js';
 import { type JournalIndex } from '../../spool/journal-index.js';
 import { type Journal } from '../../spool/journal.js';
 import {
   RecordUnreadableError,
-  type DrainOutcome,
-  type DrainStep,
   type Forgotten,
   type JournalAppend,
   type JournaledRecord,
+  type NextBatch,
   type RecordLocation,
+  type Settled,
   type SpoolService,
 } from '../../spool/spool.service.js';
 
@@ -19,7 +19,7 @@ export type WritePathSpool = Pick<
   SpoolService,
   'path' | 'append' | 'adoptOrphans' | 'rejournalOrphans'
 > &
-  Pick<Journal, 'release' | 'resolve' | 'setAside' | 'drain' | 'forget' | 'find'> &
+  Pick<Journal, 'release' | 'resolve' | 'setAside' | 'nextBatch' | 'settle' | 'forget' | 'find'> &
   Pick<JournalIndex, 'hasDiskOnly' | 'sessionsWithDiskOnly' | 'isOnDisk'>;
 
 /** Entry of the fake's set-aside log. */
@@ -38,15 +38,16 @@ const PAGE = 100;
  * The journal in memory, keeping the real one's contract: `append` answers `written` with a
  * location per record (or `failed` while the disk fails); `release` turns owed records into
  * disk-only ones, kept per session in acceptance order; `resolve` and `setAside` let go of owed
- * records, and `forget` of a session's disk-only ones; `drain` replays a session's disk-only
- * records through the callback, a batch at a time, keeping the batch and everything after it
- * at the first failure. Resolving or releasing a record the journal does not owe (twice, or
+ * records, and `forget` of a session's disk-only ones; `nextBatch` offers a session's disk-only
+ * records, a batch at a time (setting aside unreadable ones), and `settle` lets go of a stored
+ * batch, setting aside its refused records (a batch never settled stays owed). Resolving or releasing a record the journal does not owe (twice, or
  * never journaled) is a bug of the caller: it throws JournalMisuse and is kept in `misuses`.
  */
 export class FakeSpool implements WritePathSpool {
   readonly path = '/fake/pending_messages';
   readonly setAsideRecords: SetAsideRecord[] = [];
-  readonly drainCalls: { sessionId: string; batchSize: number }[] = [];
+  /** Each nextBatch call, a step of a drain. */
+  readonly batchCalls: { sessionId: string; batchSize: number }[] = [];
   readonly forgetCalls: { sessionId: string; acceptedUpTo: number }[] = [];
   readonly misuses: string[] = [];
   /** Disk-only records whose line no longer reads back: the drain sets them aside unread. */
@@ -174,52 +175,31 @@ export class FakeSpool implements WritePathSpool {
     );
   }
 
-  async drain(
-    sessionId: string,
-    store: (records: MessageRecord[]) => Promise<DrainStep>,
-    batchSize: number,
-    turn: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
-  ): Promise<DrainOutcome> {
-    this.drainCalls.push({ sessionId, batchSize });
-    let stored = 0;
-    let setAside = 0;
-    for (;;) {
-      const entries = (this.diskOnly.get(sessionId) ?? []).slice(0, batchSize);
-      if (entries.length === 0) return { kind: 'drained', stored, setAside };
-      const unreadable = entries.filter(({ record }) => this.unreadableIds.has(record.id));
-      this.setAsideRecords.push(
-        ...unreadable.map(({ record, location }) => ({ record, reason: 'unreadable', location })),
-      );
-      await this.resolve(unreadable);
-      const batch = entries.filter((entry) => !unreadable.includes(entry));
-      const step = await turn(() => this.storeBatch(batch, store));
-      if (step.kind === 'failed') return { kind: 'failed', stored, error: step.error };
-      stored += step.stored;
-      setAside += step.setAside;
-    }
+  async nextBatch(sessionId: string, batchSize: number): Promise<NextBatch> {
+    this.batchCalls.push({ sessionId, batchSize });
+    const entries = (this.diskOnly.get(sessionId) ?? []).slice(0, batchSize);
+    if (entries.length === 0) return { kind: 'done' };
+    const unreadable = entries.filter(({ record }) => this.unreadableIds.has(record.id));
+    this.setAsideRecords.push(
+      ...unreadable.map(({ record, location }) => ({ record, reason: 'unreadable', location })),
+    );
+    await this.resolve(unreadable);
+    const records = entries.filter((entry) => !unreadable.includes(entry));
+    return { kind: 'batch', records, waiting: null };
   }
 
-  private async storeBatch(
-    batch: JournaledRecord[],
-    store: (records: MessageRecord[]) => Promise<DrainStep>,
-  ): Promise<
-    { kind: 'stored'; stored: number; setAside: number } | { kind: 'failed'; error: unknown }
-  > {
-    let step: DrainStep = { kind: 'stored', refused: [] };
-    try {
-      if (batch.length > 0) step = await store(batch.map(({ record }) => record));
-    } catch (error) {
-      return { kind: 'failed', error };
-    }
-    if (step.kind === 'failed') return step;
-    const { refused, kept } = splitRefused(batch, step.refused);
+  async settle(
+    batch: readonly JournaledRecord[],
+    refusedRecords: readonly RefusedRecord[],
+  ): Promise<Settled | Unavailable> {
+    const { refused, kept } = splitRefused(batch, refusedRecords);
     try {
       await this.setAside(refused);
     } catch (error) {
-      return { kind: 'failed', error };
+      return { kind: 'unavailable', error };
     }
     await this.resolve(kept);
-    return { kind: 'stored', stored: kept.length, setAside: refused.length };
+    return { kind: 'settled', stored: kept.length, setAside: refused.length };
   }
 
   /** Lets go of the session's disk-only records accepted at or before `acceptedUpTo`. */
