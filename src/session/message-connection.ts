@@ -5,7 +5,7 @@ import { pageConnection, type Connection } from '../common/pagination/connection
 import { type Page } from '../common/pagination/page-request.js';
 import { AppendStatus } from '../message/append-status.js';
 import { recordBytes } from '../message/session-record.js';
-import { type ListedMessage } from './pending-merge.js';
+import { type ListedMessage } from './held-merge.js';
 
 // A page of a session's messages as the API answers it: stored and held ones in their places,
 // each with its cursor, and what building it costs the request's answer budget.

@@ -6,7 +6,7 @@ import { type SessionListQueries } from '../database/session-list-queries.js';
 import { type SessionQueries } from '../database/session-queries.js';
 import { type SessionUpdates } from '../database/session-updates.js';
 import { AppendStatus } from '../message/append-status.js';
-import { type PendingMessages } from '../message/pending-messages.js';
+import { type HeldMessages } from '../message/held-messages.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { SessionReader } from './session-reader.js';
 import { newReader } from './testing/new-reader.js';
@@ -39,7 +39,7 @@ function readerOverOutage(cacheSize = '0') {
     of: () => held,
     journalOnly: () => Promise.resolve({ messages: [], beyondCursor: false, total: 0 }),
     atOneMoment: (_id: string, read: () => Promise<unknown>) => read(),
-  } as unknown as PendingMessages;
+  } as unknown as HeldMessages;
   return newReader(
     queries,
     ScribeConfig.fromVariables({ SESSION_CACHE_SIZE: cacheSize }),
@@ -77,7 +77,7 @@ describe(`${SessionReader.name} during a database outage`, () => {
       queries,
       ScribeConfig.fromVariables({ SESSION_CACHE_SIZE: '10' }),
       new EventEmitter2(),
-      {} as PendingMessages,
+      {} as HeldMessages,
       {} as SessionUpdates,
       {} as SessionListQueries,
     );
@@ -101,7 +101,7 @@ describe(`${SessionReader.name} during a database outage`, () => {
       queries,
       ScribeConfig.fromVariables({ SESSION_CACHE_SIZE: '10' }),
       events,
-      {} as PendingMessages,
+      {} as HeldMessages,
       { updateSession: lost } as unknown as SessionUpdates,
       {} as SessionListQueries,
     );
@@ -120,7 +120,7 @@ describe(`${SessionReader.name} during a database outage`, () => {
   });
 
   it('still answers what memory holds', () => {
-    expect(readerOverOutage().pending('s')).toEqual(held);
+    expect(readerOverOutage().heldOf('s')).toEqual(held);
   });
 
   it('passes a not-ready database on as it is', async () => {
@@ -129,7 +129,7 @@ describe(`${SessionReader.name} during a database outage`, () => {
       { findMetadata: () => Promise.reject(notReady) } as unknown as SessionQueries,
       ScribeConfig.fromVariables({}),
       new EventEmitter2(),
-      {} as PendingMessages,
+      {} as HeldMessages,
       {} as SessionUpdates,
       {} as SessionListQueries,
     );

@@ -1,14 +1,14 @@
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import {
-  PendingMessages,
+  HeldMessages,
   type JournalOnlyMessages,
   type KeyWindow,
-  type PendingMessage,
-} from '../message/pending-messages.js';
+  type HeldMessage,
+} from '../message/held-messages.js';
 import { AppendStatus } from '../message/append-status.js';
 import { type SessionUpdates } from '../database/session-updates.js';
 
-const noPending = { of: () => [] } as unknown as PendingMessages;
+const noPending = { of: () => [] } as unknown as HeldMessages;
 import { ScribeConfig } from '../config/scribe-config.js';
 import { type SessionQueries } from '../database/session-queries.js';
 import { type SessionListQueries } from '../database/session-list-queries.js';
@@ -152,15 +152,15 @@ describe(`${SessionReader.name}.heldWithJournal`, () => {
   const request = { direction: 'forward' as const, count: 10 };
 
   /** What the write path holds, as a fake over the port: it tells what was read inside a moment. */
-  class MomentBacklog extends PendingMessages {
+  class MomentBacklog extends HeldMessages {
     inMoment = false;
     moments = 0;
     readonly readsOutside: string[] = [];
-    readonly held: PendingMessage[] = [
+    readonly held: HeldMessage[] = [
       { record: acceptedRecord('s', 'held'), status: AppendStatus.QUEUED },
     ];
 
-    of(): PendingMessage[] {
+    of(): HeldMessage[] {
       if (!this.inMoment) this.readsOutside.push('held');
       return this.held;
     }

@@ -25,11 +25,11 @@ import {
   WriteFailed,
 } from '../message/message-events.js';
 import {
-  NOTHING_PENDING,
-  PendingMessages,
+  NOTHING_HELD,
+  HeldMessages,
   type JournalOnlyMessages,
-  type PendingMessage,
-} from '../message/pending-messages.js';
+  type HeldMessage,
+} from '../message/held-messages.js';
 import { recordBytes, type FullSession, type SessionRecord } from '../message/session-record.js';
 import { pageOfList, type Page, type PageRequest } from '../common/pagination/page-request.js';
 import { SessionResolveGate, type SessionResolveGateStatus } from './session-resolve-gate.js';
@@ -43,7 +43,7 @@ import { SessionResolveGate, type SessionResolveGateStatus } from './session-res
 export class SessionReader {
   private readonly turns = new WeakMap<object, Mutex>();
   private readonly maxPageBytes: number;
-  private readonly held: PendingMessages;
+  private readonly held: HeldMessages;
 
   constructor(
     private readonly queries: SessionQueries,
@@ -51,16 +51,16 @@ export class SessionReader {
     private readonly gate: SessionResolveGate,
     private readonly events: EventEmitter2,
     // Optional: SessionModule imports alone (issue 20), without the write path that holds them.
-    @Optional() @Inject(PendingMessages) held: PendingMessages | null,
+    @Optional() @Inject(HeldMessages) held: HeldMessages | null,
     private readonly updates: SessionUpdates,
     private readonly lists: SessionListQueries,
   ) {
     this.maxPageBytes = config.maxPageBytes;
-    this.held = held ?? NOTHING_PENDING;
+    this.held = held ?? NOTHING_HELD;
   }
 
   /** What this instance accepted for the session and holds until the database takes it. */
-  pending(id: string): PendingMessage[] {
+  heldOf(id: string): HeldMessage[] {
     return this.held.of(id);
   }
 
@@ -85,7 +85,7 @@ export class SessionReader {
   heldWithJournal(
     id: string,
     request: PageRequest<string>,
-  ): Promise<{ held: PendingMessage[]; journal: JournalOnlyMessages; stored: number }> {
+  ): Promise<{ held: HeldMessage[]; journal: JournalOnlyMessages; stored: number }> {
     return this.held.atOneMoment(id, async () => {
       const stored = await this.storedCount(id);
       const journal = await this.journalOnly(id, request);

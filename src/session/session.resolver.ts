@@ -18,7 +18,7 @@ import { GateStatus } from './models/gate-status.model.js';
 import { MessageConnection } from '../common/graphql/models/message-connection.model.js';
 import { Session, SessionConnection } from '../common/graphql/models/session.model.js';
 import { chargeUnreserved, connectionOf } from './message-connection.js';
-import { journalUnavailable, withPending } from './pending-merge.js';
+import { journalUnavailable, withHeld } from './held-merge.js';
 import { SessionReader } from './session-reader.js';
 import { checkMessagesArgs, messagePageRequest } from './message-page-args.js';
 import { selectsField } from './selections.js';
@@ -58,7 +58,7 @@ export class SessionResolver {
       if (metadata) charge(metadata);
       return metadata ? toSessionModel(metadata) : this.onlyPending(args.id);
     }
-    const held = this.reader.pending(args.id);
+    const held = this.reader.heldOf(args.id);
     const journaled = this.reader.inJournalOnly(args.id);
     // A client that hangs up stops waiting; the load itself goes on for the others.
     const full = await this.reader.full(args.id, requestAbortSignal(context.req), context.req);
@@ -120,13 +120,13 @@ export class SessionResolver {
     const loaded = session.transcript;
     // Read before the transcript was loaded (see LoadedTranscript), and before asking whether
     // the journal alone holds some: a message that leaves memory after this is in `held`.
-    const held = loaded?.held ?? this.reader.pending(session.id);
+    const held = loaded?.held ?? this.reader.heldOf(session.id);
     if (!loaded || loaded.journaled || this.reader.inJournalOnly(session.id)) {
       return this.fromDatabase(session.id, request, context);
     }
     const transcript = loaded.messages;
     const page = this.reader.transcriptPage(transcript, request);
-    const listed = withPending(page, request, held);
+    const listed = withHeld(page, request, held);
     // A cached transcript's page and held messages are in memory already: charged before the
     // answer is built.
     await chargeUnreserved(context, listed, new Set());
@@ -154,10 +154,10 @@ export class SessionResolver {
       request,
       budget && ((bytes) => budget.admit(bytes)),
     );
-    const pending = [...held, ...journal.messages];
-    const listed = withPending(page, request, pending, journal);
+    const listedHeld = [...held, ...journal.messages];
+    const listed = withHeld(page, request, listedHeld, journal);
     await chargeUnreserved(context, listed, new Set(page.items.map((record) => record.id)));
-    const unstored = new Set(pending.map(({ record }) => record.id)).size;
+    const unstored = new Set(listedHeld.map(({ record }) => record.id)).size;
     // Journal-only messages this page did not read back are accepted all the same.
     const unread = journal.total - journal.messages.length;
     return connectionOf(listed, stored + unstored + unread);
@@ -165,7 +165,7 @@ export class SessionResolver {
 
   /** A session not stored yet, whose first messages this instance holds: it exists for them. */
   private async onlyPending(id: string): Promise<Session | null> {
-    const held = this.reader.pending(id).map(({ record }) => record);
+    const held = this.reader.heldOf(id).map(({ record }) => record);
     // Its oldest (or all) may be in the journal only: one line read back tells when it began.
     const journal = this.reader.inJournalOnly(id)
       ? await this.reader.journalOnly(id, { direction: 'forward', count: 1 })

@@ -1,4 +1,4 @@
-import { type KeyWindow } from '../message/pending-messages.js';
+import { type KeyWindow } from '../message/held-messages.js';
 import { type DiskEntry } from './journal-index.js';
 
 /** The disk-only entries a page may list, and what the selection left out. */

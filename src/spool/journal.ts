@@ -2,7 +2,7 @@ import { type Failpoints } from '../common/failpoints.js';
 import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { splitRefused, type RefusedRecord, type Unavailable } from '../message/outcomes.js';
-import { type JournalOnlyMessages, type KeyWindow } from '../message/pending-messages.js';
+import { type JournalOnlyMessages, type KeyWindow } from '../message/held-messages.js';
 import { type JournalFiles } from './journal-files.js';
 import { type DiskEntry, type JournalIndex, type RecordLocation } from './journal-index.js';
 import { cacheableIn, type DrainReader } from './drain-reader.js';

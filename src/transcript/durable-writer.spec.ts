@@ -17,7 +17,7 @@ import { CoalescingWriter } from './coalescing-writer.js';
 import { DatabaseHealth } from '../database/database-health.js';
 import { HeldMoves } from './held-moves.js';
 import { DurableWriter, type BacklogPruner } from './durable-writer.js';
-import { SessionBacklog, type PendingQueue } from './session-backlog.js';
+import { SessionBacklog, type Backlog } from './session-backlog.js';
 import { FakeMessageStore, classifyFakeError, writerOver } from './testing/fake-message-store.js';
 import { FakeSpool } from './testing/fake-spool.js';
 
@@ -63,7 +63,7 @@ class WholeRefusingWriter extends CoalescingWriter {
 
 /**
  * Stands for SessionEraser.prune: records what the write path looked like when asked, then
- * answers false (it cannot tell), or drops the `dropHeld` oldest entries of the queue (letting
+ * answers false (it cannot tell), or drops the `dropHeld` oldest entries of the backlog (letting
  * go of their journal lines) and has the journal forget its disk-only records up to
  * `forgetUpTo`, and answers true.
  */
@@ -84,20 +84,20 @@ class FakePruner implements BacklogPruner {
     private readonly store: FakeMessageStore,
   ) {}
 
-  async prune(queue: PendingQueue): Promise<Progress> {
+  async prune(backlog: Backlog): Promise<Progress> {
     this.asked.push({
-      sessionId: queue.sessionId,
-      held: queue.size,
-      diskOnly: this.spool.hasDiskOnly(queue.sessionId),
+      sessionId: backlog.sessionId,
+      held: backlog.size,
+      diskOnly: this.spool.hasDiskOnly(backlog.sessionId),
       writes: this.store.writeCalls.length,
       drains: this.spool.batchCalls.length,
     });
     if (!this.answer) return 'stopped';
-    const dropped = queue.shift(this.dropHeld);
+    const dropped = backlog.shift(this.dropHeld);
     await this.spool.resolve(
       dropped.flatMap(({ record, location }) => (location ? [{ record, location }] : [])),
     );
-    if (this.forgetUpTo !== undefined) await this.spool.forget(queue.sessionId, this.forgetUpTo);
+    if (this.forgetUpTo !== undefined) await this.spool.forget(backlog.sessionId, this.forgetUpTo);
     return 'done';
   }
 }
@@ -166,7 +166,7 @@ describe(DurableWriter.name, () => {
 
   /** Accepts `batch` as one append of its session. */
   function accept(batch: MessageRecord[]): Promise<WriteOutcome> {
-    return backlog.withSession(batch[0].sessionId, (queue) => sut.accept(queue, batch));
+    return backlog.withSession(batch[0].sessionId, (backlog) => sut.accept(backlog, batch));
   }
 
   /** One append per record, in order; the status of each (an outcome of another kind whole). */
@@ -180,10 +180,11 @@ describe(DurableWriter.name, () => {
     return statuses;
   }
 
-  const flush = (sessionId: string) => backlog.withSession(sessionId, (queue) => sut.flush(queue));
+  const flush = (sessionId: string) =>
+    backlog.withSession(sessionId, (backlog) => sut.flush(backlog));
 
   const pending = (sessionId: string) =>
-    backlog.withSession(sessionId, async (queue) => queue.peek(Infinity));
+    backlog.withSession(sessionId, async (backlog) => backlog.peek(Infinity));
 
   const pendingContents = async (sessionId: string) =>
     (await pending(sessionId)).map((entry) => entry.record.content);
@@ -476,7 +477,7 @@ describe(DurableWriter.name, () => {
       // The database heals for live writes only: the replayed messages still fail.
       store.heal();
       for (const record of messages.slice(0, 3)) store.failingIds.add(record.id);
-      // This append pushes the queue over the cap again (m2 leaves memory) after the drain failed.
+      // This append pushes the backlog over the cap again (m2 leaves memory) after the drain failed.
       expect(await acceptEach(records('sess-r', 'go'))).toEqual([AppendStatus.QUEUED]);
 
       expect(store.rows).toEqual([]);
@@ -927,7 +928,7 @@ describe(DurableWriter.name, () => {
     });
 
     const writeBack = (sessionId: string) =>
-      backlog.withSession(sessionId, (queue) => sut.writeBack(queue));
+      backlog.withSession(sessionId, (backlog) => sut.writeBack(backlog));
 
     it('asks the pruner first, before the journal is drained or anything is written back', async () => {
       build({ cap: 1 });
@@ -1039,7 +1040,7 @@ describe(DurableWriter.name, () => {
 
   describe('journalBuffered', () => {
     const journalBuffered = (sessionId: string) =>
-      backlog.withSession(sessionId, (queue) => sut.journalBuffered(queue));
+      backlog.withSession(sessionId, (backlog) => sut.journalBuffered(backlog));
 
     it('has nothing to do when nothing is held in memory only', async () => {
       store.goDown();
@@ -1080,7 +1081,7 @@ describe(DurableWriter.name, () => {
 
   describe('hasBacklog', () => {
     const hasBacklog = (sessionId: string) =>
-      backlog.withSession(sessionId, async (queue) => sut.hasBacklog(queue));
+      backlog.withSession(sessionId, async (backlog) => sut.hasBacklog(backlog));
 
     it('is false for a session that owes nothing', async () => {
       expect(await hasBacklog('s1')).toBe(false);

@@ -15,7 +15,7 @@ import { DatabaseHealth } from '../database/database-health.js';
 import { HeldMoves } from './held-moves.js';
 import { DurableWriter } from './durable-writer.js';
 import { TranscriptRecovery } from './recovery.js';
-import { SessionBacklog, type PendingQueue } from './session-backlog.js';
+import { SessionBacklog, type Backlog } from './session-backlog.js';
 import { FakeMessageStore, writerOver } from './testing/fake-message-store.js';
 import { FakeSpool } from './testing/fake-spool.js';
 
@@ -53,14 +53,14 @@ class GatedDurableWriter extends DurableWriter {
     return reached.promise;
   }
 
-  override async flush(queue: PendingQueue): Promise<Progress> {
-    this.flushed.push(queue.sessionId);
+  override async flush(backlog: Backlog): Promise<Progress> {
+    this.flushed.push(backlog.sessionId);
     this.active += 1;
     this.peak = Math.max(this.peak, this.active);
     this.wake();
     try {
       await this.gate.promise;
-      return await super.flush(queue);
+      return await super.flush(backlog);
     } finally {
       this.active -= 1;
     }
@@ -150,7 +150,7 @@ describe(TranscriptRecovery.name, () => {
   /** One append per record, through the real writer, while whatever state the fakes are in. */
   async function accept(batch: MessageRecord[]): Promise<void> {
     for (const record of batch) {
-      await backlog.withSession(record.sessionId, (queue) => durable.accept(queue, [record]));
+      await backlog.withSession(record.sessionId, (backlog) => durable.accept(backlog, [record]));
     }
   }
 

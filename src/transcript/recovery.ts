@@ -21,7 +21,7 @@ const ADOPT_INTERVAL_MS = 30_000;
  * What is owed outside any append: the journal found at start (written back before the
  * instance answers), the background retry (probe while the database fails or has been quiet
  * for DB_IDLE_PROBE_MS, then write back
- * every session with messages pending, journal what the disk refused before), and shutdown.
+ * every session with messages held, journal what the disk refused before), and shutdown.
  */
 @Injectable()
 export class TranscriptRecovery {
@@ -101,9 +101,9 @@ export class TranscriptRecovery {
     }
     let lost = 0;
     for (const sessionId of this.backlog.sessions()) {
-      await this.backlog.withSession(sessionId, async (queue) => {
-        const buffered = queue.buffered().length;
-        if ((await this.durable.journalBuffered(queue)) === 'stopped') lost += buffered;
+      await this.backlog.withSession(sessionId, async (backlog) => {
+        const buffered = backlog.buffered().length;
+        if ((await this.durable.journalBuffered(backlog)) === 'stopped') lost += buffered;
       });
     }
     const summary = `Shutdown: ${this.backlog.total - lost} pending message(s) left in the journal at ${this.spool.path}`;
@@ -154,7 +154,7 @@ export class TranscriptRecovery {
     await this.spool.rejournalOrphans();
     if (this.backlog.totalBuffered === 0) return;
     for (const sessionId of this.backlog.sessions()) {
-      await this.backlog.withSession(sessionId, (queue) => this.durable.journalBuffered(queue));
+      await this.backlog.withSession(sessionId, (backlog) => this.durable.journalBuffered(backlog));
     }
   }
 
@@ -170,7 +170,7 @@ export class TranscriptRecovery {
         const sessionId = sessionIds[next++];
         const done =
           !this.health.isFailing &&
-          (await this.backlog.withSession(sessionId, (queue) => this.durable.flush(queue))) ===
+          (await this.backlog.withSession(sessionId, (backlog) => this.durable.flush(backlog))) ===
             'done';
         if (!done) left.push(sessionId);
       }
@@ -183,7 +183,7 @@ export class TranscriptRecovery {
   private async writeBackOne(): Promise<Progress> {
     const sessionId = this.backlog.sessions()[0] ?? this.index.sessionsWithDiskOnly()[0];
     if (sessionId === undefined) return 'done';
-    return this.backlog.withSession(sessionId, (queue) => this.durable.writeBack(queue));
+    return this.backlog.withSession(sessionId, (backlog) => this.durable.writeBack(backlog));
   }
 
   /** The one probe, outside any session's lock: a probe may wait out a whole database timeout. */

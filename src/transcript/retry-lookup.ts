@@ -8,7 +8,7 @@ import { JournalIndex } from '../spool/journal-index.js';
 import { Journal } from '../spool/journal.js';
 import { RecordUnreadableError, SpoolService } from '../spool/spool.service.js';
 import { AppendStatus } from '../message/append-status.js';
-import { type PendingEntry, type PendingQueue } from './session-backlog.js';
+import { type BacklogEntry, type Backlog } from './session-backlog.js';
 
 /** What one message of an append is answered with. */
 export interface Answer {
@@ -36,8 +36,8 @@ export class RetryLookup {
    * held in memory only is journaled first, if the disk takes it (DurableWriter.journalRetried):
    * its answer then promises what the first one could not.
    */
-  held(queue: PendingQueue, ids: readonly string[]): PendingEntry[] {
-    const found = queue.findAll(new Set(ids));
+  held(backlog: Backlog, ids: readonly string[]): BacklogEntry[] {
+    const found = backlog.findAll(new Set(ids));
     return ids.flatMap((id) => found.get(id) ?? []);
   }
 
@@ -46,7 +46,7 @@ export class RetryLookup {
    * in the journal on disk, or stored.
    */
   async earlierAnswers(
-    queue: PendingQueue,
+    backlog: Backlog,
     inputs: readonly NewMessage[],
   ): Promise<Map<string, Answer>> {
     const answers = new Map<string, Answer>();
@@ -55,14 +55,22 @@ export class RetryLookup {
     );
     if (clientIds.length === 0) return answers;
     for (const clientId of clientIds) {
-      const id = messageIdFor(queue.sessionId, clientId);
-      const held = await this.heldAnswer(queue, queue.find(id), id, `clientMessageId ${clientId}`);
+      const id = messageIdFor(backlog.sessionId, clientId);
+      const held = await this.heldAnswer(
+        backlog,
+        backlog.find(id),
+        id,
+        `clientMessageId ${clientId}`,
+      );
       if (held) answers.set(clientId, held);
     }
     const unanswered = clientIds.filter((clientId) => !answers.has(clientId));
     if (unanswered.length === 0) return answers;
     try {
-      for (const record of await this.queries.findByClientMessageIds(queue.sessionId, unanswered)) {
+      for (const record of await this.queries.findByClientMessageIds(
+        backlog.sessionId,
+        unanswered,
+      )) {
         answers.set(record.clientMessageId as string, { record, status: AppendStatus.PERSISTED });
       }
     } catch {
@@ -89,21 +97,21 @@ export class RetryLookup {
    * stored ones unknown; the write then skips any it finds stored (see TranscriptImporter).
    */
   async earlierByIds(
-    queue: PendingQueue,
+    backlog: Backlog,
     ids: readonly string[],
   ): Promise<{ answers: Map<string, Answer>; elsewhere: Set<string> }> {
     const answers = new Map<string, Answer>();
     const elsewhere = new Set<string>();
-    const pending = queue.findAll(new Set(ids));
+    const inBacklog = backlog.findAll(new Set(ids));
     for (const id of ids) {
-      const held = await this.heldAnswer(queue, pending.get(id), id, `id ${id}`);
+      const held = await this.heldAnswer(backlog, inBacklog.get(id), id, `id ${id}`);
       if (held) answers.set(id, held);
     }
     const unanswered = ids.filter((id) => !answers.has(id));
     if (unanswered.length === 0) return { answers, elsewhere };
     try {
       for (const record of await this.queries.findByIds(unanswered)) {
-        if (record.sessionId === queue.sessionId) {
+        if (record.sessionId === backlog.sessionId) {
           answers.set(record.id, { record, status: AppendStatus.PERSISTED });
         } else {
           elsewhere.add(record.id);
@@ -123,23 +131,23 @@ export class RetryLookup {
   }
 
   /**
-   * The answer of a message this session holds (`pending` in memory, else on disk), or
+   * The answer of a message this session holds (`inBacklog` in memory, else on disk), or
    * undefined.
    */
   private async heldAnswer(
-    queue: PendingQueue,
-    pending: PendingEntry | undefined,
+    backlog: Backlog,
+    inBacklog: BacklogEntry | undefined,
     id: string,
     label: string,
   ): Promise<Answer | undefined> {
-    if (pending) {
+    if (inBacklog) {
       // A journaled one whose segment vanished (SPOOL_DIR replaced, a file deleted) is held in
       // memory only until the journal writes it again.
-      const onDisk = pending.location !== null && this.index.isOnDisk(pending.location);
+      const onDisk = inBacklog.location !== null && this.index.isOnDisk(inBacklog.location);
       const status = onDisk ? AppendStatus.QUEUED : AppendStatus.BUFFERED;
-      return { record: pending.record, status };
+      return { record: inBacklog.record, status };
     }
-    const onDisk = await this.findOnDisk(queue.sessionId, id, label);
+    const onDisk = await this.findOnDisk(backlog.sessionId, id, label);
     return onDisk ? { record: onDisk, status: AppendStatus.QUEUED } : undefined;
   }
 

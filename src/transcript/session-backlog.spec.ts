@@ -1,18 +1,18 @@
 import { deferred } from '../common/testing/deferred.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
-import { SessionBacklog, type PendingEntry, type PendingQueue } from './session-backlog.js';
+import { SessionBacklog, type BacklogEntry, type Backlog } from './session-backlog.js';
 
 const LOCATION = { segment: 'segment-1', offset: 0, length: 10 };
 
-function journaledEntry(sessionId: string, content: string): PendingEntry {
+function journaledEntry(sessionId: string, content: string): BacklogEntry {
   return { record: acceptedRecord(sessionId, content), location: { ...LOCATION } };
 }
 
-function bufferedEntry(sessionId: string, content: string): PendingEntry {
+function bufferedEntry(sessionId: string, content: string): BacklogEntry {
   return { record: acceptedRecord(sessionId, content), location: null };
 }
 
-const contentsOf = (entries: readonly PendingEntry[]) => entries.map((e) => e.record.content);
+const contentsOf = (entries: readonly BacklogEntry[]) => entries.map((e) => e.record.content);
 
 describe(SessionBacklog.name, () => {
   let sut: SessionBacklog;
@@ -28,17 +28,17 @@ describe(SessionBacklog.name, () => {
     expect(sut.size('s1')).toBe(0);
   });
 
-  describe('a session queue', () => {
+  describe('a session backlog', () => {
     it('keeps pushed entries oldest first, and peeks at the oldest without removing them', async () => {
-      await sut.withSession('s1', async (queue) => {
-        queue.push([journaledEntry('s1', 'a'), journaledEntry('s1', 'b')]);
-        queue.push([journaledEntry('s1', 'c')]);
+      await sut.withSession('s1', async (backlog) => {
+        backlog.push([journaledEntry('s1', 'a'), journaledEntry('s1', 'b')]);
+        backlog.push([journaledEntry('s1', 'c')]);
 
-        expect(queue.sessionId).toBe('s1');
-        expect(queue.size).toBe(3);
-        expect(contentsOf(queue.peek(2))).toEqual(['a', 'b']);
-        expect(contentsOf(queue.peek(10))).toEqual(['a', 'b', 'c']);
-        expect(queue.size).toBe(3);
+        expect(backlog.sessionId).toBe('s1');
+        expect(backlog.size).toBe(3);
+        expect(contentsOf(backlog.peek(2))).toEqual(['a', 'b']);
+        expect(contentsOf(backlog.peek(10))).toEqual(['a', 'b', 'c']);
+        expect(backlog.size).toBe(3);
       });
 
       expect(sut.size('s1')).toBe(3);
@@ -47,28 +47,28 @@ describe(SessionBacklog.name, () => {
     });
 
     it('shifts the oldest out and returns them', async () => {
-      await sut.withSession('s1', async (queue) => {
-        queue.push(['a', 'b', 'c'].map((content) => journaledEntry('s1', content)));
+      await sut.withSession('s1', async (backlog) => {
+        backlog.push(['a', 'b', 'c'].map((content) => journaledEntry('s1', content)));
 
-        expect(contentsOf(queue.shift(2))).toEqual(['a', 'b']);
-        expect(contentsOf(queue.peek(10))).toEqual(['c']);
+        expect(contentsOf(backlog.shift(2))).toEqual(['a', 'b']);
+        expect(contentsOf(backlog.peek(10))).toEqual(['c']);
       });
 
       expect(sut.size('s1')).toBe(1);
       expect(sut.total).toBe(1);
     });
 
-    it('forgets a session once its queue is empty', async () => {
-      await sut.withSession('s1', async (queue) => {
-        queue.push([journaledEntry('s1', 'a')]);
+    it('forgets a session once its backlog is empty', async () => {
+      await sut.withSession('s1', async (backlog) => {
+        backlog.push([journaledEntry('s1', 'a')]);
       });
-      await sut.withSession('s2', async (queue) => {
-        queue.push([journaledEntry('s2', 'b')]);
+      await sut.withSession('s2', async (backlog) => {
+        backlog.push([journaledEntry('s2', 'b')]);
       });
 
-      await sut.withSession('s1', async (queue) => {
-        expect(contentsOf(queue.shift(5))).toEqual(['a']);
-        expect(queue.size).toBe(0);
+      await sut.withSession('s1', async (backlog) => {
+        expect(contentsOf(backlog.shift(5))).toEqual(['a']);
+        expect(backlog.size).toBe(0);
       });
 
       expect(sut.sessions()).toEqual(['s2']);
@@ -76,7 +76,7 @@ describe(SessionBacklog.name, () => {
     });
 
     it('keeps nothing for a session that only pushed nothing', async () => {
-      await sut.withSession('s1', async (queue) => queue.push([]));
+      await sut.withSession('s1', async (backlog) => backlog.push([]));
 
       expect(sut.sessions()).toEqual([]);
       expect(sut.total).toBe(0);
@@ -85,22 +85,22 @@ describe(SessionBacklog.name, () => {
     it('finds an entry by message id', async () => {
       const wanted = journaledEntry('s1', 'wanted');
 
-      await sut.withSession('s1', async (queue) => {
-        queue.push([journaledEntry('s1', 'other'), wanted]);
+      await sut.withSession('s1', async (backlog) => {
+        backlog.push([journaledEntry('s1', 'other'), wanted]);
 
-        expect(queue.find(wanted.record.id)).toBe(wanted);
-        expect(queue.find('no-such-id')).toBeUndefined();
+        expect(backlog.find(wanted.record.id)).toBe(wanted);
+        expect(backlog.find('no-such-id')).toBeUndefined();
       });
     });
 
     it('keeps each session apart', async () => {
-      await sut.withSession('s1', async (queue) => queue.push([journaledEntry('s1', 'a')]));
-      await sut.withSession('s2', async (queue) =>
-        queue.push([journaledEntry('s2', 'b'), journaledEntry('s2', 'c')]),
+      await sut.withSession('s1', async (backlog) => backlog.push([journaledEntry('s1', 'a')]));
+      await sut.withSession('s2', async (backlog) =>
+        backlog.push([journaledEntry('s2', 'b'), journaledEntry('s2', 'c')]),
       );
 
-      await sut.withSession('s1', async (queue) => {
-        expect(contentsOf(queue.peek(10))).toEqual(['a']);
+      await sut.withSession('s1', async (backlog) => {
+        expect(contentsOf(backlog.peek(10))).toEqual(['a']);
       });
       expect(sut.size('s2')).toBe(2);
       expect(sut.total).toBe(3);
@@ -110,22 +110,30 @@ describe(SessionBacklog.name, () => {
 
   describe('entries held in memory only', () => {
     it('are listed, and counted apart from the journaled ones across sessions', async () => {
-      await sut.withSession('s1', async (queue) => {
-        queue.push([bufferedEntry('s1', 'a'), journaledEntry('s1', 'b'), bufferedEntry('s1', 'c')]);
+      await sut.withSession('s1', async (backlog) => {
+        backlog.push([
+          bufferedEntry('s1', 'a'),
+          journaledEntry('s1', 'b'),
+          bufferedEntry('s1', 'c'),
+        ]);
 
-        expect(contentsOf(queue.buffered())).toEqual(['a', 'c']);
+        expect(contentsOf(backlog.buffered())).toEqual(['a', 'c']);
       });
-      await sut.withSession('s2', async (queue) => queue.push([bufferedEntry('s2', 'd')]));
+      await sut.withSession('s2', async (backlog) => backlog.push([bufferedEntry('s2', 'd')]));
 
       expect(sut.total).toBe(4);
       expect(sut.totalBuffered).toBe(3);
     });
 
     it('stop counting as buffered once shifted out', async () => {
-      await sut.withSession('s1', async (queue) => {
-        queue.push([bufferedEntry('s1', 'a'), journaledEntry('s1', 'b'), bufferedEntry('s1', 'c')]);
+      await sut.withSession('s1', async (backlog) => {
+        backlog.push([
+          bufferedEntry('s1', 'a'),
+          journaledEntry('s1', 'b'),
+          bufferedEntry('s1', 'c'),
+        ]);
 
-        queue.shift(2);
+        backlog.shift(2);
       });
 
       expect(sut.total).toBe(1);
@@ -135,15 +143,15 @@ describe(SessionBacklog.name, () => {
     it('become journaled at a location, staying in their place', async () => {
       const location = { segment: 'segment-9', offset: 40, length: 12 };
 
-      await sut.withSession('s1', async (queue) => {
+      await sut.withSession('s1', async (backlog) => {
         const [first, second] = [bufferedEntry('s1', 'a'), bufferedEntry('s1', 'b')];
-        queue.push([first, second]);
+        backlog.push([first, second]);
 
-        queue.journaled(first, location);
+        backlog.journaled(first, location);
 
         expect(first.location).toBe(location);
-        expect(contentsOf(queue.buffered())).toEqual(['b']);
-        expect(contentsOf(queue.peek(10))).toEqual(['a', 'b']);
+        expect(contentsOf(backlog.buffered())).toEqual(['b']);
+        expect(contentsOf(backlog.peek(10))).toEqual(['a', 'b']);
       });
       expect(sut.totalBuffered).toBe(1);
       expect(sut.total).toBe(2);
@@ -152,26 +160,26 @@ describe(SessionBacklog.name, () => {
     it('are not counted twice when an entry journaled already is reported again', async () => {
       const location = { segment: 'segment-9', offset: 40, length: 12 };
 
-      await sut.withSession('s1', async (queue) => {
+      await sut.withSession('s1', async (backlog) => {
         const [journaled, buffered] = [journaledEntry('s1', 'a'), bufferedEntry('s1', 'b')];
-        queue.push([journaled, buffered]);
+        backlog.push([journaled, buffered]);
 
-        queue.journaled(journaled, location);
+        backlog.journaled(journaled, location);
 
         expect(journaled.location).toEqual(LOCATION);
       });
       expect(sut.totalBuffered).toBe(1);
     });
 
-    it('ignore an entry that is no longer in the queue', async () => {
+    it('ignore an entry that is no longer in the backlog', async () => {
       const location = { segment: 'segment-9', offset: 40, length: 12 };
 
-      await sut.withSession('s1', async (queue) => {
+      await sut.withSession('s1', async (backlog) => {
         const [gone, kept] = [bufferedEntry('s1', 'a'), bufferedEntry('s1', 'b')];
-        queue.push([gone, kept]);
-        queue.shift(1);
+        backlog.push([gone, kept]);
+        backlog.shift(1);
 
-        queue.journaled(gone, location);
+        backlog.journaled(gone, location);
 
         expect(gone.location).toBeNull();
       });
@@ -191,13 +199,13 @@ describe(SessionBacklog.name, () => {
       ).rejects.toBe(failure);
     });
 
-    it('makes the queue handle unusable once the lock is let go', async () => {
-      let kept: PendingQueue | undefined;
-      await sut.withSession('s1', async (queue) => {
-        queue.push([journaledEntry('s1', 'a')]);
-        kept = queue;
+    it('makes the backlog handle unusable once the lock is let go', async () => {
+      let kept: Backlog | undefined;
+      await sut.withSession('s1', async (backlog) => {
+        backlog.push([journaledEntry('s1', 'a')]);
+        kept = backlog;
       });
-      const handle = kept as PendingQueue;
+      const handle = kept as Backlog;
       const closed = 'the lock of session s1 is no longer held';
 
       expect(() => handle.size).toThrow(closed);
@@ -212,16 +220,16 @@ describe(SessionBacklog.name, () => {
     });
 
     it('closes the handle also when the work fails', async () => {
-      let kept: PendingQueue | undefined;
+      let kept: Backlog | undefined;
 
       await sut
-        .withSession('s1', async (queue) => {
-          kept = queue;
+        .withSession('s1', async (backlog) => {
+          kept = backlog;
           throw new Error('work failed');
         })
         .catch(() => undefined);
 
-      expect(() => (kept as PendingQueue).size).toThrow('no longer held');
+      expect(() => (kept as Backlog).size).toThrow('no longer held');
     });
 
     it('runs two calls for one session one after the other, in call order', async () => {
@@ -229,15 +237,15 @@ describe(SessionBacklog.name, () => {
       const firstStarted = deferred();
       const events: string[] = [];
 
-      const first = sut.withSession('s1', async (queue) => {
+      const first = sut.withSession('s1', async (backlog) => {
         events.push('first start');
         firstStarted.resolve();
         await firstMayFinish.promise;
-        queue.push([journaledEntry('s1', 'from first')]);
+        backlog.push([journaledEntry('s1', 'from first')]);
         events.push('first end');
       });
-      const second = sut.withSession('s1', async (queue) => {
-        events.push(`second start, sees ${contentsOf(queue.peek(10)).join()}`);
+      const second = sut.withSession('s1', async (backlog) => {
+        events.push(`second start, sees ${contentsOf(backlog.peek(10)).join()}`);
       });
       await firstStarted.promise;
       expect(events).toEqual(['first start']);
@@ -257,8 +265,8 @@ describe(SessionBacklog.name, () => {
       });
       await started.promise;
 
-      const other = await sut.withSession('s2', async (queue) => {
-        queue.push([journaledEntry('s2', 'b')]);
+      const other = await sut.withSession('s2', async (backlog) => {
+        backlog.push([journaledEntry('s2', 'b')]);
         return 'done while s1 is held';
       });
 

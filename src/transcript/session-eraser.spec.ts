@@ -126,8 +126,10 @@ describe(SessionEraser.name, () => {
   async function hold(records: MessageRecord[], journaled = true): Promise<void> {
     const appended = journaled ? await spool.append(records) : undefined;
     const locations = appended?.kind === 'written' ? appended.locations : [];
-    await backlog.withSession(records[0].sessionId, async (queue) =>
-      queue.push(records.map((record, index) => ({ record, location: locations[index] ?? null }))),
+    await backlog.withSession(records[0].sessionId, async (backlog) =>
+      backlog.push(
+        records.map((record, index) => ({ record, location: locations[index] ?? null })),
+      ),
     );
   }
 
@@ -248,9 +250,9 @@ describe(SessionEraser.name, () => {
       const [a, b] = [1, 2].map((sequence) => messageRecord('s', sequence));
       await hold([a]);
       const appendDone = deferred();
-      const appending = backlog.withSession('s', async (queue) => {
+      const appending = backlog.withSession('s', async (backlog) => {
         await appendDone.promise;
-        queue.push([{ record: b, location: null }]);
+        backlog.push([{ record: b, location: null }]);
       });
 
       const erasing = sut.erase('s');
@@ -318,9 +320,9 @@ describe(SessionEraser.name, () => {
       const [a, b] = [1, 2].map((sequence) => messageRecord('s', sequence));
       await hold([a]);
       const appendDone = deferred();
-      const appending = backlog.withSession('s', async (queue) => {
+      const appending = backlog.withSession('s', async (backlog) => {
         await appendDone.promise;
-        queue.push([{ record: b, location: null }]);
+        backlog.push([{ record: b, location: null }]);
       });
 
       const dropping = sut.onSessionDeleted(new SessionDeleted('s'));
@@ -351,7 +353,7 @@ describe(SessionEraser.name, () => {
     const DELETED_AT = ACCEPTED_AT + 2;
 
     const prune = (sessionId: string) =>
-      backlog.withSession(sessionId, (queue) => sut.prune(queue));
+      backlog.withSession(sessionId, (backlog) => sut.prune(backlog));
 
     it('answers false, dropping nothing, when the tombstones cannot be read', async () => {
       const s = [1, 2].map((sequence) => messageRecord('s', sequence));
@@ -425,7 +427,7 @@ describe(SessionEraser.name, () => {
     });
 
     it('drops only the leading entries: one after a kept entry stays, even if accepted earlier', async () => {
-      // The clock stepped back between two acceptances: order in the queue is what counts.
+      // The clock stepped back between two acceptances: order in the backlog is what counts.
       const early = messageRecord('s', 1);
       const late = messageRecord('s', 5);
       const stepBack = messageRecord('s', 6, { acceptedAt: ACCEPTED_AT + 2 });
@@ -520,7 +522,7 @@ describe(SessionEraser.name, () => {
   });
   describe('the clock', () => {
     const prune = (sessionId: string) =>
-      backlog.withSession(sessionId, (queue) => sut.prune(queue));
+      backlog.withSession(sessionId, (backlog) => sut.prune(backlog));
 
     it('stamps the tombstone from the instance clock, after every key it issued', async () => {
       clock.floor(NOW + 5_000);

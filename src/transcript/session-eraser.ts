@@ -7,7 +7,7 @@ import { SessionDeleted } from '../message/message-events.js';
 import { OrderKeyGenerator } from '../message/order-key.js';
 import { type Progress } from '../message/outcomes.js';
 import { Journal } from '../spool/journal.js';
-import { SessionBacklog, type PendingQueue } from './session-backlog.js';
+import { SessionBacklog, type Backlog } from './session-backlog.js';
 
 /** What deleteSession removed. */
 export interface Erased {
@@ -46,12 +46,12 @@ export class SessionEraser {
   ) {}
 
   erase(sessionId: string): Promise<Erased> {
-    return this.backlog.withSession(sessionId, async (queue) => {
+    return this.backlog.withSession(sessionId, async (backlog) => {
       // The database first: when it cannot delete, nothing is dropped here either.
       const rows = await this.deletion.delete(sessionId, this.clock.stamp());
       let held = 0;
       try {
-        held = await this.dropHeld(queue);
+        held = await this.dropHeld(backlog);
       } catch (error) {
         // Deleted all the same: prune() drops what is left when it is written back.
         this.logger.warn(
@@ -67,11 +67,11 @@ export class SessionEraser {
   @OnEvent(SessionDeleted.event)
   async onSessionDeleted(event: SessionDeleted): Promise<void> {
     try {
-      const held = await this.backlog.withSession(event.sessionId, async (queue) => {
+      const held = await this.backlog.withSession(event.sessionId, async (backlog) => {
         // Another instance's clock may be ahead of this one: what is accepted here from now on
         // must be newer than its tombstone, or the next write-back would drop it.
         this.observe(await this.tombstones.deletedAt(event.sessionId).catch(() => undefined));
-        return this.dropHeld(queue);
+        return this.dropHeld(backlog);
       });
       if (held > 0) {
         this.logger.log(`Dropped ${held} held message(s) of deleted session ${event.sessionId}`);
@@ -85,26 +85,26 @@ export class SessionEraser {
   }
 
   /**
-   * Drops what `queue` and the journal hold of messages accepted before the session was last
+   * Drops what `backlog` and the journal hold of messages accepted before the session was last
    * deleted: done when the write-back may go on, stopped when the database cannot say (it then
    * fails as the write would). Not silently: those were answered QUEUED or BUFFERED (an
    * instance cut off from the database, its clock behind, accepted them after another deleted
    * the session), so each prune that drops some logs one WARN and counts them.
    */
-  async prune(queue: PendingQueue): Promise<Progress> {
+  async prune(backlog: Backlog): Promise<Progress> {
     let deletedAt: number | undefined;
     try {
-      deletedAt = await this.tombstones.deletedAt(queue.sessionId);
+      deletedAt = await this.tombstones.deletedAt(backlog.sessionId);
     } catch {
       return 'stopped';
     }
     if (deletedAt === undefined) return 'done';
     this.observe(deletedAt);
-    const held = queue.peek(queue.size);
+    const held = backlog.peek(backlog.size);
     let stale = 0;
     while (stale < held.length && held[stale].record.acceptedAt <= deletedAt) stale += 1;
-    await this.release(queue.shift(stale));
-    const forgotten = await this.journal.forget(queue.sessionId, deletedAt);
+    await this.release(backlog.shift(stale));
+    const forgotten = await this.journal.forget(backlog.sessionId, deletedAt);
     const dropped = stale + forgotten.count;
     if (dropped > 0) {
       const newest = held
@@ -115,7 +115,7 @@ export class SessionEraser {
         );
       this.metrics.messagesDroppedByDeletion.inc(dropped);
       this.logger.warn(
-        `Dropped ${dropped} accepted message(s) of session ${queue.sessionId} at write-back: accepted at or before its deletion at ${iso(deletedAt)} (the newest at ${iso(newest)}), they are not stored`,
+        `Dropped ${dropped} accepted message(s) of session ${backlog.sessionId} at write-back: accepted at or before its deletion at ${iso(deletedAt)} (the newest at ${iso(newest)}), they are not stored`,
       );
     }
     return 'done';
@@ -125,13 +125,13 @@ export class SessionEraser {
     if (deletedAt !== undefined) this.clock.floor(deletedAt);
   }
 
-  private async dropHeld(queue: PendingQueue): Promise<number> {
-    const entries = queue.shift(queue.size);
+  private async dropHeld(backlog: Backlog): Promise<number> {
+    const entries = backlog.shift(backlog.size);
     await this.release(entries);
-    return entries.length + (await this.journal.forget(queue.sessionId)).count;
+    return entries.length + (await this.journal.forget(backlog.sessionId)).count;
   }
 
-  private release(entries: ReturnType<PendingQueue['shift']>): Promise<void> {
+  private release(entries: ReturnType<Backlog['shift']>): Promise<void> {
     return this.journal.resolve(
       entries.flatMap((entry) =>
         entry.location ? [{ record: entry.record, location: entry.location }] : [],

@@ -15,7 +15,7 @@ import { AppendStatus } from '../message/append-status.js';
 import { DurableWriter } from './durable-writer.js';
 import { differingIn } from './idempotency.js';
 import { RetryLookup, type Answer } from './retry-lookup.js';
-import { type PendingQueue } from './session-backlog.js';
+import { type Backlog } from './session-backlog.js';
 
 /** A message as an import gives it: what an append sends, its id, and when it was written. */
 export interface ImportedMessage extends NewMessage, Partial<MessageChanges> {
@@ -90,13 +90,13 @@ export class TranscriptImporter {
 
   /** Imports `messages` into the locked session's transcript; `fieldOf(i)` names one in errors. */
   async importLocked(
-    queue: PendingQueue,
+    backlog: Backlog,
     messages: readonly ImportedMessage[],
     fieldOf: (index: number) => string,
   ): Promise<ImportAnswer[]> {
     const seen = new Map<string, number>();
     messages.forEach((message, index) => {
-      const problem = importedIdProblem(queue.sessionId, message);
+      const problem = importedIdProblem(backlog.sessionId, message);
       if (problem) throw ScribeException.invalidInput(`${fieldOf(index)}.id`, problem);
       const earlier = seen.get(message.id);
       if (earlier !== undefined) {
@@ -108,8 +108,8 @@ export class TranscriptImporter {
       seen.set(message.id, index);
     });
     const ids = messages.map((message) => message.id);
-    await this.durable.journalRetried(queue, this.retries.held(queue, ids));
-    const { answers, elsewhere } = await this.retries.earlierByIds(queue, ids);
+    await this.durable.journalRetried(backlog, this.retries.held(backlog, ids));
+    const { answers, elsewhere } = await this.retries.earlierByIds(backlog, ids);
     // Refused before anything is accepted: the batch changes nothing.
     messages.forEach((message, index) => {
       if (elsewhere.has(message.id)) {
@@ -128,21 +128,21 @@ export class TranscriptImporter {
     const results: (Answer & { accepted: boolean })[] = messages.map((message) => {
       const found = answers.get(message.id);
       if (found) return { ...found, accepted: false };
-      const record = this.recordOf(queue.sessionId, message);
+      const record = this.recordOf(backlog.sessionId, message);
       fresh.push(record);
       return { record, status: AppendStatus.PERSISTED, accepted: true };
     });
-    if (fresh.length > 0) await this.store(queue, fresh, results, fieldOf);
+    if (fresh.length > 0) await this.store(backlog, fresh, results, fieldOf);
     return results.map(({ status, accepted }) => ({ status, accepted }));
   }
 
   private async store(
-    queue: PendingQueue,
+    backlog: Backlog,
     fresh: MessageRecord[],
     results: (Answer & { accepted: boolean })[],
     fieldOf: (index: number) => string,
   ): Promise<void> {
-    const outcome = await this.durable.accept(queue, fresh);
+    const outcome = await this.durable.accept(backlog, fresh);
     if (outcome.kind === 'refused') {
       throw new ScribeException(
         ScribeErrorCode.MessageRefused,
@@ -153,7 +153,7 @@ export class TranscriptImporter {
     // Stored meanwhile by another import of the same messages (or another instance's): they
     // are this import's only if stored in this session, as they are.
     const skippedIds = new Set(skipped.map((record) => record.id));
-    const mine = await this.storedHere(queue.sessionId, skippedIds);
+    const mine = await this.storedHere(backlog.sessionId, skippedIds);
     const accepted = new Set(fresh);
     for (const result of results) {
       if (!accepted.has(result.record)) continue;

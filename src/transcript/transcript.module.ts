@@ -1,10 +1,10 @@
 import { Global, Module } from '@nestjs/common';
 import { DatabaseModule } from '../database/database.module.js';
-import { PendingMessages } from '../message/pending-messages.js';
+import { HeldMessages } from '../message/held-messages.js';
 import { SpoolModule } from '../spool/spool.module.js';
 import { CoalescingWriter } from './coalescing-writer.js';
 import { DurableWriter } from './durable-writer.js';
-import { HeldMessages } from './held-messages.js';
+import { BacklogAndJournal } from './backlog-and-journal.js';
 import { HeldMoves } from './held-moves.js';
 import { TranscriptRecovery } from './recovery.js';
 import { RetryLookup } from './retry-lookup.js';
@@ -17,7 +17,7 @@ import { MessageEdits } from './changes/message-edits.js';
 
 /**
  * The write path. Global for one thing only: the read side finds what is pending
- * (PendingMessages) without importing the write side.
+ * (HeldMessages) without importing the write side.
  */
 @Global()
 @Module({
@@ -25,7 +25,7 @@ import { MessageEdits } from './changes/message-edits.js';
   providers: [
     ...transcriptProviders,
     SessionBacklog,
-    HeldMessages,
+    BacklogAndJournal,
     HeldMoves,
     SessionEraser,
     DurableWriter,
@@ -36,6 +36,6 @@ import { MessageEdits } from './changes/message-edits.js';
     MessageEdits,
   ],
   // Its resolver is ScribeResolversModule's (see there why).
-  exports: [TranscriptService, CoalescingWriter, PendingMessages, SessionEraser, MessageEdits],
+  exports: [TranscriptService, CoalescingWriter, HeldMessages, SessionEraser, MessageEdits],
 })
 export class TranscriptModule {}

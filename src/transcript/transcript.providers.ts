@@ -3,9 +3,9 @@ import { describeError } from '../common/errors/describe-error.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { classifyDatabaseError } from '../database/database-errors.js';
 import { MessageStore } from '../database/message-store.js';
-import { PendingMessages } from '../message/pending-messages.js';
+import { HeldMessages } from '../message/held-messages.js';
 import { CoalescingWriter } from './coalescing-writer.js';
-import { HeldMessages } from './held-messages.js';
+import { BacklogAndJournal } from './backlog-and-journal.js';
 import { SessionEraser } from './session-eraser.js';
 import {
   BACKLOG_PRUNER,
@@ -42,6 +42,6 @@ export const transcriptProviders: Provider[] = [
       new CoalescingWriter(store, (error) => classifyDatabaseError(error).kind, describeError),
   },
   // The read side knows the held messages by the abstract class (it never imports the write side).
-  { provide: PendingMessages, useExisting: HeldMessages },
+  { provide: HeldMessages, useExisting: BacklogAndJournal },
   { provide: BACKLOG_PRUNER, useExisting: SessionEraser },
 ];

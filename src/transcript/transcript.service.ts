@@ -28,7 +28,7 @@ import { type PendingStatus } from './models/pending-status.model.js';
 import { type MessageInput } from './dto/message.input.js';
 import { TranscriptRecovery } from './recovery.js';
 import { RetryLookup, type Answer } from './retry-lookup.js';
-import { SessionBacklog, type PendingQueue } from './session-backlog.js';
+import { SessionBacklog, type Backlog } from './session-backlog.js';
 import {
   TranscriptImporter,
   type ImportAnswer,
@@ -121,8 +121,8 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     checkNewMessages(inputs, this.config.maxMessageBytes, fieldOf);
     // Timed from here: the input is checked, and the wait for the session's lock counts.
     const timer = this.metrics.appendDuration.startTimer();
-    const task = this.backlog.withSession(sessionId, (queue) =>
-      this.appendLocked(queue, inputs, fieldOf),
+    const task = this.backlog.withSession(sessionId, (backlog) =>
+      this.appendLocked(backlog, inputs, fieldOf),
     );
     this.inFlight.add(task);
     try {
@@ -156,8 +156,8 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     }
     checkAppendTarget(sessionId, messages.length, batchField);
     checkNewMessages(messages, this.config.maxMessageBytes, fieldOf);
-    const task = this.backlog.withSession(sessionId, (queue) =>
-      this.importer.importLocked(queue, messages, fieldOf),
+    const task = this.backlog.withSession(sessionId, (backlog) =>
+      this.importer.importLocked(backlog, messages, fieldOf),
     );
     this.inFlight.add(task);
     try {
@@ -240,15 +240,15 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
   }
 
   private async appendLocked(
-    queue: PendingQueue,
+    backlog: Backlog,
     inputs: readonly NewMessage[],
     fieldOf: (index: number) => string,
   ): Promise<AppendResult> {
     const retried = inputs.flatMap((input) =>
-      input.clientMessageId ? [messageIdFor(queue.sessionId, input.clientMessageId)] : [],
+      input.clientMessageId ? [messageIdFor(backlog.sessionId, input.clientMessageId)] : [],
     );
-    await this.durable.journalRetried(queue, this.retries.held(queue, retried));
-    const earlier = await this.retries.earlierAnswers(queue, inputs);
+    await this.durable.journalRetried(backlog, this.retries.held(backlog, retried));
+    const earlier = await this.retries.earlierAnswers(backlog, inputs);
     // A client id names one message: sent again with other content, it is a client's bug (or
     // a reused key), and answering the old message would hide it. Refused before anything is
     // accepted, so the whole append changes nothing.
@@ -279,13 +279,13 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
       if (found) {
         answers.push(found);
       } else {
-        const record = this.accept(queue.sessionId, input);
+        const record = this.accept(backlog.sessionId, input);
         fresh.push(record);
         answers.push({ record, status: AppendStatus.PERSISTED });
       }
     }
     if (fresh.length > 0) {
-      const outcome = await this.durable.accept(queue, fresh);
+      const outcome = await this.durable.accept(backlog, fresh);
       if (outcome.kind === 'refused') {
         throw new ScribeException(
           ScribeErrorCode.MessageRefused,
@@ -296,7 +296,8 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
       // a lookup that failed): answer those with what is stored, as for any retry. The others
       // were stored now, and must not be accepted a second time.
       const skipped = new Set(outcome.skipped.map((r) => r.id));
-      if (skipped.size > 0) await this.retries.answerWithStored(queue.sessionId, answers, skipped);
+      if (skipped.size > 0)
+        await this.retries.answerWithStored(backlog.sessionId, answers, skipped);
       const { status } = outcome;
       const accepted = new Set(fresh);
       for (const answer of answers) if (accepted.has(answer.record)) answer.status = status;

@@ -3,7 +3,7 @@ import { type ScribeConfig } from '../../config/scribe-config.js';
 import { type SessionListQueries } from '../../database/session-list-queries.js';
 import { type SessionQueries } from '../../database/session-queries.js';
 import { type SessionUpdates } from '../../database/session-updates.js';
-import { type PendingMessages } from '../../message/pending-messages.js';
+import { type HeldMessages } from '../../message/held-messages.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { SessionReader } from '../session-reader.js';
 import { sessionResolveGate } from '../session.providers.js';
@@ -14,7 +14,7 @@ export function newReader(
   queries: SessionQueries,
   config: ScribeConfig,
   events: EventEmitter2,
-  held: PendingMessages,
+  held: HeldMessages,
   updates: SessionUpdates,
   lists: SessionListQueries,
 ): SessionReader {

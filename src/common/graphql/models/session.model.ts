@@ -3,7 +3,7 @@ import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
 import { FieldScope } from '../../auth/field-scope.js';
 import { ConnectionType } from '../../pagination/connection.js';
 import { type MessageRecord } from '../../../message/message-record.js';
-import { type PendingMessage } from '../../../message/pending-messages.js';
+import { type HeldMessage } from '../../../message/held-messages.js';
 
 /**
  * What a full load of a session read, for its `messages` field in the same request. A held
@@ -14,7 +14,7 @@ export interface LoadedTranscript {
   /** The whole stored transcript, in order-key order. */
   messages: MessageRecord[];
   /** What this instance held of the session just before the load; absent, read by the field. */
-  held?: PendingMessage[];
+  held?: HeldMessage[];
   /** Whether the journal alone held some of its messages then. */
   journaled?: boolean;
 }

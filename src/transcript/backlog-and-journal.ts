@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import {
-  PendingMessages,
+  HeldMessages,
   type JournalOnlyMessages,
   type KeyWindow,
-  type PendingMessage,
-} from '../message/pending-messages.js';
+  type HeldMessage,
+} from '../message/held-messages.js';
 import { JournalIndex } from '../spool/journal-index.js';
 import { Journal } from '../spool/journal.js';
 import { HeldMoves } from './held-moves.js';
@@ -16,7 +16,7 @@ import { SessionBacklog } from './session-backlog.js';
  * the journal holds, so that a read can list both in their places.
  */
 @Injectable()
-export class HeldMessages extends PendingMessages {
+export class BacklogAndJournal extends HeldMessages {
   constructor(
     private readonly backlog: SessionBacklog,
     private readonly index: JournalIndex,
@@ -26,7 +26,7 @@ export class HeldMessages extends PendingMessages {
     super();
   }
 
-  of(sessionId: string): PendingMessage[] {
+  of(sessionId: string): HeldMessage[] {
     // A journaled message whose segment vanished is memory only until written again.
     return this.backlog.of(sessionId, (location) => this.index.isOnDisk(location));
   }

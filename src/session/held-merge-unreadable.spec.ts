@@ -3,7 +3,7 @@ import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
-import { journalUnavailable, withPending, type JournalBounds } from './pending-merge.js';
+import { journalUnavailable, withHeld, type JournalBounds } from './held-merge.js';
 
 // Ten messages of one session, their keys in accepted order.
 const m = Array.from({ length: 10 }, (_, index) => acceptedRecord('s', `message ${index}`));
@@ -29,23 +29,21 @@ const unreadable = (record: MessageRecord, more: Partial<JournalBounds> = {}): J
 });
 const refused = expect.objectContaining({ code: ScribeErrorCode.JournalUnavailable });
 
-describe(`${withPending.name} with a journal-only message that cannot be read now`, () => {
+describe(`${withHeld.name} with a journal-only message that cannot be read now`, () => {
   it('refuses a forward page that would list it, rather than show a gap', () => {
-    expect(() => withPending(stored([m[0], m[1]]), first(5), [], unreadable(m[2]))).toThrow(
-      refused,
-    );
+    expect(() => withHeld(stored([m[0], m[1]]), first(5), [], unreadable(m[2]))).toThrow(refused);
   });
 
   it('refuses a page that would list it between messages it can show', () => {
     const pending = [queued(m[3])];
 
-    expect(() => withPending(stored([m[0], m[1]]), first(5), pending, unreadable(m[2]))).toThrow(
+    expect(() => withHeld(stored([m[0], m[1]]), first(5), pending, unreadable(m[2]))).toThrow(
       refused,
     );
   });
 
   it('answers a forward page that ends before it, where the database has more', () => {
-    const listed = withPending(
+    const listed = withHeld(
       stored([m[0], m[1]], { hasNextPage: true }),
       first(2),
       [],
@@ -60,7 +58,7 @@ describe(`${withPending.name} with a journal-only message that cannot be read no
   });
 
   it('answers a page full before it, and says more follow', () => {
-    const listed = withPending(stored([m[0], m[1]]), first(2), [], unreadable(m[2]));
+    const listed = withHeld(stored([m[0], m[1]]), first(2), [], unreadable(m[2]));
 
     expect(listed).toEqual({
       items: [persisted(m[0]), persisted(m[1])],
@@ -70,8 +68,8 @@ describe(`${withPending.name} with a journal-only message that cannot be read no
   });
 
   it('refuses a backward page that would list it, and answers one that ends after it', () => {
-    expect(() => withPending(stored([m[8], m[9]]), last(5), [], unreadable(m[7]))).toThrow(refused);
-    const listed = withPending(stored([m[8], m[9]]), last(2), [], unreadable(m[7]));
+    expect(() => withHeld(stored([m[8], m[9]]), last(5), [], unreadable(m[7]))).toThrow(refused);
+    const listed = withHeld(stored([m[8], m[9]]), last(2), [], unreadable(m[7]));
 
     expect(listed).toEqual({
       items: [persisted(m[8]), persisted(m[9])],
@@ -81,7 +79,7 @@ describe(`${withPending.name} with a journal-only message that cannot be read no
   });
 
   it('answers a page past the horizon from it', () => {
-    const listed = withPending(
+    const listed = withHeld(
       stored([m[0]]),
       first(5),
       [queued(m[1])],
@@ -93,7 +91,7 @@ describe(`${withPending.name} with a journal-only message that cannot be read no
   });
 
   it('answers a page whose database read has it stored meanwhile, once', () => {
-    const listed = withPending(stored([m[0], m[1], m[2]]), first(5), [], unreadable(m[2]));
+    const listed = withHeld(stored([m[0], m[1], m[2]]), first(5), [], unreadable(m[2]));
 
     expect(listed.items).toEqual([persisted(m[0]), persisted(m[1]), persisted(m[2])]);
   });
@@ -117,14 +115,14 @@ describe(journalUnavailable.name, () => {
   });
 });
 
-describe(`${withPending.name} with a journal-only message whose line is damaged`, () => {
+describe(`${withHeld.name} with a journal-only message whose line is damaged`, () => {
   const damaged = (record: MessageRecord): JournalBounds => ({
     beyondCursor: false,
     unreadable: { id: record.id, orderKey: record.orderKey, damaged: true },
   });
 
   it('refuses a page that would list it, saying it is damaged', () => {
-    expect(() => withPending(stored([m[0], m[1]]), first(5), [], damaged(m[2]))).toThrow(
+    expect(() => withHeld(stored([m[0], m[1]]), first(5), [], damaged(m[2]))).toThrow(
       expect.objectContaining({
         code: ScribeErrorCode.JournalUnavailable,
         message: expect.stringContaining('its journal line is damaged'),
@@ -133,7 +131,7 @@ describe(`${withPending.name} with a journal-only message whose line is damaged`
   });
 
   it('answers a page that ends before it', () => {
-    const listed = withPending(stored([m[0]], { hasNextPage: true }), first(1), [], damaged(m[2]));
+    const listed = withHeld(stored([m[0]], { hasNextPage: true }), first(1), [], damaged(m[2]));
 
     expect(listed.items).toEqual([persisted(m[0])]);
   });

@@ -3,8 +3,8 @@ import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { MessageRole } from '../message/message-role.js';
 import { formatOrderKey } from '../message/order-key.js';
-import { type PendingMessage } from '../message/pending-messages.js';
-import { withPending, type ListedMessage } from './pending-merge.js';
+import { type HeldMessage } from '../message/held-messages.js';
+import { withHeld, type ListedMessage } from './held-merge.js';
 
 const ACCEPTED_AT = 1_764_460_800_000;
 
@@ -31,11 +31,11 @@ const persisted = (record: MessageRecord): ListedMessage => ({
   record,
   status: AppendStatus.PERSISTED,
 });
-const queued = (record: MessageRecord): PendingMessage => ({
+const queued = (record: MessageRecord): HeldMessage => ({
   record,
   status: AppendStatus.QUEUED,
 });
-const buffered = (record: MessageRecord): PendingMessage => ({
+const buffered = (record: MessageRecord): HeldMessage => ({
   record,
   status: AppendStatus.BUFFERED,
 });
@@ -69,12 +69,12 @@ function last(
   return { ...first(count, bounds), direction: 'backward' };
 }
 
-describe(withPending.name, () => {
+describe(withHeld.name, () => {
   describe('with no pending message in the window', () => {
     it('lists the stored page as persisted, keeping its flags, forward', () => {
       const page = storedPage([m[1], m[2]], { hasNextPage: true, hasPreviousPage: true });
 
-      expect(withPending(page, first(2, { after: m[0] }), [])).toEqual({
+      expect(withHeld(page, first(2, { after: m[0] }), [])).toEqual({
         items: [persisted(m[1]), persisted(m[2])],
         hasNextPage: true,
         hasPreviousPage: true,
@@ -84,7 +84,7 @@ describe(withPending.name, () => {
     it('lists the stored page as persisted, keeping its flags, backward', () => {
       const page = storedPage([m[1], m[2]], { hasNextPage: true, hasPreviousPage: true });
 
-      expect(withPending(page, last(2, { before: m[3] }), [])).toEqual({
+      expect(withHeld(page, last(2, { before: m[3] }), [])).toEqual({
         items: [persisted(m[1]), persisted(m[2])],
         hasNextPage: true,
         hasPreviousPage: true,
@@ -92,7 +92,7 @@ describe(withPending.name, () => {
     });
 
     it('lists an empty page as it is', () => {
-      expect(withPending(storedPage([]), first(5), [])).toEqual({
+      expect(withHeld(storedPage([]), first(5), [])).toEqual({
         items: [],
         hasNextPage: false,
         hasPreviousPage: false,
@@ -104,7 +104,7 @@ describe(withPending.name, () => {
     it('puts pending messages in their accepted places among the stored ones, with their status', () => {
       const page = storedPage([m[1], m[3], m[5]]);
 
-      expect(withPending(page, first(10), [queued(m[2]), buffered(m[4]), queued(m[6])])).toEqual({
+      expect(withHeld(page, first(10), [queued(m[2]), buffered(m[4]), queued(m[6])])).toEqual({
         items: [
           persisted(m[1]),
           queued(m[2]),
@@ -119,14 +119,14 @@ describe(withPending.name, () => {
     });
 
     it('puts a pending message before the first stored one', () => {
-      expect(withPending(storedPage([m[2]]), first(10), [queued(m[1])]).items).toEqual([
+      expect(withHeld(storedPage([m[2]]), first(10), [queued(m[1])]).items).toEqual([
         queued(m[1]),
         persisted(m[2]),
       ]);
     });
 
     it('lists pending messages alone on a page where nothing is stored', () => {
-      expect(withPending(storedPage([]), first(10), [queued(m[1]), buffered(m[2])])).toEqual({
+      expect(withHeld(storedPage([]), first(10), [queued(m[1]), buffered(m[2])])).toEqual({
         items: [queued(m[1]), buffered(m[2])],
         hasNextPage: false,
         hasPreviousPage: false,
@@ -137,7 +137,7 @@ describe(withPending.name, () => {
       // The previous page ended with m3, still pending: nothing stored precedes this page.
       const page = storedPage([m[4]]);
 
-      expect(withPending(page, first(10, { after: m[3] }), [queued(m[3]), queued(m[5])])).toEqual({
+      expect(withHeld(page, first(10, { after: m[3] }), [queued(m[3]), queued(m[5])])).toEqual({
         items: [persisted(m[4]), queued(m[5])],
         hasNextPage: false,
         hasPreviousPage: true,
@@ -147,7 +147,7 @@ describe(withPending.name, () => {
     it('says that pending messages before its cursor precede the page', () => {
       const page = storedPage([m[4]]);
 
-      expect(withPending(page, first(10, { after: m[3] }), [buffered(m[1])])).toEqual({
+      expect(withHeld(page, first(10, { after: m[3] }), [buffered(m[1])])).toEqual({
         items: [persisted(m[4])],
         hasNextPage: false,
         hasPreviousPage: true,
@@ -157,7 +157,7 @@ describe(withPending.name, () => {
     it('does not take pending messages after its cursor for ones that precede it', () => {
       const page = storedPage([m[4]]);
 
-      expect(withPending(page, first(10, { after: m[3] }), [queued(m[5])])).toEqual({
+      expect(withHeld(page, first(10, { after: m[3] }), [queued(m[5])])).toEqual({
         items: [persisted(m[4]), queued(m[5])],
         hasNextPage: false,
         hasPreviousPage: false,
@@ -168,7 +168,7 @@ describe(withPending.name, () => {
       const page = storedPage([m[2], m[3]]);
 
       expect(
-        withPending(page, first(10, { before: m[5] }), [queued(m[4]), queued(m[5]), queued(m[6])]),
+        withHeld(page, first(10, { before: m[5] }), [queued(m[4]), queued(m[5]), queued(m[6])]),
       ).toEqual({
         items: [persisted(m[2]), persisted(m[3]), queued(m[4])],
         hasNextPage: false,
@@ -179,7 +179,7 @@ describe(withPending.name, () => {
     it('while more is stored, leaves pending messages past the last stored one to a later page', () => {
       const page = storedPage([m[1], m[3]], { hasNextPage: true });
 
-      expect(withPending(page, first(5), [queued(m[2]), queued(m[4])])).toEqual({
+      expect(withHeld(page, first(5), [queued(m[2]), queued(m[4])])).toEqual({
         items: [persisted(m[1]), queued(m[2]), persisted(m[3])],
         hasNextPage: true,
         hasPreviousPage: false,
@@ -189,7 +189,7 @@ describe(withPending.name, () => {
     it('with nothing more stored, takes the pending messages past the last stored one', () => {
       const page = storedPage([m[1], m[3]], { hasPreviousPage: true });
 
-      expect(withPending(page, first(5), [queued(m[2]), queued(m[4]), buffered(m[5])])).toEqual({
+      expect(withHeld(page, first(5), [queued(m[2]), queued(m[4]), buffered(m[5])])).toEqual({
         items: [persisted(m[1]), queued(m[2]), persisted(m[3]), queued(m[4]), buffered(m[5])],
         hasNextPage: false,
         hasPreviousPage: true,
@@ -199,7 +199,7 @@ describe(withPending.name, () => {
     it('trims a page merged past `count` at its far end, and says that more follow', () => {
       const page = storedPage([m[1], m[3], m[5]], { hasPreviousPage: true });
 
-      expect(withPending(page, first(3, { after: m[0] }), [queued(m[2]), queued(m[4])])).toEqual({
+      expect(withHeld(page, first(3, { after: m[0] }), [queued(m[2]), queued(m[4])])).toEqual({
         items: [persisted(m[1]), queued(m[2]), persisted(m[3])],
         hasNextPage: true,
         hasPreviousPage: true,
@@ -209,7 +209,7 @@ describe(withPending.name, () => {
     it('fills a page to exactly `count` without trimming it or saying that more follow', () => {
       const page = storedPage([m[1], m[3], m[4]]);
 
-      expect(withPending(page, first(4), [queued(m[2])])).toEqual({
+      expect(withHeld(page, first(4), [queued(m[2])])).toEqual({
         items: [persisted(m[1]), queued(m[2]), persisted(m[3]), persisted(m[4])],
         hasNextPage: false,
         hasPreviousPage: false,
@@ -221,7 +221,7 @@ describe(withPending.name, () => {
     it('puts pending messages in their accepted places, oldest first', () => {
       const page = storedPage([m[2], m[4]]);
 
-      expect(withPending(page, last(10), [queued(m[1]), buffered(m[3]), queued(m[5])])).toEqual({
+      expect(withHeld(page, last(10), [queued(m[1]), buffered(m[3]), queued(m[5])])).toEqual({
         items: [queued(m[1]), persisted(m[2]), buffered(m[3]), persisted(m[4]), queued(m[5])],
         hasNextPage: false,
         hasPreviousPage: false,
@@ -232,7 +232,7 @@ describe(withPending.name, () => {
       // The previous (newer) page began with m5, still pending: nothing stored follows this one.
       const page = storedPage([m[3], m[4]]);
 
-      expect(withPending(page, last(10, { before: m[5] }), [queued(m[2]), queued(m[5])])).toEqual({
+      expect(withHeld(page, last(10, { before: m[5] }), [queued(m[2]), queued(m[5])])).toEqual({
         items: [queued(m[2]), persisted(m[3]), persisted(m[4])],
         hasNextPage: true,
         hasPreviousPage: false,
@@ -242,7 +242,7 @@ describe(withPending.name, () => {
     it('says that pending messages past its cursor follow the page', () => {
       const page = storedPage([m[3]]);
 
-      expect(withPending(page, last(10, { before: m[4] }), [buffered(m[7])])).toEqual({
+      expect(withHeld(page, last(10, { before: m[4] }), [buffered(m[7])])).toEqual({
         items: [persisted(m[3])],
         hasNextPage: true,
         hasPreviousPage: false,
@@ -252,7 +252,7 @@ describe(withPending.name, () => {
     it('does not take pending messages before its cursor for ones that follow it', () => {
       const page = storedPage([m[3]]);
 
-      expect(withPending(page, last(10, { before: m[4] }), [queued(m[2])])).toEqual({
+      expect(withHeld(page, last(10, { before: m[4] }), [queued(m[2])])).toEqual({
         items: [queued(m[2]), persisted(m[3])],
         hasNextPage: false,
         hasPreviousPage: false,
@@ -262,7 +262,7 @@ describe(withPending.name, () => {
     it('keeps out pending messages at or before `after`, without a flag for them', () => {
       const page = storedPage([m[2], m[3]]);
 
-      expect(withPending(page, last(10, { after: m[1] }), [queued(m[0]), queued(m[1])])).toEqual({
+      expect(withHeld(page, last(10, { after: m[1] }), [queued(m[0]), queued(m[1])])).toEqual({
         items: [persisted(m[2]), persisted(m[3])],
         hasNextPage: false,
         hasPreviousPage: false,
@@ -272,7 +272,7 @@ describe(withPending.name, () => {
     it('while more is stored before it, leaves pending messages before the first stored one to an earlier page', () => {
       const page = storedPage([m[3], m[5]], { hasPreviousPage: true });
 
-      expect(withPending(page, last(5), [queued(m[2]), queued(m[4])])).toEqual({
+      expect(withHeld(page, last(5), [queued(m[2]), queued(m[4])])).toEqual({
         items: [persisted(m[3]), queued(m[4]), persisted(m[5])],
         hasNextPage: false,
         hasPreviousPage: true,
@@ -283,7 +283,7 @@ describe(withPending.name, () => {
       const page = storedPage([m[3], m[5]], { hasNextPage: true });
 
       expect(
-        withPending(page, last(5, { before: m[6] }), [buffered(m[1]), queued(m[2]), queued(m[4])]),
+        withHeld(page, last(5, { before: m[6] }), [buffered(m[1]), queued(m[2]), queued(m[4])]),
       ).toEqual({
         items: [buffered(m[1]), queued(m[2]), persisted(m[3]), queued(m[4]), persisted(m[5])],
         hasNextPage: true,
@@ -295,7 +295,7 @@ describe(withPending.name, () => {
       const page = storedPage([m[2], m[4]], { hasNextPage: true });
 
       expect(
-        withPending(page, last(3, { before: m[6] }), [queued(m[1]), queued(m[3]), queued(m[5])]),
+        withHeld(page, last(3, { before: m[6] }), [queued(m[1]), queued(m[3]), queued(m[5])]),
       ).toEqual({
         items: [queued(m[3]), persisted(m[4]), queued(m[5])],
         hasNextPage: true,
@@ -306,7 +306,7 @@ describe(withPending.name, () => {
     it('fills a page to exactly `count` without trimming it or saying that more precede', () => {
       const page = storedPage([m[2], m[4]]);
 
-      expect(withPending(page, last(3), [queued(m[3])])).toEqual({
+      expect(withHeld(page, last(3), [queued(m[3])])).toEqual({
         items: [persisted(m[2]), queued(m[3]), persisted(m[4])],
         hasNextPage: false,
         hasPreviousPage: false,
@@ -318,7 +318,7 @@ describe(withPending.name, () => {
     it('is listed once, as persisted', () => {
       const page = storedPage([m[1], m[2], m[3]]);
 
-      expect(withPending(page, first(10), [queued(m[2]), queued(m[4])])).toEqual({
+      expect(withHeld(page, first(10), [queued(m[2]), queued(m[4])])).toEqual({
         items: [persisted(m[1]), persisted(m[2]), persisted(m[3]), queued(m[4])],
         hasNextPage: false,
         hasPreviousPage: false,
@@ -328,12 +328,12 @@ describe(withPending.name, () => {
     it('does not count twice towards `count`', () => {
       const page = storedPage([m[1], m[2], m[3]]);
 
-      expect(withPending(page, first(3), [buffered(m[3])])).toEqual({
+      expect(withHeld(page, first(3), [buffered(m[3])])).toEqual({
         items: [persisted(m[1]), persisted(m[2]), persisted(m[3])],
         hasNextPage: false,
         hasPreviousPage: false,
       });
-      expect(withPending(page, last(3), [buffered(m[1])])).toEqual({
+      expect(withHeld(page, last(3), [buffered(m[1])])).toEqual({
         items: [persisted(m[1]), persisted(m[2]), persisted(m[3])],
         hasNextPage: false,
         hasPreviousPage: false,
@@ -380,7 +380,7 @@ interface Scenario {
   /** What the database holds, in key order. */
   stored: MessageRecord[];
   /** What this instance holds, oldest first; some of them stored meanwhile. */
-  pending: PendingMessage[];
+  pending: HeldMessage[];
   /** Every message of the session once, in key order, as a reader should see it. */
   union: ListedMessage[];
   /** The cursors tried: none, a key before every message, and every key (gaps included). */
@@ -396,7 +396,7 @@ function scenario(seed: number): Scenario {
     message(sequence + 1),
   );
   const stored: MessageRecord[] = [];
-  const pending: PendingMessage[] = [];
+  const pending: HeldMessage[] = [];
   const union: ListedMessage[] = [];
   for (const record of universe) {
     // Neither (a gap in the keys), stored, pending, or pending and stored meanwhile.
@@ -480,7 +480,7 @@ function checkWalk(seed: number, walk: Walk, failures: unknown[]): void {
       for (let pages = 0; pages <= union.length + 1; pages += 1) {
         const request = walk.request(count, cursor);
         const page = pageOfList(stored, request, (record) => record.orderKey, maxBytes, sizeOf);
-        const merged = withPending(page, request, pending);
+        const merged = withHeld(page, request, pending);
         listed.push(...walk.met(merged.items).map(label));
         sizes.push(merged.items.length);
         aheadFlags.push(walk.ahead(merged));
@@ -514,11 +514,11 @@ function label(message: ListedMessage): string {
   return `${message.record.id}:${message.status}`;
 }
 
-describe(`${withPending.name} with messages read back from the journal`, () => {
+describe(`${withHeld.name} with messages read back from the journal`, () => {
   const page = (items: MessageRecord[], flags = {}) => storedPage(items, flags);
 
   it('ends a forward page before the horizon and says more follow', () => {
-    const listed = withPending(page([m[0], m[1], m[4]]), first(5), [queued(m[2])], {
+    const listed = withHeld(page([m[0], m[1], m[4]]), first(5), [queued(m[2])], {
       horizon: m[3].orderKey,
       beyondCursor: false,
     });
@@ -531,7 +531,7 @@ describe(`${withPending.name} with messages read back from the journal`, () => {
   });
 
   it('ends a backward page after the horizon and says more precede', () => {
-    const listed = withPending(page([m[5]]), last(5), [queued(m[3]), queued(m[4])], {
+    const listed = withHeld(page([m[5]]), last(5), [queued(m[3]), queued(m[4])], {
       horizon: m[2].orderKey,
       beyondCursor: false,
     });
@@ -544,7 +544,7 @@ describe(`${withPending.name} with messages read back from the journal`, () => {
   });
 
   it('keeps the message at the horizon off the page even when it is stored by now', () => {
-    const listed = withPending(page([m[1], m[2]]), first(5), [queued(m[1])], {
+    const listed = withHeld(page([m[1], m[2]]), first(5), [queued(m[1])], {
       horizon: m[2].orderKey,
       beyondCursor: false,
     });
@@ -553,7 +553,7 @@ describe(`${withPending.name} with messages read back from the journal`, () => {
   });
 
   it('keeps the message at the horizon off a backward page too', () => {
-    const listed = withPending(page([m[1], m[2]]), last(5), [queued(m[2])], {
+    const listed = withHeld(page([m[1], m[2]]), last(5), [queued(m[2])], {
       horizon: m[1].orderKey,
       beyondCursor: false,
     });
@@ -562,13 +562,13 @@ describe(`${withPending.name} with messages read back from the journal`, () => {
   });
 
   it('lists a message both held and read back once', () => {
-    const listed = withPending(page([]), first(5), [queued(m[1]), queued(m[1]), queued(m[2])]);
+    const listed = withHeld(page([]), first(5), [queued(m[1]), queued(m[1]), queued(m[2])]);
 
     expect(listed.items).toEqual([queued(m[1]), queued(m[2])]);
   });
 
   it("takes the journal's word that some lie before the cursor, forward", () => {
-    const listed = withPending(page([m[3]]), first(2, { after: m[2] }), [], {
+    const listed = withHeld(page([m[3]]), first(2, { after: m[2] }), [], {
       beyondCursor: true,
     });
 
@@ -576,7 +576,7 @@ describe(`${withPending.name} with messages read back from the journal`, () => {
   });
 
   it("takes the journal's word that some lie after the cursor, backward", () => {
-    const listed = withPending(page([m[1]]), last(2, { before: m[2] }), [], {
+    const listed = withHeld(page([m[1]]), last(2, { before: m[2] }), [], {
       beyondCursor: true,
     });
 
@@ -584,7 +584,7 @@ describe(`${withPending.name} with messages read back from the journal`, () => {
   });
 
   it('without a horizon or anything beyond the cursor, keeps the flags as they are', () => {
-    const listed = withPending(page([m[1]], { hasNextPage: false }), first(1), [], {
+    const listed = withHeld(page([m[1]], { hasNextPage: false }), first(1), [], {
       beyondCursor: false,
     });
 
@@ -642,12 +642,7 @@ describe(`${withPending.name} with messages read back from the journal`, () => {
               () => 1,
             );
             const journal = readBack(request, lines);
-            const listed = withPending(
-              fromDatabase,
-              request,
-              [...held, ...journal.messages],
-              journal,
-            );
+            const listed = withHeld(fromDatabase, request, [...held, ...journal.messages], journal);
             expect(listed.items.length).toBeGreaterThan(0);
             const ids = listed.items.map(({ record }) => record.id);
             if (direction === 'forward') seen.push(...ids);

@@ -2,7 +2,7 @@ import { type AppendStatus } from './append-status.js';
 import { type MessageRecord } from './message-record.js';
 
 /** An accepted message this instance holds until the database takes it. */
-export interface PendingMessage {
+export interface HeldMessage {
   record: MessageRecord;
   status: AppendStatus.QUEUED | AppendStatus.BUFFERED;
 }
@@ -21,7 +21,7 @@ export interface KeyWindow {
 /** A session's messages held in the journal only (left memory past MAX_PENDING_PER_SESSION). */
 export interface JournalOnlyMessages {
   /** Those of the window nearest its cursor, read back (QUEUED), oldest first. */
-  messages: PendingMessage[];
+  messages: HeldMessage[];
   /**
    * The key of the first of the window's (from its cursor) not read back, the page's count or
    * byte bound reached: a page must end before it, or it would show a gap.
@@ -52,9 +52,9 @@ export interface UnreadableMessage {
  * that re-reads after an append answered QUEUED or BUFFERED finds its message in its place.
  * Declared here because the read side cannot import the write side.
  */
-export abstract class PendingMessages {
-  /** The session's pending messages held in memory, oldest first (a copy). */
-  abstract of(sessionId: string): PendingMessage[];
+export abstract class HeldMessages {
+  /** The session's backlog (its held messages in memory), oldest first (a copy). */
+  abstract of(sessionId: string): HeldMessage[];
 
   /** Whether the journal alone holds some of the session's messages. */
   abstract inJournalOnly(sessionId: string): boolean;
@@ -75,10 +75,10 @@ export abstract class PendingMessages {
 
 /**
  * Nothing held: what the read side sees when no write path is in the app (SessionModule
- * imported alone, as in a host's test), where no message can be pending.
+ * imported alone, as in a host's test), where no message can be held.
  */
-class NothingPending extends PendingMessages {
-  of(): PendingMessage[] {
+class NothingHeld extends HeldMessages {
+  of(): HeldMessage[] {
     return [];
   }
 
@@ -95,4 +95,4 @@ class NothingPending extends PendingMessages {
   }
 }
 
-export const NOTHING_PENDING: PendingMessages = new NothingPending();
+export const NOTHING_HELD: HeldMessages = new NothingHeld();

@@ -1,13 +1,13 @@
-import { type JournalOnlyMessages, type KeyWindow } from '../message/pending-messages.js';
+import { type JournalOnlyMessages, type KeyWindow } from '../message/held-messages.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { type JournalIndex } from '../spool/journal-index.js';
 import { type Journal } from '../spool/journal.js';
 import { deferred } from '../common/testing/deferred.js';
-import { HeldMessages } from './held-messages.js';
+import { BacklogAndJournal } from './backlog-and-journal.js';
 import { HeldMoves } from './held-moves.js';
 import { SessionBacklog } from './session-backlog.js';
 
-/** The journal as HeldMessages reads it: which sessions it holds, and the windows asked of it. */
+/** The journal as BacklogAndJournal reads it: which sessions it holds, and the windows asked of it. */
 class FakeJournal {
   readonly diskOnly = new Set<string>();
   readonly windows: { sessionId: string; window: KeyWindow; maxBytes: number }[] = [];
@@ -29,18 +29,18 @@ class FakeJournal {
   }
 }
 
-describe(HeldMessages.name, () => {
+describe(BacklogAndJournal.name, () => {
   const window: KeyWindow = { direction: 'backward', count: 5 };
   let backlog: SessionBacklog;
   let journal: FakeJournal;
   let moves: HeldMoves;
-  let sut: HeldMessages;
+  let sut: BacklogAndJournal;
 
   beforeEach(() => {
     moves = new HeldMoves();
     backlog = new SessionBacklog();
     journal = new FakeJournal();
-    sut = new HeldMessages(
+    sut = new BacklogAndJournal(
       backlog,
       journal as unknown as JournalIndex,
       journal as unknown as Journal,

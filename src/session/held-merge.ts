@@ -3,7 +3,7 @@ import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
-import { type PendingMessage, type UnreadableMessage } from '../message/pending-messages.js';
+import { type HeldMessage, type UnreadableMessage } from '../message/held-messages.js';
 
 /** A message of a page, stored or still held by this instance. */
 export interface ListedMessage {
@@ -12,7 +12,7 @@ export interface ListedMessage {
 }
 
 /**
- * What the pending messages read back from the journal leave out of a page: past the
+ * What the held messages read back from the journal leave out of a page: past the
  * `horizon` (the first not read back, the page's byte bound reached), and whether some lie
  * beyond the page's cursor.
  */
@@ -39,27 +39,27 @@ export function journalUnavailable(damaged = false): ScribeException {
 }
 
 /**
- * A page of what is stored, with this instance's pending messages in their accepted places
- * (read your own writes). A pending message belongs to this page when its key lies inside the
+ * A page of what is stored, with this instance's held messages in their accepted places
+ * (read your own writes). A held message belongs to this page when its key lies inside the
  * page's window and, while the database holds more beyond the page's far end, before that end:
  * past it, it belongs to a later page. Merged past `count`, the far end is trimmed and the page
- * says more follow. A pending message the page holds already (stored while this ran) counts once.
+ * says more follow. A held message the page holds already (stored while this ran) counts once.
  * Nothing past the journal's horizon is listed: the page ends before a message it cannot show
  * rather than show a gap, and says more follow. A page that would list a message the journal
  * could not read back is refused (journalUnavailable); one that ends before it is answered.
  */
-export function withPending(
+export function withHeld(
   page: Page<MessageRecord>,
   request: PageRequest<string>,
-  pending: readonly PendingMessage[],
+  held: readonly HeldMessage[],
   journal: JournalBounds = { beyondCursor: false },
 ): Page<ListedMessage> {
   const { unreadable } = journal;
-  if (unreadable === undefined) return bounded(page, request, pending, journal);
+  if (unreadable === undefined) return bounded(page, request, held, journal);
   // Placed as if it had been read, so that the page is cut where it would be with it (and a
   // copy the database holds already, stored meanwhile, counts once and is no gap).
   const stand = { record: unreadable as MessageRecord, status: AppendStatus.QUEUED } as const;
-  const listed = bounded(page, request, [...pending, stand], journal);
+  const listed = bounded(page, request, [...held, stand], journal);
   if (listed.items.some((item) => item.record === stand.record)) {
     throw journalUnavailable(unreadable.damaged);
   }
@@ -69,11 +69,11 @@ export function withPending(
 function bounded(
   page: Page<MessageRecord>,
   request: PageRequest<string>,
-  pending: readonly PendingMessage[],
+  held: readonly HeldMessage[],
   journal: JournalBounds,
 ): Page<ListedMessage> {
   const forward = request.direction === 'forward';
-  const merged = merge(page, request, pending, journal.beyondCursor);
+  const merged = merge(page, request, held, journal.beyondCursor);
   const { horizon } = journal;
   if (horizon === undefined) return merged;
   const before = (item: ListedMessage) =>
@@ -87,14 +87,14 @@ function bounded(
 function merge(
   page: Page<MessageRecord>,
   request: PageRequest<string>,
-  pending: readonly PendingMessage[],
+  held: readonly HeldMessage[],
   journalBeyondCursor: boolean,
 ): Page<ListedMessage> {
   const stored = page.items.map((record) => ({ record, status: AppendStatus.PERSISTED }));
   const ids = new Set(page.items.map((record) => record.id));
   const forward = request.direction === 'forward';
   // One message may be both in memory and read back from the journal (evicted meanwhile).
-  const unstored = pending.filter((message) => {
+  const unstored = held.filter((message) => {
     if (ids.has(message.record.id)) return false;
     ids.add(message.record.id);
     return true;
