@@ -16,6 +16,8 @@ import { MetricsService } from '../metrics/metrics.service.js';
 import { CoalescingWriter } from './coalescing-writer.js';
 import { DatabaseHealth } from '../database/database-health.js';
 import { HeldMoves } from './held-moves.js';
+import { JournalReplay } from './journal-replay.js';
+import { WriteReports } from './write-reports.js';
 import { DurableWriter, type BacklogPruner } from './durable-writer.js';
 import { SessionBacklog, type Backlog } from './session-backlog.js';
 import { FakeMessageStore, classifyFakeError, writerOver } from './testing/fake-message-store.js';
@@ -129,13 +131,15 @@ describe(DurableWriter.name, () => {
   } = {}): void {
     health = new DatabaseHealth({ isReady: true }, backgroundRetry, () => 0, logger);
     moves = new HeldMoves();
+    const reports = new WriteReports(health, events, metrics);
     sut = new DurableWriter(
       writer,
       spool.asService,
       spool.asIndex,
       spool.asJournal,
       health,
-      events,
+      reports,
+      new JournalReplay(writer, spool.asJournal, moves, reports),
       metrics,
       cap,
       new Failpoints(),

@@ -1,17 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Failpoints } from '../common/failpoints.js';
 import { DatabaseHealth } from '../database/database-health.js';
 import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
-import { MessagesStored, WriteFailed } from '../message/message-events.js';
-import {
-  splitRefused,
-  type Progress,
-  type RefusedRecord,
-  type WriteOutcome,
-  type Written,
-} from '../message/outcomes.js';
+import { splitRefused, type Progress, type WriteOutcome } from '../message/outcomes.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { JournalIndex } from '../spool/journal-index.js';
 import { Journal } from '../spool/journal.js';
@@ -19,11 +11,10 @@ import { SpoolService, type JournaledRecord } from '../spool/spool.service.js';
 import { CoalescingWriter } from './coalescing-writer.js';
 import { BACKLOG_PRUNER, MAX_PENDING_PER_SESSION } from './transcript.tokens.js';
 import { HeldMoves } from './held-moves.js';
+import { JournalReplay, WRITE_BACK_CHUNK } from './journal-replay.js';
+import { WriteReports } from './write-reports.js';
 import { type BacklogEntry, type Backlog } from './session-backlog.js';
 import { describeError } from '../common/errors/describe-error.js';
-
-// Records per transaction when a session's backlog or journal is written back.
-const FLUSH_CHUNK = 1000;
 
 /** Drops what a backlog holds that must not be written back (see SessionEraser.prune). */
 export interface BacklogPruner {
@@ -50,7 +41,8 @@ export class DurableWriter {
     private readonly index: JournalIndex,
     private readonly journal: Journal,
     private readonly health: DatabaseHealth,
-    private readonly events: EventEmitter2,
+    private readonly reports: WriteReports,
+    private readonly replayer: JournalReplay,
     private readonly metrics: MetricsService,
     @Inject(MAX_PENDING_PER_SESSION) private readonly maxPendingPerSession: number,
     private readonly failpoints: Failpoints,
@@ -124,10 +116,10 @@ export class DurableWriter {
     });
     if (attempt.kind === 'refused') return attempt;
     if (attempt.kind === 'unavailable') {
-      this.failed(backlog, attempt.error, fresh.length);
+      this.reports.failed(backlog, attempt.error, fresh.length);
       return this.hold(backlog, fresh);
     }
-    this.stored(backlog.sessionId, attempt);
+    this.reports.stored(backlog.sessionId, attempt);
     return { kind: 'accepted', status: AppendStatus.PERSISTED, skipped: attempt.skipped };
   }
 
@@ -139,11 +131,14 @@ export class DurableWriter {
    */
   async writeBack(backlog: Backlog): Promise<Progress> {
     if ((await this.pruner.prune(backlog)) === 'stopped') return 'stopped';
-    if (this.index.hasDiskOnly(backlog.sessionId) && (await this.replay(backlog)) === 'stopped') {
+    if (
+      this.index.hasDiskOnly(backlog.sessionId) &&
+      (await this.replayer.replay(backlog)) === 'stopped'
+    ) {
       return 'stopped';
     }
     while (backlog.size > 0) {
-      const chunk = backlog.peek(FLUSH_CHUNK);
+      const chunk = backlog.peek(WRITE_BACK_CHUNK);
       const written = await this.moves.move(backlog.sessionId, () =>
         this.writeChunk(backlog, chunk),
       );
@@ -160,10 +155,14 @@ export class DurableWriter {
       { isolateRefusals: true },
     );
     if (attempt.kind !== 'written') {
-      this.failed(backlog, attempt.kind === 'unavailable' ? attempt.error : attempt.reason, 0);
+      this.reports.failed(
+        backlog,
+        attempt.kind === 'unavailable' ? attempt.error : attempt.reason,
+        0,
+      );
       return 'stopped';
     }
-    this.stored(backlog.sessionId, attempt);
+    this.reports.stored(backlog.sessionId, attempt);
     // A crash test's kill lands here: stored in the database, still in the journal.
     this.failpoints.reach('transcript.flush-committed');
     const { refused, kept } = splitRefused(chunk, attempt.refused);
@@ -172,44 +171,6 @@ export class DurableWriter {
     // Setting aside let go of the refused records' journal lines already.
     await this.journal.resolve(journaledOf(kept));
     return 'done';
-  }
-
-  /**
-   * Stores the session's journal records read back from disk, oldest first, a batch at a time;
-   * each is let go of only once stored. Stopped at the first failure, or at a record that must
-   * wait: it and all after it stay owed, in order.
-   */
-  private async replay(backlog: Backlog): Promise<Progress> {
-    for (;;) {
-      const next = await this.journal.nextBatch(backlog.sessionId, FLUSH_CHUNK);
-      if (next.kind === 'done') return 'done';
-      if (next.kind === 'unavailable') return 'stopped';
-      // Stored and let go of in one move: a read sees a record owed or stored, never both.
-      const replayed = await this.moves.move(backlog.sessionId, () =>
-        this.replayBatch(backlog, next.records),
-      );
-      if (replayed === 'stopped' || next.waiting) return 'stopped';
-    }
-  }
-
-  /** Stores a batch read back from the journal, then settles it there: stopped when it is kept. */
-  private async replayBatch(backlog: Backlog, batch: JournaledRecord[]): Promise<Progress> {
-    let refused: RefusedRecord[] = [];
-    if (batch.length > 0) {
-      try {
-        const attempt = await this.writer.submit(
-          { sessionId: backlog.sessionId, records: batch.map(({ record }) => record) },
-          { isolateRefusals: true },
-        );
-        if (attempt.kind === 'unavailable') this.failed(backlog, attempt.error, 0);
-        if (attempt.kind !== 'written') return 'stopped';
-        this.stored(backlog.sessionId, attempt);
-        refused = attempt.refused;
-      } catch {
-        return 'stopped';
-      }
-    }
-    return (await this.journal.settle(batch, refused)).kind === 'settled' ? 'done' : 'stopped';
   }
 
   /** Refused records of a flushed chunk go to the set-aside log; stopped when it cannot be written. */
@@ -276,24 +237,6 @@ export class DurableWriter {
         );
       }
     }
-  }
-
-  private stored(sessionId: string, attempt: Written): void {
-    if (this.health.succeeded(sessionId)) {
-      this.logger.log('Database writable again; writing back what is pending');
-    }
-    if (attempt.revision !== null && attempt.inserted.length > 0) {
-      this.events.emit(
-        MessagesStored.event,
-        new MessagesStored(sessionId, attempt.inserted, attempt.revision),
-      );
-    }
-  }
-
-  private failed(backlog: Backlog, error: unknown, fresh: number): void {
-    this.metrics.dbWriteFailures.inc();
-    this.events.emit(WriteFailed.event, new WriteFailed(backlog.sessionId));
-    this.health.failed(backlog.sessionId, error, backlog.size + fresh);
   }
 }
 

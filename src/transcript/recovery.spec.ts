@@ -13,6 +13,8 @@ import { MetricsService } from '../metrics/metrics.service.js';
 import { type CoalescingWriter } from './coalescing-writer.js';
 import { DatabaseHealth } from '../database/database-health.js';
 import { HeldMoves } from './held-moves.js';
+import { JournalReplay } from './journal-replay.js';
+import { WriteReports } from './write-reports.js';
 import { DurableWriter } from './durable-writer.js';
 import { TranscriptRecovery } from './recovery.js';
 import { SessionBacklog, type Backlog } from './session-backlog.js';
@@ -98,17 +100,20 @@ describe(TranscriptRecovery.name, () => {
     gated = false,
   } = {}): void {
     health = new DatabaseHealth({ isReady: true }, backgroundRetry, () => Date.now(), logger);
+    const moves = new HeldMoves();
+    const reports = new WriteReports(health, new EventEmitter2(), metrics);
     durable = new GatedDurableWriter(
       writer,
       spool.asService,
       spool.asIndex,
       spool.asJournal,
       health,
-      new EventEmitter2(),
+      reports,
+      new JournalReplay(writer, spool.asJournal, moves, reports),
       metrics,
       cap,
       new Failpoints(),
-      new HeldMoves(),
+      moves,
     );
     if (!gated) durable.gate.resolve();
     sut = recovery(retryIntervalMs, idleProbeMs);

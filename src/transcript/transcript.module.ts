@@ -6,6 +6,7 @@ import { CoalescingWriter } from './coalescing-writer.js';
 import { DurableWriter } from './durable-writer.js';
 import { BacklogAndJournal } from './backlog-and-journal.js';
 import { HeldMoves } from './held-moves.js';
+import { JournalReplay } from './journal-replay.js';
 import { TranscriptRecovery } from './recovery.js';
 import { RetryLookup } from './retry-lookup.js';
 import { SessionBacklog } from './session-backlog.js';
@@ -14,6 +15,7 @@ import { transcriptProviders } from './transcript.providers.js';
 import { TranscriptImporter } from './transcript-importer.js';
 import { TranscriptService } from './transcript.service.js';
 import { MessageEdits } from './changes/message-edits.js';
+import { WriteReports } from './write-reports.js';
 
 /**
  * The write path. Global for one thing only: the read side finds what is pending
@@ -28,6 +30,8 @@ import { MessageEdits } from './changes/message-edits.js';
     BacklogAndJournal,
     HeldMoves,
     SessionEraser,
+    WriteReports,
+    JournalReplay,
     DurableWriter,
     TranscriptRecovery,
     RetryLookup,

@@ -19,6 +19,8 @@ import { AppendStatus } from '../message/append-status.js';
 import { type CoalescingWriter } from './coalescing-writer.js';
 import { DatabaseHealth } from '../database/database-health.js';
 import { HeldMoves } from './held-moves.js';
+import { JournalReplay } from './journal-replay.js';
+import { WriteReports } from './write-reports.js';
 import { DurableWriter } from './durable-writer.js';
 import { TranscriptRecovery } from './recovery.js';
 import { RetryLookup } from './retry-lookup.js';
@@ -90,17 +92,20 @@ describe(TranscriptService.name, () => {
     metrics = new MetricsService();
     backlog = new SessionBacklog();
     health = new DatabaseHealth({ isReady: true }, backgroundRetry, Date.now, logger);
+    const moves = new HeldMoves();
+    const reports = new WriteReports(health, new EventEmitter2(), metrics);
     const durable = new DurableWriter(
       writer,
       spool.asService,
       spool.asIndex,
       spool.asJournal,
       health,
-      new EventEmitter2(),
+      reports,
+      new JournalReplay(writer, spool.asJournal, moves, reports),
       metrics,
       config.maxPendingPerSession,
       new Failpoints(),
-      new HeldMoves(),
+      moves,
     );
     recovery = new TranscriptRecovery(
       backlog,
