@@ -1,3 +1,5 @@
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
+import { ScribeException } from '../common/errors/scribe.exception.js';
 import { type MessageRecord, type NewMessage } from '../message/message-record.js';
 
 // What a message says, as the client sent it: a retry must say the same.
@@ -47,4 +49,37 @@ function sameValue(left: unknown, right: unknown): boolean {
       Object.hasOwn(rightRecord, key) &&
       sameValue((left as Record<string, unknown>)[key], rightRecord[key]),
   );
+}
+
+/**
+ * A client id names one message: sent again with other content, it is a client's bug (or a
+ * reused key), and answering the old message would hide it. Throws IDEMPOTENCY_CONFLICT for
+ * the first input whose client id `earlier` answers with another message; called before
+ * anything is accepted, so the whole append changes nothing. `fieldOf(i)` names input i.
+ */
+export function refuseChangedRetries(
+  inputs: readonly NewMessage[],
+  earlier: ReadonlyMap<string, { record: MessageRecord }>,
+  fieldOf: (index: number) => string,
+): void {
+  inputs.forEach((input, index) => {
+    const found = input.clientMessageId ? earlier.get(input.clientMessageId) : undefined;
+    const field = found && conflictingField(input, found.record);
+    if (field) {
+      const at = `${fieldOf(index)}.clientMessageId`;
+      const said = `${fieldOf(index)}: clientMessageId ${JSON.stringify(input.clientMessageId)} was accepted before with`;
+      const advice = 'nothing was stored. Send a new clientMessageId for a new message.';
+      throw new ScribeException(
+        ScribeErrorCode.IdempotencyConflict,
+        `${said} another ${field}; ${advice}`,
+        at,
+        // Naming the field would let a caller that cannot read guess a message field by field.
+        new ScribeException(
+          ScribeErrorCode.IdempotencyConflict,
+          `${said} something else; ${advice}`,
+          at,
+        ),
+      );
+    }
+  });
 }

@@ -14,6 +14,7 @@ import { SessionEraser } from './session-eraser.js';
 import { transcriptProviders } from './transcript.providers.js';
 import { TranscriptImporter } from './transcript-importer.js';
 import { TranscriptService } from './transcript.service.js';
+import { TranscriptBoot } from './transcript-boot.js';
 import { MessageEdits } from './changes/message-edits.js';
 import { WriteReports } from './write-reports.js';
 
@@ -37,6 +38,7 @@ import { WriteReports } from './write-reports.js';
     RetryLookup,
     TranscriptImporter,
     TranscriptService,
+    TranscriptBoot,
     MessageEdits,
   ],
   // Its resolver is ScribeResolversModule's (see there why).

@@ -30,6 +30,7 @@ import { FakeMessageStore, writerOver } from './testing/fake-message-store.js';
 import { FakeSessionQueries } from './testing/fake-session-queries.js';
 import { FakeSpool } from './testing/fake-spool.js';
 import { PartlyImported, TranscriptImporter, type ImportedMessage } from './transcript-importer.js';
+import { TranscriptBoot } from './transcript-boot.js';
 import { TranscriptService } from './transcript.service.js';
 import { type MessageInput } from './dto/message.input.js';
 import { toMessageModel } from '../common/graphql/message.mapper.js';
@@ -73,6 +74,7 @@ describe(TranscriptService.name, () => {
   let health: DatabaseHealth;
   let recovery: TranscriptRecovery;
   let sut: TranscriptService;
+  let boot: TranscriptBoot;
   let clock: OrderKeyGenerator;
   // What the database's newest stored times answer (a number, or a failure).
   let storedLatest: () => Promise<number>;
@@ -135,11 +137,10 @@ describe(TranscriptService.name, () => {
       retries,
       config,
       metrics,
-      databaseReadiness,
       clock,
-      storedTimes,
       new TranscriptImporter(durable, retries, queries.asQueries, clock, metrics),
     );
+    boot = new TranscriptBoot(recovery, config, databaseReadiness, clock, storedTimes);
   }
 
   beforeEach(() => {
@@ -1002,7 +1003,7 @@ describe(TranscriptService.name, () => {
       });
       spool.leaveOrphans([replayed]);
 
-      await sut.onApplicationBootstrap();
+      await boot.onApplicationBootstrap();
       const [next] = (await append('s1', message('new'))).records;
 
       expect(next.orderKey > replayed.orderKey).toBe(true);
@@ -1020,7 +1021,7 @@ describe(TranscriptService.name, () => {
       spool.leaveOrphans([acceptedRecord('s1', 'journaled before')]);
       store.goDown();
 
-      await sut.onApplicationBootstrap();
+      await boot.onApplicationBootstrap();
       expect(store.contents()).toEqual([]);
       store.heal();
       up();
@@ -1034,7 +1035,7 @@ describe(TranscriptService.name, () => {
       const stored = Date.now() + 30 * 86_400_000;
       storedLatest = async () => stored;
 
-      await sut.onApplicationBootstrap();
+      await boot.onApplicationBootstrap();
       const [next] = (await append('s1', message('new'))).records;
 
       expect(next.acceptedAt).toBe(stored + 1);
@@ -1048,7 +1049,7 @@ describe(TranscriptService.name, () => {
       const stored = Date.now() + 60_000;
       storedLatest = async () => stored;
 
-      await sut.onApplicationBootstrap();
+      await boot.onApplicationBootstrap();
 
       expect((await append('s1', message('new'))).records[0].acceptedAt).toBe(stored + 1);
       expect(logger.messages('warn')).toEqual([]);
@@ -1066,7 +1067,7 @@ describe(TranscriptService.name, () => {
         throw new Error('SQLITE_BUSY: database is locked');
       };
 
-      await sut.onApplicationBootstrap();
+      await boot.onApplicationBootstrap();
 
       expect((await append('s1', message('new'))).records[0].acceptedAt).toBe(later + 1);
       expect(logger.messages('warn')).toEqual([
@@ -1078,7 +1079,7 @@ describe(TranscriptService.name, () => {
       jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'] });
       build({ retryIntervalMs: 1000 });
 
-      await sut.onApplicationBootstrap();
+      await boot.onApplicationBootstrap();
 
       expect(jest.getTimerCount()).toBe(1);
       await sut.beforeApplicationShutdown();

@@ -1,16 +1,8 @@
-import {
-  Injectable,
-  Logger,
-  type BeforeApplicationShutdown,
-  type OnApplicationBootstrap,
-} from '@nestjs/common';
-import { describeError } from '../common/errors/describe-error.js';
+import { Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { DatabaseHealth } from '../database/database-health.js';
-import { DatabaseReadiness } from '../database/database-readiness.js';
-import { StoredTimes } from '../database/stored-times.js';
 import { toMessageModel } from '../common/graphql/message.mapper.js';
 import { messageIdFor } from '../message/message-id.js';
 import { type MessageRecord, type NewMessage } from '../message/message-record.js';
@@ -20,7 +12,7 @@ import { JournalIndex } from '../spool/journal-index.js';
 import { SpoolService } from '../spool/spool.service.js';
 import { AppendStatus, weakestStatus } from '../message/append-status.js';
 import { DurableWriter } from './durable-writer.js';
-import { conflictingField } from './idempotency.js';
+import { refuseChangedRetries } from './idempotency.js';
 import { checkAppendTarget, checkNewMessages } from './input-rules.js';
 import { plainMessagesOf } from './message-shapes.js';
 import { type AppendMessagesPayload } from './models/append-payload.model.js';
@@ -50,7 +42,7 @@ export interface AppendResult {
  * id and place under the session's lock, and hands it to the durable writer.
  */
 @Injectable()
-export class TranscriptService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class TranscriptService implements BeforeApplicationShutdown {
   private readonly logger = new Logger(TranscriptService.name);
   private readonly inFlight = new Set<Promise<unknown>>();
   private accepting = true;
@@ -65,9 +57,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     private readonly retries: RetryLookup,
     private readonly config: ScribeConfig,
     private readonly metrics: MetricsService,
-    private readonly readiness: DatabaseReadiness,
     private readonly orderKeys: OrderKeyGenerator,
-    private readonly storedTimes: StoredTimes,
     private readonly importer: TranscriptImporter,
   ) {
     metrics.observeGauge('scribe_pending_messages', () => backlog.total);
@@ -194,43 +184,6 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     };
   }
 
-  async onApplicationBootstrap(): Promise<void> {
-    // Keys issued from now on sort after everything an earlier run accepted (stored, or in the
-    // journal) and after every stored tombstone, whatever the wall clock says now.
-    // Started during an outage, the stored times are read once the database is connected and
-    // migrated; until then keys follow the journal and the wall clock.
-    if (this.readiness.isReady) await this.floorFromStored();
-    this.orderKeys.floor(await this.recovery.replayAtBoot());
-    this.recovery.start();
-    // What was journaled meanwhile is written back as soon as the database is up, not at the
-    // next tick of the retry (and after the clock has moved past what is stored).
-    if (!this.readiness.isReady) {
-      void this.readiness.ready.then(async () => {
-        await this.floorFromStored();
-        this.recovery.trigger();
-      });
-    }
-  }
-
-  private async floorFromStored(): Promise<void> {
-    try {
-      this.orderKeys.floor(await this.storedTimes.latest());
-    } catch (error) {
-      // A database down at start: the journal's times still floor the clock, and each
-      // write-back moves it past the session's tombstone (SessionEraser.prune).
-      this.logger.warn(
-        `Could not read the newest stored times at start (${describeError(error)}); order keys follow the journal and the wall clock`,
-      );
-      return;
-    }
-    const ahead = this.orderKeys.latest - this.orderKeys.wallNow();
-    if (ahead > this.config.journalMaxClockAheadMs) {
-      this.logger.warn(
-        `The database holds times ${ahead} ms ahead of this clock (a clock that was ahead); new messages are timed after them, so that they sort after what is stored`,
-      );
-    }
-  }
-
   async beforeApplicationShutdown(): Promise<void> {
     this.accepting = false;
     const inFlight = [...this.inFlight];
@@ -249,29 +202,7 @@ export class TranscriptService implements OnApplicationBootstrap, BeforeApplicat
     );
     await this.durable.journalRetried(backlog, this.retries.held(backlog, retried));
     const earlier = await this.retries.earlierAnswers(backlog, inputs);
-    // A client id names one message: sent again with other content, it is a client's bug (or
-    // a reused key), and answering the old message would hide it. Refused before anything is
-    // accepted, so the whole append changes nothing.
-    inputs.forEach((input, index) => {
-      const found = input.clientMessageId ? earlier.get(input.clientMessageId) : undefined;
-      const field = found && conflictingField(input, found.record);
-      if (field) {
-        const at = `${fieldOf(index)}.clientMessageId`;
-        const said = `${fieldOf(index)}: clientMessageId ${JSON.stringify(input.clientMessageId)} was accepted before with`;
-        const advice = 'nothing was stored. Send a new clientMessageId for a new message.';
-        throw new ScribeException(
-          ScribeErrorCode.IdempotencyConflict,
-          `${said} another ${field}; ${advice}`,
-          at,
-          // Naming the field would let a caller that cannot read guess a message field by field.
-          new ScribeException(
-            ScribeErrorCode.IdempotencyConflict,
-            `${said} something else; ${advice}`,
-            at,
-          ),
-        );
-      }
-    });
+    refuseChangedRetries(inputs, earlier, fieldOf);
     const answers: Answer[] = [];
     const fresh: MessageRecord[] = [];
     for (const input of inputs) {
