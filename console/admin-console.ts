@@ -1,4 +1,5 @@
 import { createClient, type Client } from 'graphql-ws';
+import { ScribeErrorCode } from '../src/common/errors/scribe-error-code.js';
 
 // The admin console: plain DOM over Scribe's GraphQL API, with an admin token kept in
 // sessionStorage (never in a URL). The figures are polled, one request at a time, at most
@@ -9,6 +10,11 @@ const GRAPHQL = new URL(document.body.dataset.graphqlPath ?? '/graphql', locatio
 const TOKEN_KEY = 'scribe-admin-token';
 const POLL_MS = 1000;
 const PAGE = 30;
+/** The refusals that mean the token no longer serves: the console signs out. */
+const SIGN_OUT_CODES: readonly string[] = [
+  ScribeErrorCode.Unauthenticated,
+  ScribeErrorCode.Forbidden,
+];
 
 const STATUS = `query Status {
   pendingStatus { databaseWritable lastDatabaseError lastDatabaseErrorAt totalPending
@@ -352,7 +358,7 @@ async function refresh(): Promise<void> {
     const filter = titleContains ? { titleContains } : null;
     renderSessions(await gql<Sessions>(SESSIONS, { filter }));
   } catch (error) {
-    if (error instanceof Refusal && ['UNAUTHENTICATED', 'FORBIDDEN'].includes(error.code)) {
+    if (error instanceof Refusal && SIGN_OUT_CODES.includes(error.code)) {
       signOut(`Refused: ${error.message}`);
       return;
     }

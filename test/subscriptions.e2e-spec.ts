@@ -278,6 +278,12 @@ describe.each(databaseKinds())('subscriptions on %s', (database) => {
       ['an unknown field', 'subscription { nothing }', {}, 'BAD_USER_INPUT'],
       ['text that does not parse', 'subscription {', {}, 'GRAPHQL_PARSE_FAILED'],
       [
+        'two operations, none named',
+        'subscription A { messageAppended(sessionId: "a") { cursor } } subscription B { messageAppended(sessionId: "b") { cursor } }',
+        {},
+        'OPERATION_RESOLUTION_FAILURE',
+      ],
+      [
         'too many aliases',
         `subscription { messageAppended(sessionId: "a") { ${Array.from({ length: 31 }, (_, i) => `c${i}: cursor`).join(' ')} } }`,
         {},

@@ -1,5 +1,6 @@
 import { jest } from '@jest/globals';
 import { type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerErrorCode } from '@apollo/server/errors';
 import { type ApolloDriverConfig } from '@nestjs/apollo';
 import { type Request } from 'express';
 import { buildSchema, GraphQLError, type GraphQLFormattedError } from 'graphql';
@@ -161,7 +162,7 @@ describe(ScribeGraphQL.name, () => {
         const format = graphql.forHost({ formatError: hostFormat }).formatError as Format;
         const error = scribeError();
         const own = graphql.formatError(formatted, error);
-        expect(own.extensions?.code).toBe('FORBIDDEN');
+        expect(own.extensions?.code).toBe(ScribeErrorCode.Forbidden);
         expect(format(formatted, error)).toEqual(own);
         expect(hostFormat).not.toHaveBeenCalled();
       });
@@ -175,23 +176,25 @@ describe(ScribeGraphQL.name, () => {
           extensions: { code, stacktrace: ['at x'] },
         });
         const refusal = queryTooComplexError('too many');
-        expect(format(stack('QUERY_TOO_COMPLEX'), refusal)).toEqual({
+        expect(format(stack(ScribeErrorCode.QueryTooComplex), refusal)).toEqual({
           message: 'too many',
-          extensions: { code: 'QUERY_TOO_COMPLEX' },
+          extensions: { code: ScribeErrorCode.QueryTooComplex },
         });
         // As Apollo wraps a validation rule's error.
         const wrapped = new GraphQLError('too many', { originalError: refusal });
-        expect(format(stack('GRAPHQL_VALIDATION_FAILED'), wrapped).extensions).toEqual({
-          code: 'QUERY_TOO_COMPLEX',
+        expect(
+          format(stack(ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED), wrapped).extensions,
+        ).toEqual({
+          code: ScribeErrorCode.QueryTooComplex,
         });
         const tokens = {
           message: 'Syntax Error: Document contains more than 1000 tokens. Parsing aborted.',
-          extensions: { code: 'GRAPHQL_PARSE_FAILED', stacktrace: ['at x'] },
+          extensions: { code: ApolloServerErrorCode.GRAPHQL_PARSE_FAILED, stacktrace: ['at x'] },
         };
         const parse = new GraphQLError(tokens.message);
         expect(format(tokens, parse)).toEqual({
           message: 'Query document has more than 1000 tokens (MAX_QUERY_TOKENS)',
-          extensions: { code: 'QUERY_TOO_COMPLEX' },
+          extensions: { code: ScribeErrorCode.QueryTooComplex },
         });
         expect(hostFormat).not.toHaveBeenCalled();
         // The host's own token limit is the host's to answer.

@@ -574,7 +574,7 @@ describe(MessageStream.name, () => {
       store.last = 19;
       const sut = streamAfter(liveCursor(5, 20));
 
-      expect(await outcomeOf(sut.next())).toBe('error BAD_USER_INPUT');
+      expect(await outcomeOf(sut.next())).toBe(`error ${ScribeErrorCode.BadUserInput}`);
       expect(store.reads).toEqual([]);
       expect(liveEnds).toBe(1);
     });

@@ -1,3 +1,4 @@
+import { ApolloServerErrorCode } from '@apollo/server/errors';
 import {
   buildSchema,
   GraphQLError,
@@ -6,6 +7,7 @@ import {
   type ExecutionArgs,
   type ValidationRule,
 } from 'graphql';
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { type QueryLimitSettings } from '../config/scribe-config.js';
 import { type Principal } from '../common/auth/authenticator.js';
 import { FIELD_SCOPE } from '../common/auth/field-scope.js';
@@ -96,7 +98,9 @@ describe(checkSubscription.name, () => {
   });
 
   it('refuses a payload without a query text', () => {
-    const refusal = [{ message: 'The subscription has no query', code: 'BAD_REQUEST' }];
+    const refusal = [
+      { message: 'The subscription has no query', code: ScribeErrorCode.BadRequest },
+    ];
 
     expect(refusals({} as SubscribePayload)).toEqual(refusal);
     expect(refusals({ query: 42 } as unknown as SubscribePayload)).toEqual(refusal);
@@ -110,12 +114,12 @@ describe(checkSubscription.name, () => {
       expect(refusals({ query: paddedTo(query, limits.maxBytes + 1) })).toEqual([
         {
           message: 'Query document is larger than 1000 bytes (MAX_QUERY_BYTES)',
-          code: 'QUERY_TOO_COMPLEX',
+          code: ScribeErrorCode.QueryTooComplex,
         },
       ]);
       // Refused for its size before anything reads it.
       expect(refusals({ query: paddedTo('subscription {', limits.maxBytes + 1) })).toEqual([
-        expect.objectContaining({ code: 'QUERY_TOO_COMPLEX' }),
+        expect.objectContaining({ code: ScribeErrorCode.QueryTooComplex }),
       ]);
     });
   });
@@ -123,7 +127,10 @@ describe(checkSubscription.name, () => {
   describe('parsing', () => {
     it('refuses a document that does not parse with GRAPHQL_PARSE_FAILED and the parser’s message', () => {
       expect(refusals({ query: 'subscription {' })).toEqual([
-        { message: 'Syntax Error: Expected Name, found <EOF>.', code: 'GRAPHQL_PARSE_FAILED' },
+        {
+          message: 'Syntax Error: Expected Name, found <EOF>.',
+          code: ApolloServerErrorCode.GRAPHQL_PARSE_FAILED,
+        },
       ]);
     });
 
@@ -134,7 +141,7 @@ describe(checkSubscription.name, () => {
       expect(refusals({ query })).toEqual([
         {
           message: `Syntax Error: Document contains more that ${limits.maxTokens} tokens. Parsing aborted.`,
-          code: 'GRAPHQL_PARSE_FAILED',
+          code: ApolloServerErrorCode.GRAPHQL_PARSE_FAILED,
         },
       ]);
     });
@@ -171,7 +178,10 @@ describe(checkSubscription.name, () => {
 
     it('refuses a document of several operations that names none, or names one it lacks', () => {
       const refusal = [
-        { message: 'Name the operation to run', code: 'OPERATION_RESOLUTION_FAILURE' },
+        {
+          message: 'Name the operation to run',
+          code: ApolloServerErrorCode.OPERATION_RESOLUTION_FAILURE,
+        },
       ];
 
       expect(refusals({ query: TWO })).toEqual(refusal);
@@ -182,13 +192,13 @@ describe(checkSubscription.name, () => {
       expect(refusals({ query: '{ session(id: "s") { id } }' })).toEqual([
         {
           message: 'Only subscriptions run over the WebSocket; send a query with HTTP POST',
-          code: 'BAD_REQUEST',
+          code: ScribeErrorCode.BadRequest,
         },
       ]);
       expect(refusals({ query: 'mutation { touch(id: "s") }' })).toEqual([
         {
           message: 'Only subscriptions run over the WebSocket; send a mutation with HTTP POST',
-          code: 'BAD_REQUEST',
+          code: ScribeErrorCode.BadRequest,
         },
       ]);
     });
@@ -199,7 +209,7 @@ describe(checkSubscription.name, () => {
 
       expect(refusals({ query, operationName: 'Watch' })).toBe('accepted');
       expect(refusals({ query, operationName: 'Read' })).toEqual([
-        expect.objectContaining({ code: 'BAD_REQUEST' }),
+        expect.objectContaining({ code: ScribeErrorCode.BadRequest }),
       ]);
     });
   });
@@ -215,14 +225,20 @@ describe(checkSubscription.name, () => {
         'accepted',
       );
       expect(refusals({ query: SESSIONS, variables: { ids: ids(1001), first: 1 } })).toEqual([
-        { message: 'ids holds 1001 items; a list may hold at most 1000', code: 'BAD_USER_INPUT' },
+        {
+          message: 'ids holds 1001 items; a list may hold at most 1000',
+          code: ScribeErrorCode.BadUserInput,
+        },
       ]);
     });
 
     it('takes a subscription 12 fields deep, and refuses one 13 deep', () => {
       expect(refusals({ query: nested(12) })).toBe('accepted');
       expect(refusals({ query: nested(13) })).toEqual([
-        { message: 'Query depth 13 exceeds the limit of 12', code: 'QUERY_TOO_COMPLEX' },
+        {
+          message: 'Query depth 13 exceeds the limit of 12',
+          code: ScribeErrorCode.QueryTooComplex,
+        },
       ]);
     });
 
@@ -239,7 +255,7 @@ describe(checkSubscription.name, () => {
         {
           message:
             'Query could read the transcripts of 3 sessions; the limit is 2 per request (MAX_FULL_READS_PER_REQUEST)',
-          code: 'QUERY_TOO_COMPLEX',
+          code: ScribeErrorCode.QueryTooComplex,
         },
       ]);
       expect(refusals(payload(3, 'Light'))).toBe('accepted');

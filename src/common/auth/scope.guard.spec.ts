@@ -2,6 +2,7 @@ import { jest } from '@jest/globals';
 import { type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { type Scope } from '../../config/access-settings.js';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 import { ScribeException } from '../errors/scribe.exception.js';
 import { type Authentication, type Authenticator, type Principal } from './authenticator.js';
 import { OWN_SESSIONS, RequireScope, ScopeGuard, callerSessionPrefix } from './scope.guard.js';
@@ -71,14 +72,16 @@ describe('ScopeGuard', () => {
 
   it('refuses it a session of another prefix, or one it cannot find in the arguments', async () => {
     expect(await refusal(u1('session', { id: 'u2-chat' }))).toEqual({
-      code: 'FORBIDDEN',
+      code: ScribeErrorCode.Forbidden,
       message: 'session: this caller may only reach sessions whose id starts with "u1-"',
     });
     expect((await refusal(u1('appendMessage', { input: { sessionId: 'u2-x' } }))).code).toBe(
-      'FORBIDDEN',
+      ScribeErrorCode.Forbidden,
     );
-    expect((await refusal(u1('appendMessage', { input: null }))).code).toBe('FORBIDDEN');
-    expect((await refusal(u1('session', { id: 7 }))).code).toBe('FORBIDDEN');
+    expect((await refusal(u1('appendMessage', { input: null }))).code).toBe(
+      ScribeErrorCode.Forbidden,
+    );
+    expect((await refusal(u1('session', { id: 7 }))).code).toBe(ScribeErrorCode.Forbidden);
   });
 
   it('lets it list its own sessions, and records the caller for the resolver', async () => {
@@ -96,7 +99,7 @@ describe('ScopeGuard', () => {
 
   it('refuses it a list of everyone’s, whatever its scopes', async () => {
     const admin = guard({ kind: 'principal', principal: principal(['admin', 'read'], 'u1-') });
-    expect((await refusal(admin('gateStatus'))).code).toBe('FORBIDDEN');
+    expect((await refusal(admin('gateStatus'))).code).toBe(ScribeErrorCode.Forbidden);
   });
 
   it('lets a caller without a prefix reach any session and list all of them', async () => {
@@ -107,18 +110,18 @@ describe('ScopeGuard', () => {
 
   it('refuses a missing scope, refused credentials, and a root field that declares none', async () => {
     expect(await refusal(everyone('appendMessage', { input: { sessionId: 'a' } }))).toMatchObject({
-      code: 'FORBIDDEN',
+      code: ScribeErrorCode.Forbidden,
     });
     const refused = guard({
       kind: 'refused',
       reason: 'The bearer token is not one this server accepts',
     });
     expect(await refusal(refused('session', { id: 'a' }))).toEqual({
-      code: 'UNAUTHENTICATED',
+      code: ScribeErrorCode.Unauthenticated,
       message: 'The bearer token is not one this server accepts',
     });
     expect(await refusal(everyone('undeclared'))).toEqual({
-      code: 'FORBIDDEN',
+      code: ScribeErrorCode.Forbidden,
       message: 'undeclared declares no scope',
     });
   });

@@ -1,5 +1,6 @@
 import { buildSchema, GraphQLError, Kind, parse } from 'graphql';
 import { FIELD_SCOPE } from '../auth/field-scope.js';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 import { queryProtection } from './query-protection.js';
 import { documentRulesPlugin, hasMoreTokens } from './document-rules.plugin.js';
 import { type QueryLimitSettings } from '../../config/scribe-config.js';
@@ -26,7 +27,7 @@ async function refusalOf(query: string, name?: string) {
   } catch (error) {
     expect(error).toBeInstanceOf(GraphQLError);
     const refused = error as GraphQLError;
-    expect(refused.extensions.code).toBe('QUERY_TOO_COMPLEX');
+    expect(refused.extensions.code).toBe(ScribeErrorCode.QueryTooComplex);
     return refused.message;
   }
 }

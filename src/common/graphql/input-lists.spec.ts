@@ -1,4 +1,5 @@
 import { buildSchema, parse, type OperationDefinitionNode } from 'graphql';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 import { MAX_INPUT_LIST_ITEMS, inputListTooLongError, oversizedInputList } from './input-lists.js';
 
 const schema = buildSchema(`
@@ -75,7 +76,7 @@ describe('oversizedInputList', () => {
   it("is refused as the client's input, with HTTP 400", () => {
     const error = inputListTooLongError('x holds 2 items');
     expect(error.message).toBe('x holds 2 items');
-    expect(error.extensions).toEqual({ code: 'BAD_USER_INPUT', http: { status: 400 } });
+    expect(error.extensions).toEqual({ code: ScribeErrorCode.BadUserInput, http: { status: 400 } });
   });
 
   it('finds a list reached through a recursive input type, from either end', () => {

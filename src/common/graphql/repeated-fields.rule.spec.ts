@@ -1,4 +1,5 @@
 import { buildSchema, parse, validate } from 'graphql';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 import { repeatedFieldsRule } from './repeated-fields.rule.js';
 
 const schema = buildSchema(`
@@ -17,7 +18,7 @@ describe('repeatedFieldsRule', () => {
     expect(errorsOf('{ session(id: "a") { c0: content c1: content } }')).toEqual([
       {
         message: 'content is selected as both c0 and c1: select a field once',
-        code: 'QUERY_TOO_COMPLEX',
+        code: ScribeErrorCode.QueryTooComplex,
       },
     ]);
     expect(errorsOf('{ session(id: "a") { content c1: content } }')).toHaveLength(1);
@@ -35,7 +36,7 @@ describe('repeatedFieldsRule', () => {
     ).toEqual([
       {
         message: 'content is selected as both c0 and c1: select a field once',
-        code: 'QUERY_TOO_COMPLEX',
+        code: ScribeErrorCode.QueryTooComplex,
       },
     ]);
   });

@@ -38,7 +38,7 @@ export function credentialsFirst(
           return next();
         }
         chargeRefusal(response);
-        refusals.refused(sourceOf(request), `UNAUTHENTICATED: ${reason}`);
+        refusals.refused(sourceOf(request), `${ScribeErrorCode.Unauthenticated}: ${reason}`);
         answerRefusal(response, 401, ScribeErrorCode.Unauthenticated, reason, { close: true });
       },
       (error: unknown) => next(error),

@@ -97,7 +97,7 @@ describe('refusalGate', () => {
         {
           message:
             'Too many refused requests from this address: more than 2 a minute (MAX_REFUSALS_PER_MINUTE). Retry after 30 s.',
-          extensions: { code: 'RATE_LIMITED' },
+          extensions: { code: ScribeErrorCode.RateLimited },
         },
       ],
     });

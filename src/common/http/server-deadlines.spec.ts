@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { type Server } from 'node:http';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 import { RefusalBudget } from './refusal-budget.js';
 import { applyServerDeadlines } from './server-deadlines.js';
 
@@ -69,7 +70,7 @@ describe(applyServerDeadlines.name, () => {
       errors: [
         {
           message: 'The request did not arrive in time (HEADERS_TIMEOUT_MS for its head)',
-          extensions: { code: 'REQUEST_TIMEOUT' },
+          extensions: { code: ScribeErrorCode.RequestTimeout },
         },
       ],
     });
@@ -85,7 +86,7 @@ describe(applyServerDeadlines.name, () => {
     const socket = clientError(code);
     expect(socket.written.startsWith(`${statusLine}\r\n`)).toBe(true);
     expect(JSON.parse(socket.written.split('\r\n\r\n')[1]).errors[0].extensions.code).toBe(
-      'BAD_REQUEST',
+      ScribeErrorCode.BadRequest,
     );
   });
 

@@ -6,6 +6,7 @@ import { ScribeConfig } from '../../config/scribe-config.js';
 import { AuthFailureLog } from '../auth/auth-failure-log.js';
 import { Authenticator } from '../auth/authenticator.js';
 import { errorLogPlugin } from '../errors/error-log.plugin.js';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 import { type GraphQLContext } from '../graphql/graphql-context.js';
 import { loggable, loggableStack, quoted } from './loggable.js';
 import { SafeConsoleLogger } from './safe-console-logger.js';
@@ -101,7 +102,7 @@ describe('every logging path, through the logger main.ts installs', () => {
       contextValue,
     } as never);
     await listener!.didEncounterErrors!({
-      errors: [new GraphQLError(HOSTILE, { extensions: { code: 'BAD_USER_INPUT' } })],
+      errors: [new GraphQLError(HOSTILE, { extensions: { code: ScribeErrorCode.BadUserInput } })],
       contextValue,
     } as never);
     // The fault's line, its stack's two lines, the refusal's line.

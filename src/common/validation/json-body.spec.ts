@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 import {
   MAX_BODY_CONTAINERS,
   MAX_BODY_DEPTH,
@@ -16,7 +17,7 @@ const QUERY_LIMIT = 100;
 const refusalOf = (text: string) => jsonBodyProblem(Buffer.from(text, 'utf8'), QUERY_LIMIT);
 const problemOf = (text: string) => {
   const refusal = refusalOf(text);
-  if (refusal) expect(refusal.code).toBe('BAD_USER_INPUT');
+  if (refusal) expect(refusal.code).toBe(ScribeErrorCode.BadUserInput);
   return refusal?.message;
 };
 const objectWithKeys = (count: number) =>
@@ -102,7 +103,7 @@ describe('jsonBodyShapeProblem', () => {
 });
 
 describe('jsonBodyProblem: the query document', () => {
-  const TOO_LARGE = { code: 'PAYLOAD_TOO_LARGE', message: queryTooLarge(QUERY_LIMIT) };
+  const TOO_LARGE = { code: ScribeErrorCode.PayloadTooLarge, message: queryTooLarge(QUERY_LIMIT) };
   const withQuery = (rawQueryText: string) => `{"query":"${rawQueryText}"}`;
 
   it('names the limit and says what to do instead', () => {
@@ -164,7 +165,9 @@ describe('jsonBodyProblem: the query document', () => {
     const raw = JSON.stringify({ query });
     const decoded = Buffer.byteLength(query, 'utf8');
     expect(jsonBodyProblem(Buffer.from(raw), decoded)).toBeUndefined();
-    expect(jsonBodyProblem(Buffer.from(raw), decoded - 1)?.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(jsonBodyProblem(Buffer.from(raw), decoded - 1)?.code).toBe(
+      ScribeErrorCode.PayloadTooLarge,
+    );
   });
 
   it('counts only the escapes of the query itself, not those of strings after it', () => {

@@ -1,3 +1,4 @@
+import { ScribeErrorCode } from '../../common/errors/scribe-error-code.js';
 import { AppendStatus } from '../../message/append-status.js';
 import { ImportTally } from './import-tally.js';
 
@@ -48,10 +49,17 @@ describe(ImportTally.name, () => {
     tally.add([{ status: AppendStatus.PERSISTED, accepted: true }]);
 
     expect(
-      tally.refusal('BAD_USER_INPUT', 'line 12.message.role: no', 'line 12.message.role'),
+      tally.refusal(
+        ScribeErrorCode.BadUserInput,
+        'line 12.message.role: no',
+        'line 12.message.role',
+      ),
     ).toEqual({
       errors: [
-        { message: 'line 12.message.role: no', extensions: { code: 'BAD_USER_INPUT', line: 12 } },
+        {
+          message: 'line 12.message.role: no',
+          extensions: { code: ScribeErrorCode.BadUserInput, line: 12 },
+        },
       ],
       imported: {
         messages: 1,
