@@ -24,7 +24,7 @@ export { currentRequestId } from './common/logging/request-context.js';
 
 // The GraphQL models and enums Scribe's schema is built from, for a host's own resolvers.
 export { AppendStatus } from './message/append-status.js';
-export { MessageRole } from './common/graphql/models/message-role.enum.js';
+export { MessageRole } from './message/message-role.js';
 export { Message } from './common/graphql/models/message.model.js';
 export {
   MessageConnection,

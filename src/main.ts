@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { createRequire } from 'node:module';
 import { type NestExpressApplication } from '@nestjs/platform-express';
 import { ScribeModule } from './scribe.module.js';
-import { LOG_LEVELS, type LogLevelName } from './config/environment.js';
+import { LOG_LEVELS, type LogLevelName } from './config/run-settings.js';
 import { describeError } from './common/errors/describe-error.js';
 import { resolveScribeConfig } from './config/resolve-scribe-config.js';
 import { type ScribeConfig } from './config/scribe-config.js';

@@ -12,7 +12,8 @@ import {
   type AppendStatus,
 } from './support/fault-helpers.js';
 import { temporaryDataDir, type ServerProcess } from './support/server-process.js';
-import { proxiedPostgresSchema, type TcpProxy } from './support/tcp-proxy.js';
+import { proxiedPostgresSchema } from './support/tcp-proxy.js';
+import { type TcpProxy } from '../src/kit/tcp-proxy.js';
 
 // A PostgreSQL outage made real: the server reaches the database only through a TCP proxy in
 // this process, and cut() drops every connection and refuses new ones until restore().

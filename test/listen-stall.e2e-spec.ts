@@ -4,7 +4,8 @@ import { databaseKinds } from './support/databases.js';
 import { Cleanups, appendMessage } from './support/fault-helpers.js';
 import { errorCodes, liveClient, subscribe, type Subscribed } from './support/live-client.js';
 import { startServer, temporaryDataDir, type ServerProcess } from './support/server-process.js';
-import { proxiedPostgresSchema, type TcpProxy } from './support/tcp-proxy.js';
+import { proxiedPostgresSchema } from './support/tcp-proxy.js';
+import { type TcpProxy } from '../src/kit/tcp-proxy.js';
 
 // Two real server processes share one PostgreSQL schema; A reaches it through a TCP proxy that
 // can blackhole the path: drop every byte and keep the sockets open, so that A's LISTEN

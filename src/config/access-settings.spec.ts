@@ -4,7 +4,7 @@ import {
   parseApiTokens,
   type AccessVariables,
 } from './access-settings.js';
-import { InvalidEnvironmentError } from './environment.js';
+import { InvalidEnvironmentError } from './invalid-environment.error.js';
 
 const NOTHING: AccessVariables = {
   apiTokens: undefined,

@@ -1,4 +1,5 @@
-import { InvalidEnvironmentError, type Environment } from './environment.js';
+import { type Environment } from './environment.js';
+import { InvalidEnvironmentError } from './invalid-environment.error.js';
 
 export const SCOPES = ['read', 'append', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];

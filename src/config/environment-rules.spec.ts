@@ -1,4 +1,5 @@
-import { BODY_ROOM_BYTES, validateEnvironment } from './environment.js';
+import { validateEnvironment } from './environment.js';
+import { BODY_ROOM_BYTES } from './read-limit-settings.js';
 import { ScribeConfig } from './scribe-config.js';
 import { refusal } from './testing/environment-fixtures.js';
 

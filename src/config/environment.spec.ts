@@ -1,4 +1,6 @@
-import { LOG_LEVELS, SQLITE_SYNCHRONOUS_MODES, validateEnvironment } from './environment.js';
+import { validateEnvironment } from './environment.js';
+import { LOG_LEVELS } from './run-settings.js';
+import { SQLITE_SYNCHRONOUS_MODES } from './store-settings.js';
 import { DEFAULTS, INTEGER_VARIABLES, refusal } from './testing/environment-fixtures.js';
 
 describe(validateEnvironment.name, () => {

@@ -8,11 +8,6 @@ import { READ_LIMIT_INTEGERS } from './read-limit-settings.js';
 import { RunSettings } from './run-settings.js';
 import { STORE_INTEGERS } from './store-settings.js';
 
-export { InvalidEnvironmentError } from './invalid-environment.error.js';
-export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevelName } from './run-settings.js';
-export { SQLITE_SYNCHRONOUS_MODES, type SqliteSynchronousMode } from './store-settings.js';
-export { BODY_ROOM_BYTES, leastResponseBytes, maxResponseBytesOf } from './read-limit-settings.js';
-
 // The variables are declared by concern, one class a file, each extending the one before:
 // store, read limits, live, HTTP, auth, run. The chain keeps the order they have always had, in
 // Object.keys and in class-validator's errors, so that of two bad variables the same one is named.

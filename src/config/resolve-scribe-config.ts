@@ -1,12 +1,11 @@
-import { InvalidEnvironmentError, validateEnvironment } from './environment.js';
+import { validateEnvironment } from './environment.js';
+import { InvalidEnvironmentError } from './invalid-environment.error.js';
 import { integerBounds } from './integer-bounds.js';
 import { InvalidScribeOptionsError } from './invalid-scribe-options.error.js';
 import { ScribeConfig } from './scribe-config.js';
 import { checkOptionShape, variablesOfOptions } from './scribe-option-shape.js';
 import { OPTION_OF_VARIABLE, optionAt } from './scribe-option-table.js';
 import { type ScribeOptions } from './scribe-options.js';
-
-export { InvalidScribeOptionsError } from './invalid-scribe-options.error.js';
 
 /**
  * The ScribeConfig of `options`, `{}` giving every default. The options are written as the

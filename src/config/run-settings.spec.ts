@@ -1,5 +1,6 @@
 import { validateEnvironment } from './environment.js';
-import { InvalidScribeOptionsError, resolveScribeConfig } from './resolve-scribe-config.js';
+import { resolveScribeConfig } from './resolve-scribe-config.js';
+import { InvalidScribeOptionsError } from './invalid-scribe-options.error.js';
 import { refusal } from './testing/environment-fixtures.js';
 
 // GRAPHQL_PATH and graphql.path: literal segments Express matches as written, never a route of

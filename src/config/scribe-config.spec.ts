@@ -1,5 +1,6 @@
 import { isAbsolute, join, resolve } from 'node:path';
-import { InvalidEnvironmentError, validateEnvironment } from './environment.js';
+import { validateEnvironment } from './environment.js';
+import { InvalidEnvironmentError } from './invalid-environment.error.js';
 import { ScribeConfig } from './scribe-config.js';
 import { refusal } from './testing/environment-fixtures.js';
 

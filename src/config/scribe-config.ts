@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import { accessSettings, accessVariablesOf, type AccessSettings } from './access-settings.js';
-import { Environment, maxResponseBytesOf, type SqliteSynchronousMode } from './environment.js';
+import { Environment } from './environment.js';
+import { maxResponseBytesOf } from './read-limit-settings.js';
+import { type SqliteSynchronousMode } from './store-settings.js';
 import { corsHeadersOf, corsOriginsOf } from './http-front.js';
 import { resolveScribeConfig } from './resolve-scribe-config.js';
 import { scribeOptionsFromEnvironment } from './scribe-options-from-environment.js';

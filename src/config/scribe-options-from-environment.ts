@@ -1,11 +1,7 @@
 import { accessSettings, accessVariablesOf } from './access-settings.js';
-import {
-  InvalidEnvironmentError,
-  validateEnvironment,
-  type Environment,
-  type LogFormat,
-  type LogLevelName,
-} from './environment.js';
+import { validateEnvironment, type Environment } from './environment.js';
+import { InvalidEnvironmentError } from './invalid-environment.error.js';
+import { type LogFormat, type LogLevelName } from './run-settings.js';
 import { SCRIBE_OPTION_TABLE, setOptionAt } from './scribe-option-table.js';
 import { type ScribeOptions } from './scribe-options.js';
 

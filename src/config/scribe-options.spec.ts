@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { Environment, InvalidEnvironmentError, validateEnvironment } from './environment.js';
+import { Environment, validateEnvironment } from './environment.js';
+import { InvalidEnvironmentError } from './invalid-environment.error.js';
 import { integerBounds } from './integer-bounds.js';
 import { resolveScribeConfig } from './resolve-scribe-config.js';
 import { ScribeConfig } from './scribe-config.js';

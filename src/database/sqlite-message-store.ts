@@ -15,8 +15,6 @@ import {
 } from './sqlite-writer-protocol.js';
 import { type SqliteStoreSettings, type WrittenPositions } from './sqlite-writer.js';
 
-export { type SqliteStoreSettings } from './sqlite-writer.js';
-
 /**
  * The SQLite message store: a SqliteWriter (which owns the write connection and its promises)
  * in a worker thread of its own. A transaction is several statements, and with the connection

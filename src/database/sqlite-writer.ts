@@ -1,7 +1,7 @@
 import { Mutex } from 'async-mutex';
 import { statSync } from 'node:fs';
 import { errorCode } from '../common/errors/describe-error.js';
-import { type SqliteSynchronousMode } from '../config/environment.js';
+import { type SqliteSynchronousMode } from '../config/store-settings.js';
 import { DatabaseFileChangedError } from './database-errors.js';
 import { beat, pruneHeartbeats } from './heartbeat-sql.js';
 import { beginWrite } from './message-sql.js';

@@ -6,7 +6,7 @@ import { ScribeConfig } from '../config/scribe-config.js';
 import { DatabaseHealth } from '../database/database-health.js';
 import { BlockedFiles } from '../spool/blocked-files.js';
 import { SpoolOfAnotherDatabase } from '../spool/database-binding-rules.js';
-import { SpoolDirectoryError } from '../spool/journal-files.js';
+import { SpoolDirectoryError } from '../spool/spool-directory.js';
 import { SpoolService } from '../spool/spool.service.js';
 import { CoalescingWriter } from '../transcript/coalescing-writer.js';
 import { TranscriptService } from '../transcript/transcript.service.js';

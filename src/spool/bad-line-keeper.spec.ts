@@ -4,7 +4,8 @@ import { JournalIndex } from './journal-index.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
 import { SetAsideLog } from './set-aside-log.js';
 import { type SetAsideEntry } from './set-aside-entry.js';
-import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { FakeJournalFiles } from './testing/fake-journal-files.js';
+import { fsError } from './testing/file-faults.js';
 
 const A = 'journal-000000000001000-000000-dddddddd.jsonl';
 const B = 'journal-000000000002000-000000-dddddddd.jsonl';

@@ -1,7 +1,8 @@
 import { describeError } from '../common/errors/describe-error.js';
 import { type BlockedFiles } from './blocked-files.js';
 import { type JournalFiles } from './journal-files.js';
-import { type DiskEntry, type JournalIndex } from './journal-index.js';
+import { type JournalIndex } from './journal-index.js';
+import { type DiskEntry } from './disk-only-list.js';
 import { type SegmentCache, readBack } from './journal-reader.js';
 import { type JournalEvents, type JournaledRecord } from './journal.js';
 import { SET_ASIDE_LOG } from './segment-names.js';

@@ -9,7 +9,8 @@ import { OwnerLock } from './owner-lock.js';
 import { formatSegmentName, ownerLockName, SET_ASIDE_LOG } from './segment-names.js';
 import { SetAsideLog } from './set-aside-log.js';
 import { type SetAsideEntry } from './set-aside-entry.js';
-import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { FakeJournalFiles } from './testing/fake-journal-files.js';
+import { fsError } from './testing/file-faults.js';
 import { journalAdoption } from './testing/journal-parts.js';
 import { ACCEPTED_AT, messageRecord, segmentData } from './testing/records.js';
 

@@ -1,6 +1,5 @@
 // What the journal asks of the spool directory: NodeJournalFiles does it on the real file
 // system, FakeJournalFiles in memory for specs.
-export { SpoolDirectoryError } from './spool-directory.js';
 
 /** Which file a name or a handle is: a name that now points at another is not the one opened. */
 export interface FileIdentity {

@@ -1,4 +1,5 @@
-import { JournalIndex, type RecordLocation } from './journal-index.js';
+import { JournalIndex } from './journal-index.js';
+import { type RecordLocation } from './journal-ledger.js';
 import { messageRecord } from './testing/records.js';
 
 // JournalIndex when a segment vanished: what memory held becomes orphans, journaled again at a

@@ -1,10 +1,6 @@
 import { JournalLedger, type RecordLocation } from './journal-ledger.js';
 import { type OrphanRecord } from './journal-moves.js';
 
-export type { DiskEntry } from './disk-only-list.js';
-export type { RecordLocation } from './journal-ledger.js';
-export type { OrphanRecord } from './journal-moves.js';
-
 /**
  * The journal's ledger (JournalLedger: what each segment and session owes) and what became of
  * the records of segments that vanished under the running instance: those memory held wait as

@@ -1,4 +1,5 @@
-import { type DiskEntry, JournalLedger, type RecordLocation } from './journal-ledger.js';
+import { JournalLedger, type RecordLocation } from './journal-ledger.js';
+import { type DiskEntry } from './disk-only-list.js';
 
 const A = 'journal-000000000001000-000000-aaaaaaaa.jsonl';
 const B = 'journal-000000000002000-000000-aaaaaaaa.jsonl';

@@ -2,8 +2,6 @@ import { type MessageRecord } from '../message/message-record.js';
 import { DiskOnlyList, type DiskEntry } from './disk-only-list.js';
 import { JournalMoves } from './journal-moves.js';
 
-export type { DiskEntry } from './disk-only-list.js';
-
 /** Where one record's line sits in the journal. */
 export interface RecordLocation {
   segment: string;

@@ -1,8 +1,9 @@
 import { type MessageRecord } from '../message/message-record.js';
 import { encodeJournalLine } from './journal-codec.js';
-import { type DiskEntry } from './journal-index.js';
+import { type DiskEntry } from './disk-only-list.js';
 import { readBack, SegmentCache } from './journal-reader.js';
-import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { FakeJournalFiles } from './testing/fake-journal-files.js';
+import { fsError } from './testing/file-faults.js';
 import { messageRecord } from './testing/records.js';
 
 const A = 'journal-000000000001000-000000-aaaaaaaa.jsonl';

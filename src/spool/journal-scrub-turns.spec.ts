@@ -3,7 +3,8 @@ import { JournalIndex } from './journal-index.js';
 import { type JournalEvents, type JournaledRecord, Journal } from './journal.js';
 import { formatSegmentName, SegmentNamer, SET_ASIDE_LOG } from './segment-names.js';
 import { SetAsideLog } from './set-aside-log.js';
-import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { FakeJournalFiles } from './testing/fake-journal-files.js';
+import { fsError } from './testing/file-faults.js';
 import { journalOver, journalWriter } from './testing/journal-parts.js';
 import { messageRecord } from './testing/records.js';
 

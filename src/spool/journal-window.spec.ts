@@ -1,4 +1,4 @@
-import { type DiskEntry } from './journal-index.js';
+import { type DiskEntry } from './disk-only-list.js';
 import { selectWindow } from './journal-window.js';
 
 const SEGMENT = 'journal-000000000001000-000000-aaaaaaaa.jsonl';

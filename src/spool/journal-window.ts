@@ -1,5 +1,5 @@
 import { type KeyWindow } from '../message/held-messages.js';
-import { type DiskEntry } from './journal-index.js';
+import { type DiskEntry } from './disk-only-list.js';
 
 /** The disk-only entries a page may list, and what the selection left out. */
 export interface WindowSelection {

@@ -1,15 +1,13 @@
 import { jest } from '@jest/globals';
 import { encodeJournalLine } from './journal-codec.js';
-import { JournalIndex, type RecordLocation } from './journal-index.js';
-import {
-  type JournalAppend,
-  type JournalWriter,
-  type LostSegment,
-  SegmentLostError,
-} from './journal-writer.js';
-import { SpoolDirectoryError } from './journal-files.js';
+import { JournalIndex } from './journal-index.js';
+import { type RecordLocation } from './journal-ledger.js';
+import { type JournalAppend, type JournalWriter } from './journal-writer.js';
+import { type LostSegment, SegmentLostError } from './segment-loss.js';
+import { SpoolDirectoryError } from './spool-directory.js';
 import { formatSegmentName, SegmentNamer } from './segment-names.js';
-import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { FakeJournalFiles } from './testing/fake-journal-files.js';
+import { fsError } from './testing/file-faults.js';
 import { journalWriter } from './testing/journal-parts.js';
 import { messageRecord } from './testing/records.js';
 

@@ -2,10 +2,12 @@ import { type Failpoints } from '../common/failpoints.js';
 import { RecordingFailpoints } from '../common/testing/recording-failpoints.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { encodeJournalLine } from './journal-codec.js';
-import { JournalIndex, type RecordLocation } from './journal-index.js';
+import { JournalIndex } from './journal-index.js';
+import { type RecordLocation } from './journal-ledger.js';
 import { type JournalAppend, JournalWriter } from './journal-writer.js';
 import { formatSegmentName, SegmentNamer } from './segment-names.js';
-import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { FakeJournalFiles } from './testing/fake-journal-files.js';
+import { fsError } from './testing/file-faults.js';
 import { journalWriter } from './testing/journal-parts.js';
 import { messageRecord } from './testing/records.js';
 

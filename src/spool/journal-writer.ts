@@ -3,13 +3,11 @@ import { type Failpoints } from '../common/failpoints.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type Unavailable } from '../message/outcomes.js';
 import { encodeJournalLine } from './journal-codec.js';
-import {
-  SpoolDirectoryError,
-  type FileIdentity,
-  type JournalFiles,
-  type WritableFile,
-} from './journal-files.js';
-import { type JournalIndex, type OrphanRecord, type RecordLocation } from './journal-index.js';
+import { type FileIdentity, type JournalFiles, type WritableFile } from './journal-files.js';
+import { SpoolDirectoryError } from './spool-directory.js';
+import { type JournalIndex } from './journal-index.js';
+import { type OrphanRecord } from './journal-moves.js';
+import { type RecordLocation } from './journal-ledger.js';
 import { type SegmentNamer } from './segment-names.js';
 import {
   NO_EVENTS,
@@ -19,9 +17,6 @@ import {
   type WriterEvents,
 } from './segment-loss.js';
 import { SyncFailedError, writeSynced } from './synced-write.js';
-
-export type { LostSegment, WriterEvents } from './segment-loss.js';
-export { SegmentLostError } from './segment-loss.js';
 
 /** What a journal append came to: on disk and synced, or not there at all. */
 export type JournalAppend = { kind: 'written'; locations: RecordLocation[] } | Unavailable;

@@ -10,7 +10,8 @@ import { drain, type DrainStep } from './testing/drain.js';
 import { journalOver, journalWriter } from './testing/journal-parts.js';
 import { SetAsideLog } from './set-aside-log.js';
 import { rawField, type SetAsideEntry } from './set-aside-entry.js';
-import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { FakeJournalFiles } from './testing/fake-journal-files.js';
+import { fsError } from './testing/file-faults.js';
 import { messageRecord } from './testing/records.js';
 
 const INSTANCE = 'aaaaaaaa';

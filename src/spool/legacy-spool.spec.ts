@@ -11,7 +11,8 @@ import {
 import { SegmentNamer } from './segment-names.js';
 import { journalOver, journalWriter } from './testing/journal-parts.js';
 import { SetAsideLog } from './set-aside-log.js';
-import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { FakeJournalFiles } from './testing/fake-journal-files.js';
+import { fsError } from './testing/file-faults.js';
 import { messageRecord } from './testing/records.js';
 
 /** A file as Scribe 0.1 spooled `record`. */

@@ -5,7 +5,8 @@ import {
   type LineAt,
   SCAN_CHUNK_BYTES,
 } from './line-scan.js';
-import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { FakeJournalFiles } from './testing/fake-journal-files.js';
+import { fsError } from './testing/file-faults.js';
 
 /** Every line a scan of `text` hands over, with where it is, read `chunk` bytes at a time. */
 async function scan(text: string | Buffer, chunk: number) {

@@ -1,7 +1,7 @@
 import { JournalIndex } from './journal-index.js';
 import { SegmentWatch } from './segment-loss.js';
 import { formatSegmentName } from './segment-names.js';
-import { SpoolDirectoryError } from './journal-files.js';
+import { SpoolDirectoryError } from './spool-directory.js';
 import { FakeJournalFiles } from './testing/fake-journal-files.js';
 import { fsError } from './testing/file-faults.js';
 import { messageRecord } from './testing/records.js';

@@ -1,4 +1,5 @@
-import { SpoolDirectoryError, type FileIdentity, type JournalFiles } from './journal-files.js';
+import { type FileIdentity, type JournalFiles } from './journal-files.js';
+import { SpoolDirectoryError } from './spool-directory.js';
 import { errorCode } from '../common/errors/describe-error.js';
 import { type JournalIndex } from './journal-index.js';
 

@@ -6,7 +6,7 @@ import {
   journaledIdOf,
 } from './journal-codec.js';
 import { type JournalFiles } from './journal-files.js';
-import { type RecordLocation } from './journal-index.js';
+import { type RecordLocation } from './journal-ledger.js';
 import { scanLines } from './line-scan.js';
 import { parseSegmentName } from './segment-names.js';
 

@@ -8,7 +8,8 @@ import { SetAsideActions, recordOfEntry } from './set-aside-actions.js';
 import { SetAsideLog } from './set-aside-log.js';
 import { type SetAsideEntry, setAsideIdOf } from './set-aside-entry.js';
 import { type SpoolService } from './spool.service.js';
-import { FakeJournalFiles, fsError } from './testing/fake-journal-files.js';
+import { FakeJournalFiles } from './testing/fake-journal-files.js';
+import { fsError } from './testing/file-faults.js';
 import { messageRecord } from './testing/records.js';
 
 /** The spool as SetAsideActions uses it: appends answered as told, retries counted. */

@@ -1,4 +1,4 @@
-import { SpoolDirectoryError } from './journal-files.js';
+import { SpoolDirectoryError } from './spool-directory.js';
 import { SpoolReporter } from './spool-reporter.js';
 import { type SetAsideEntry } from './set-aside-entry.js';
 

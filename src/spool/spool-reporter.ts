@@ -2,8 +2,10 @@ import { Logger } from '@nestjs/common';
 import { describeError } from '../common/errors/describe-error.js';
 import { type MetricsService } from '../metrics/metrics.service.js';
 import { type BlockedFile } from './blocked-files.js';
-import { SpoolDirectoryError, type IrregularEntry } from './journal-files.js';
-import { type JournalAppend, type LostSegment } from './journal-writer.js';
+import { type IrregularEntry } from './journal-files.js';
+import { SpoolDirectoryError } from './spool-directory.js';
+import { type JournalAppend } from './journal-writer.js';
+import { type LostSegment } from './segment-loss.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
 import { type SetAsideEntry } from './set-aside-entry.js';
 

@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { SpoolDirectoryError } from './journal-files.js';
+import { SpoolDirectoryError } from './spool-directory.js';
 import { JournalIndex } from './journal-index.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
 import { SetAsideLog } from './set-aside-log.js';

@@ -1,6 +1,7 @@
 import { describeError } from '../common/errors/describe-error.js';
 import { type BlockedFile } from './blocked-files.js';
-import { SpoolDirectoryError, type IrregularEntry } from './journal-files.js';
+import { type IrregularEntry } from './journal-files.js';
+import { SpoolDirectoryError } from './spool-directory.js';
 import { type JournalIndex } from './journal-index.js';
 import { type SetAsideLog } from './set-aside-log.js';
 

@@ -37,11 +37,6 @@ import {
   type SpoolStatusView,
 } from './spool-status.js';
 
-export type { Forgotten, JournaledRecord, NextBatch, Settled } from './journal.js';
-export { RecordUnreadableError } from './record-unreadable.error.js';
-export type { JournalAppend } from './journal-writer.js';
-export type { RecordLocation } from './journal-index.js';
-
 /**
  * The journal as a Nest service: accepted messages that the database could not take, on local
  * disk, synced, in append-only segments of JSON lines, until they are stored. It knows nothing

@@ -6,7 +6,8 @@ import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { JournalIndex } from '../spool/journal-index.js';
 import { Journal } from '../spool/journal.js';
-import { RecordUnreadableError, SpoolService } from '../spool/spool.service.js';
+import { SpoolService } from '../spool/spool.service.js';
+import { RecordUnreadableError } from '../spool/record-unreadable.error.js';
 import { AppendStatus } from '../message/append-status.js';
 import { type BacklogEntry, type Backlog } from './session-backlog.js';
 

@@ -3,7 +3,7 @@ import { KeyedMutex } from '../common/concurrency/keyed-mutex.js';
 import { AppendStatus } from '../message/append-status.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type HeldMessage } from '../message/held-messages.js';
-import { type RecordLocation } from '../spool/spool.service.js';
+import { type RecordLocation } from '../spool/journal-ledger.js';
 
 /** An accepted message waiting for the database, and where the journal holds it. */
 export interface BacklogEntry {

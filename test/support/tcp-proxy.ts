@@ -1,9 +1,6 @@
 import { startTcpProxy, type TcpProxy } from '../../src/kit/tcp-proxy.js';
 import { TEST_DATABASE_URL, createPostgresSchema } from './databases.js';
 
-// The proxy is the testing kit's (a host's tests cut the database with it too).
-export { startTcpProxy, type TcpProxy };
-
 /**
  * A schema of its own on the test PostgreSQL behind a TCP proxy that can cut it: `url` goes
  * through the proxy (for the server), `directUrl` around it (for the test's own reads). Both

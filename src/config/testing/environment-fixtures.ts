@@ -1,4 +1,5 @@
-import { InvalidEnvironmentError, validateEnvironment } from '../environment.js';
+import { validateEnvironment } from '../environment.js';
+import { InvalidEnvironmentError } from '../invalid-environment.error.js';
 
 // What the environment specs share: every variable's default, the integer ones, and the
 // refusal a bad environment gets.

@@ -1,4 +1,5 @@
-import { InvalidScribeOptionsError, resolveScribeConfig } from '../resolve-scribe-config.js';
+import { resolveScribeConfig } from '../resolve-scribe-config.js';
+import { InvalidScribeOptionsError } from '../invalid-scribe-options.error.js';
 import { type ScribeOptions } from '../scribe-options.js';
 
 /** The error resolveScribeConfig refuses `options` with; fails the test when it accepts them. */

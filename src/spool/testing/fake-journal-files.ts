@@ -7,8 +7,6 @@ import {
 import { FakeWritableFile, type Inode, newInode } from './fake-writable-file.js';
 import { FileFaults, fsError } from './file-faults.js';
 
-export { fsError, type FileOperation } from './file-faults.js';
-
 /**
  * JournalFiles in memory, for specs that must tear a write half way, fill the disk or fail an
  * fsync at a chosen moment, without a temp directory.

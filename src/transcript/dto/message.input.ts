@@ -1,7 +1,8 @@
 import { Field, InputType } from '@nestjs/graphql';
 import { Allow, IsEnum, IsOptional, IsString } from 'class-validator';
 import { GraphQLJSON } from 'graphql-scalars';
-import { MessageRole } from '../../common/graphql/models/message-role.enum.js';
+import '../../common/graphql/models/message-role.enum.js';
+import { MessageRole } from '../../message/message-role.js';
 
 // Over GraphQL, checked in plain code by the write path (input-rules.ts), as the append inputs
 // that hold it are marked PlainChecked, after GraphQL checked its types. The class-validator

@@ -2,17 +2,17 @@ import { type MessageRecord } from '../../message/message-record.js';
 import { splitRefused, type RefusedRecord, type Unavailable } from '../../message/outcomes.js';
 import { type AdoptionReport } from '../../spool/journal-adoption.js';
 import { type JournalIndex } from '../../spool/journal-index.js';
-import { type Journal } from '../../spool/journal.js';
 import {
-  RecordUnreadableError,
+  type Journal,
   type Forgotten,
-  type JournalAppend,
   type JournaledRecord,
   type NextBatch,
-  type RecordLocation,
   type Settled,
-  type SpoolService,
-} from '../../spool/spool.service.js';
+} from '../../spool/journal.js';
+import { type SpoolService } from '../../spool/spool.service.js';
+import { RecordUnreadableError } from '../../spool/record-unreadable.error.js';
+import { type JournalAppend } from '../../spool/journal-writer.js';
+import { type RecordLocation } from '../../spool/journal-ledger.js';
 
 /** The part of the journal the write path uses: of SpoolService, Journal and JournalIndex. */
 export type WritePathSpool = Pick<

@@ -1,8 +1,8 @@
 import { registerEnumType } from '@nestjs/graphql';
 import { MessageRole } from '../../../message/message-role.js';
 
-// The domain enum, described for the GraphQL schema.
-export { MessageRole };
+// The domain enum (imported from its one home, message/), described for the GraphQL schema:
+// the models and inputs that carry it import this file for that effect.
 
 registerEnumType(MessageRole, {
   name: 'MessageRole',

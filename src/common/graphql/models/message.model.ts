@@ -3,7 +3,8 @@ import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
 import { FieldScope } from '../../auth/field-scope.js';
 import { AppendStatus } from '../../../message/append-status.js';
 import './append-status.enum.js';
-import { MessageRole } from './message-role.enum.js';
+import { MessageRole } from '../../../message/message-role.js';
+import './message-role.enum.js';
 
 // What a message says and when it was accepted needs `read`, in an append's answer too: a
 // retry answers the message first accepted. Its id (derived from the session and the
