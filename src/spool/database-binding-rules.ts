@@ -1,3 +1,4 @@
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { type SpoolDatabaseRecord } from './database-id-file.js';
 import { DATABASE_ID_FILE } from './segment-names.js';
 
@@ -102,5 +103,5 @@ export function mismatch(spoolId: string, databaseId: string): string {
 
 /** An append or a probe of a spool that belongs to another database. */
 export class SpoolOfAnotherDatabase extends Error {
-  readonly code = 'SPOOL_OF_ANOTHER_DATABASE';
+  readonly code = ScribeErrorCode.SpoolOfAnotherDatabase;
 }

@@ -1,3 +1,4 @@
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { jest } from '@jest/globals';
 import {
   mkdir,
@@ -299,7 +300,7 @@ describe(NodeJournalFiles.name, () => {
       await writeFile(directory, 'not a directory');
 
       await expect(sut.checkWritable(0)).rejects.toMatchObject({
-        code: 'SPOOL_DIR_UNUSABLE',
+        code: ScribeErrorCode.SpoolDirUnusable,
         found: 'not a directory',
       });
     });

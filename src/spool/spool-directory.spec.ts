@@ -1,3 +1,4 @@
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { execFileSync } from 'node:child_process';
 import { lstat, mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -47,7 +48,7 @@ describe('checkSpoolDirectory', () => {
     expect(error).toBeInstanceOf(SpoolDirectoryError);
     expect(error).toMatchObject({
       name: 'SpoolDirectoryError',
-      code: 'SPOOL_DIR_UNUSABLE',
+      code: ScribeErrorCode.SpoolDirUnusable,
       directory: join(root, 'spool'),
       found: 'a symlink',
       message: `SPOOL_DIR ${join(root, 'spool')} is a symlink: nothing is journaled there until it is a directory this process can write`,

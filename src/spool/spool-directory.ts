@@ -1,3 +1,4 @@
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { constants } from 'node:fs';
 import { access, lstat } from 'node:fs/promises';
 import { errorCode } from '../common/errors/describe-error.js';
@@ -9,7 +10,7 @@ import { errorCode } from '../common/errors/describe-error.js';
  */
 export class SpoolDirectoryError extends Error {
   override readonly name = 'SpoolDirectoryError';
-  readonly code = 'SPOOL_DIR_UNUSABLE';
+  readonly code = ScribeErrorCode.SpoolDirUnusable;
 
   constructor(
     readonly directory: string,

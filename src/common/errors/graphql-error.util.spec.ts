@@ -61,6 +61,8 @@ describe('ScribeErrorCode', () => {
     RequestTimeout: 'REQUEST_TIMEOUT',
     ClientClosedRequest: 'CLIENT_CLOSED_REQUEST',
     InternalServerError: 'INTERNAL_SERVER_ERROR',
+    SpoolDirUnusable: 'SPOOL_DIR_UNUSABLE',
+    SpoolOfAnotherDatabase: 'SPOOL_OF_ANOTHER_DATABASE',
   };
 
   it('is the wire codes themselves, each named once', () => {

@@ -53,4 +53,10 @@ export enum ScribeErrorCode {
   ClientClosedRequest = 'CLIENT_CLOSED_REQUEST',
   /** A fault of the server's own; the message says no more. */
   InternalServerError = 'INTERNAL_SERVER_ERROR',
+
+  // What /health shows of the spool (`details.spool.code`) and spoolStatus's `error` starts with.
+  /** SPOOL_DIR is not a directory this process can write (a symlink, a file, another owner). */
+  SpoolDirUnusable = 'SPOOL_DIR_UNUSABLE',
+  /** The spool's database.id names another database than the one connected. */
+  SpoolOfAnotherDatabase = 'SPOOL_OF_ANOTHER_DATABASE',
 }
