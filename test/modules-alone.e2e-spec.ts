@@ -4,10 +4,16 @@ import { Test, type TestingModule, type TestingModuleBuilder } from '@nestjs/tes
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { deferred } from '../src/common/testing/deferred.js';
 import { ScribeConfigModule } from '../src/config/scribe-config.module.js';
+import { DatabaseHealth } from '../src/database/database-health.js';
 import { DatabaseModule } from '../src/database/database.module.js';
 import { DatabaseReadiness } from '../src/database/database-readiness.js';
-import { MessageStore, type SessionWrite } from '../src/database/message-store.js';
+import {
+  MessageStore,
+  type SessionWrite,
+  type WrittenSession,
+} from '../src/database/message-store.js';
 import { MetricsModule } from '../src/metrics/metrics.module.js';
 import { SessionModule } from '../src/session/session.module.js';
 import { SessionResolveGate } from '../src/session/session-resolve-gate.js';
@@ -89,6 +95,58 @@ describe('a feature module imported alone', () => {
     expect(answer.status).toBe('QUEUED');
     expect(writes.length).toBeGreaterThan(0);
     expect(writes[0][0]).toMatchObject({ sessionId: 'alone-1' });
+  });
+
+  it("TranscriptModule: /health's heartbeat (DatabaseHealth.check) queues behind the writes", async () => {
+    const release = deferred();
+    const calls: string[] = [];
+    // A store whose first write waits for the test: the heartbeat must not pass it.
+    class HeldStore extends MessageStore {
+      async write(batch: SessionWrite[]): Promise<WrittenSession[]> {
+        calls.push('write');
+        await release.promise;
+        return batch.map((write) => ({ inserted: write.records, skipped: [], revision: 1 }));
+      }
+      heartbeat(): Promise<void> {
+        calls.push('heartbeat');
+        return Promise.resolve();
+      }
+    }
+    const ref = await alone(TranscriptModule, (builder) =>
+      builder.overrideProvider(MessageStore).useValue(new HeldStore()),
+    );
+    const appended = ref
+      .get(TranscriptService)
+      .append('alone-3', [{ role: 'USER', content: 'first' } as never]);
+    while (!calls.includes('write')) await new Promise((resolve) => setImmediate(resolve));
+
+    const checked = ref.get(DatabaseHealth).check();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const whileHeld = [...calls];
+    release.resolve();
+
+    expect(whileHeld).toEqual(['write']);
+    await expect(checked).resolves.toBeUndefined();
+    expect((await appended).status).toBe('PERSISTED');
+    expect(calls).toEqual(['write', 'heartbeat']);
+  });
+
+  it("SessionModule: without the write path, /health's heartbeat is the store's own", async () => {
+    let heartbeats = 0;
+    class CountingStore extends MessageStore {
+      write(): Promise<never> {
+        return Promise.reject(new Error('no write here'));
+      }
+      heartbeat(): Promise<void> {
+        heartbeats += 1;
+        return Promise.resolve();
+      }
+    }
+    const ref = await alone(SessionModule, (builder) =>
+      builder.overrideProvider(MessageStore).useValue(new CountingStore()),
+    );
+    await expect(ref.get(DatabaseHealth).check()).resolves.toBeUndefined();
+    expect(heartbeats).toBe(1);
   });
 
   it('SessionModule: the gate resolves a session (none yet: null)', async () => {

@@ -1,7 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { CapturingLogger } from '../common/testing/capturing-logger.js';
 import { deferred } from '../common/testing/deferred.js';
+import { type Unavailable, type Written } from '../message/outcomes.js';
 import { DatabaseHealth } from './database-health.js';
+import { DatabaseHeartbeat } from './database-heartbeat.js';
 
 /** A driver error with a code, as describeError prints it. */
 function driverError(message: string, code: string): Error {
@@ -56,7 +58,7 @@ describe(DatabaseHealth.name, () => {
   /** Level and message of each line logged, in order. */
   const logged = () => logger.lines.map(({ level, message }) => ({ level, message }));
 
-  const health = (backgroundRetry: boolean) =>
+  const health = (backgroundRetry: boolean, heartbeat?: DatabaseHeartbeat) =>
     new DatabaseHealth(
       {
         get isReady() {
@@ -66,6 +68,7 @@ describe(DatabaseHealth.name, () => {
       backgroundRetry,
       () => now,
       logger,
+      heartbeat,
     );
 
   beforeEach(() => {
@@ -549,6 +552,71 @@ describe(DatabaseHealth.name, () => {
       await admission(sut);
       await leaseFree(sut);
       expect(sut.quietForMs()).toBe(20_000);
+    });
+  });
+
+  describe('check (/health)', () => {
+    /** A heartbeat that answers `answer` (a Written, or an Unavailable), counting the calls. */
+    class Beats extends DatabaseHeartbeat {
+      calls = 0;
+      constructor(private readonly answer: Written | Unavailable) {
+        super();
+      }
+      heartbeat(): Promise<Written | Unavailable> {
+        this.calls += 1;
+        return Promise.resolve(this.answer);
+      }
+    }
+    const committed = () =>
+      new Beats({ kind: 'written', inserted: [], skipped: [], refused: [], revision: null });
+
+    it('resolves once its heartbeat commits', async () => {
+      const beats = committed();
+      const sut = health(false, beats);
+      await expect(sut.check()).resolves.toBeUndefined();
+      expect(beats.calls).toBe(1);
+    });
+
+    it("rejects with the heartbeat's error when the database is unavailable, and notes nothing", async () => {
+      const refused = new Error('connection refused');
+      const sut = health(false, new Beats({ kind: 'unavailable', error: refused }));
+      const before = sut.status();
+
+      await expect(sut.check()).rejects.toBe(refused);
+
+      expect(sut.status()).toEqual(before);
+      expect(logger.lines).toEqual([]);
+    });
+
+    it('asks no heartbeat while the disk is known to be full, and says so', async () => {
+      const beats = committed();
+      const sut = health(false, beats);
+      sut.failed('s1', driverError('SQLITE_FULL: database or disk is full', 'SQLITE_FULL'), 1);
+
+      await expect(sut.check()).rejects.toThrow(
+        "the database's disk is full: SQLITE_FULL: database or disk is full",
+      );
+      expect(beats.calls).toBe(0);
+    });
+
+    it('rejects when built without a heartbeat', async () => {
+      await expect(health(false).check()).rejects.toThrow('DatabaseHealth was given no heartbeat');
+    });
+
+    it('neither waits for nor takes the probe lease', async () => {
+      const sut = health(false, committed());
+      let checked: Promise<void> | undefined;
+      const lease = sut.tryProbe(
+        async () => {
+          checked = sut.check();
+          await checked;
+          return 'probe';
+        },
+        async () => 'busy',
+      );
+      expect(await lease).toBe('probe');
+      await expect(checked).resolves.toBeUndefined();
+      expect(await leaseFree(sut)).toBe(true);
     });
   });
 });

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { describeError } from '../common/errors/describe-error.js';
 import { classifyDatabaseError } from './database-errors.js';
+import { type DatabaseHeartbeat } from './database-heartbeat.js';
 import { type DatabaseReadiness } from './database-readiness.js';
 
 export interface HealthLog {
@@ -52,7 +53,8 @@ export interface DatabaseStatus {
  * session's lock. An outage gets louder as it lasts, without flooding the log: WARN for a
  * session's first failed writes, ERROR from the third (then at the 10th, 100th, 1000th…),
  * ERROR once a minute while only the background retry sees it, and one recovery line a minute
- * at most. /health, the metrics and pendingStatus read status() and nothing else.
+ * at most. /health, the metrics and pendingStatus read status() and nothing else; /health also
+ * proves a commit goes through now (check).
  */
 export class DatabaseHealth {
   private failing = false;
@@ -71,6 +73,9 @@ export class DatabaseHealth {
     private readonly backgroundRetry: boolean,
     private readonly now: () => number = Date.now,
     private readonly logger: HealthLog = new Logger('DatabaseHealth'),
+    // What check() commits. DatabaseModule always gives one; the write path's specs, which
+    // never call check(), leave it out.
+    private readonly heartbeat?: DatabaseHeartbeat,
   ) {
     this.lastAnswer = now();
   }
@@ -111,6 +116,21 @@ export class DatabaseHealth {
     } finally {
       this.probing = false;
     }
+  }
+
+  /**
+   * /health's active probe: resolves once a heartbeat has committed now, in turn with the
+   * writes (DatabaseHeartbeat); rejects with why not. None is tried while the database's disk
+   * is known to be full (a heartbeat would commit where no message fits). Outside the probe
+   * lease, and neither outcome changes the state: that is for the write path's own writes and
+   * the background retry's probe to tell.
+   */
+  async check(): Promise<void> {
+    const { diskFull } = this.status();
+    if (diskFull !== null) throw new Error(`the database's disk is full: ${diskFull}`);
+    if (this.heartbeat === undefined) throw new Error('DatabaseHealth was given no heartbeat');
+    const beat = await this.heartbeat.heartbeat();
+    if (beat.kind === 'unavailable') throw beat.error;
   }
 
   /**

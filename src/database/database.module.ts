@@ -18,6 +18,7 @@ import { SessionDeletion, Tombstones } from './session-deletion.js';
 import { StoredTimes } from './stored-times.js';
 import { CommitReads } from './commit-reads.js';
 import { DatabaseHealth } from './database-health.js';
+import { databaseHealthProvider } from './database-health.provider.js';
 import { DatabaseReadiness } from './database-readiness.js';
 import { DatabaseStartup, FALLBACK_RETRY_INTERVAL_MS } from './database-startup.js';
 import { ReadyMessageStore } from './ready-message-store.js';
@@ -60,12 +61,7 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
         new DatabaseStartup(migratingDataSource(dataSource), config.dbRetryIntervalMs),
     },
     { provide: DatabaseReadiness, useExisting: DatabaseStartup },
-    {
-      provide: DatabaseHealth,
-      inject: [DatabaseReadiness, ScribeConfig],
-      useFactory: (readiness: DatabaseReadiness, config: ScribeConfig) =>
-        new DatabaseHealth(readiness, config.dbRetryIntervalMs > 0),
-    },
+    databaseHealthProvider,
     SessionQueries,
     SessionListQueries,
     MessageSearch,

@@ -8,7 +8,6 @@ import { BlockedFiles } from '../spool/blocked-files.js';
 import { SpoolOfAnotherDatabase } from '../spool/database-binding-rules.js';
 import { SpoolDirectoryError } from '../spool/spool-directory.js';
 import { SpoolService } from '../spool/spool.service.js';
-import { CoalescingWriter } from '../transcript/coalescing-writer.js';
 import { TranscriptService } from '../transcript/transcript.service.js';
 import { ReadinessCheck } from './readiness.js';
 
@@ -32,7 +31,6 @@ export class HealthController {
   constructor(
     private readonly indicators: HealthIndicatorService,
     private readonly transcripts: TranscriptService,
-    private readonly writer: CoalescingWriter,
     private readonly database: DatabaseHealth,
     private readonly spool: SpoolService,
     private readonly blocked: BlockedFiles,
@@ -65,7 +63,7 @@ export class HealthController {
   @Get()
   async check(@Res() response: Response): Promise<void> {
     const [database, spool] = await Promise.all([
-      this.probe('database', () => this.heartbeat()),
+      this.probe('database', () => this.database.check()),
       this.probe('spool', () => this.spool.checkWritable()),
     ]);
     // Journal files owing messages that cannot be used now (spoolStatus.blocked): a count only.
@@ -86,17 +84,6 @@ export class HealthController {
   private async probeJournal(): Promise<boolean> {
     const spool = await this.probe('spool', () => this.spool.checkWritable());
     return spool.spool.status === 'up';
-  }
-
-  /**
-   * A real commit on the write connection, in turn with the writes; none while the database's
-   * disk is known to be full (a heartbeat would commit where no message fits).
-   */
-  private async heartbeat(): Promise<void> {
-    const { diskFull } = this.database.status();
-    if (diskFull !== null) throw new Error(`the database's disk is full: ${diskFull}`);
-    const beat = await this.writer.heartbeat();
-    if (beat.kind === 'unavailable') throw beat.error;
   }
 
   // Outside development only up or down: paths and driver errors are for the admin queries

@@ -1,4 +1,5 @@
 import { type DatabaseFailureKind } from '../database/database-errors.js';
+import { type DatabaseHeartbeat } from '../database/database-heartbeat.js';
 import { MessageStore, type SessionWrite } from '../database/message-store.js';
 import { type Unavailable, type WriteAttempt, type Written } from '../message/outcomes.js';
 
@@ -24,7 +25,7 @@ export const MAX_RECORDS_PER_TRANSACTION = 10_000;
  * their clients already) a refused write is split until the refused records are found, and
  * the rest is stored in order.
  */
-export class CoalescingWriter {
+export class CoalescingWriter implements DatabaseHeartbeat {
   private waiting: Submission[] = [];
   private running = false;
 

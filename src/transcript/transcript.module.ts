@@ -1,8 +1,8 @@
 import { Global, Module } from '@nestjs/common';
+import { DatabaseHeartbeat } from '../database/database-heartbeat.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { HeldMessages } from '../message/held-messages.js';
 import { SpoolModule } from '../spool/spool.module.js';
-import { CoalescingWriter } from './coalescing-writer.js';
 import { DurableWriter } from './durable-writer.js';
 import { BacklogAndJournal } from './backlog-and-journal.js';
 import { HeldMoves } from './held-moves.js';
@@ -19,8 +19,9 @@ import { MessageEdits } from './changes/message-edits.js';
 import { WriteReports } from './write-reports.js';
 
 /**
- * The write path. Global for one thing only: the read side finds what is pending
- * (HeldMessages) without importing the write side.
+ * The write path. Global for two things only: the read side finds what is pending
+ * (HeldMessages) without importing the write side, and DatabaseModule's DatabaseHealth finds
+ * the writer's heartbeat (DatabaseHeartbeat) without knowing the write path.
  */
 @Global()
 @Module({
@@ -42,6 +43,6 @@ import { WriteReports } from './write-reports.js';
     MessageEdits,
   ],
   // Its resolver is ScribeResolversModule's (see there why).
-  exports: [TranscriptService, CoalescingWriter, HeldMessages, SessionEraser, MessageEdits],
+  exports: [TranscriptService, DatabaseHeartbeat, HeldMessages, SessionEraser, MessageEdits],
 })
 export class TranscriptModule {}

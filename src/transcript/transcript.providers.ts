@@ -2,6 +2,7 @@ import { type Provider } from '@nestjs/common';
 import { describeError } from '../common/errors/describe-error.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { classifyDatabaseError } from '../database/database-errors.js';
+import { DatabaseHeartbeat } from '../database/database-heartbeat.js';
 import { MessageStore } from '../database/message-store.js';
 import { HeldMessages } from '../message/held-messages.js';
 import { CoalescingWriter } from './coalescing-writer.js';
@@ -41,6 +42,8 @@ export const transcriptProviders: Provider[] = [
     useFactory: (store: MessageStore) =>
       new CoalescingWriter(store, (error) => classifyDatabaseError(error).kind, describeError),
   },
+  // /health's heartbeat (DatabaseHealth.check) goes through the writer, in turn with the writes.
+  { provide: DatabaseHeartbeat, useExisting: CoalescingWriter },
   // The read side knows the held messages by the abstract class (it never imports the write side).
   { provide: HeldMessages, useExisting: BacklogAndJournal },
   { provide: BACKLOG_PRUNER, useExisting: SessionEraser },

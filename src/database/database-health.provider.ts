@@ -1,0 +1,34 @@
+import { Logger, type FactoryProvider } from '@nestjs/common';
+import { ScribeConfig } from '../config/scribe-config.js';
+import { DatabaseHealth } from './database-health.js';
+import { DatabaseHeartbeat, StoreHeartbeat } from './database-heartbeat.js';
+import { DatabaseReadiness } from './database-readiness.js';
+import { MessageStore } from './message-store.js';
+
+/**
+ * DatabaseModule's DatabaseHealth. Its heartbeat (check, for /health) is the write path's when
+ * there is one (TranscriptModule provides a DatabaseHeartbeat, globally: its writer, so that the
+ * heartbeat queues behind the writes); without the write path, the store's own (StoreHeartbeat).
+ */
+export const databaseHealthProvider: FactoryProvider<DatabaseHealth> = {
+  provide: DatabaseHealth,
+  inject: [
+    DatabaseReadiness,
+    ScribeConfig,
+    MessageStore,
+    { token: DatabaseHeartbeat, optional: true },
+  ],
+  useFactory: (
+    readiness: DatabaseReadiness,
+    config: ScribeConfig,
+    store: MessageStore,
+    heartbeat: DatabaseHeartbeat | undefined,
+  ) =>
+    new DatabaseHealth(
+      readiness,
+      config.dbRetryIntervalMs > 0,
+      Date.now,
+      new Logger(DatabaseHealth.name),
+      heartbeat ?? new StoreHeartbeat(store),
+    ),
+};
