@@ -2,13 +2,13 @@ import { Controller, Get, Res } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { type Response } from 'express';
 import { describeError } from '../common/errors/describe-error.js';
+import { AppendIntake } from '../common/lifecycle/append-intake.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { DatabaseHealth } from '../database/database-health.js';
 import { BlockedFiles } from '../spool/blocked-files.js';
 import { SpoolOfAnotherDatabase } from '../spool/database-binding-rules.js';
 import { SpoolDirectoryError } from '../spool/spool-directory.js';
 import { SpoolService } from '../spool/spool.service.js';
-import { TranscriptService } from '../transcript/transcript.service.js';
 import { ReadinessCheck } from './readiness.js';
 
 // A probe that has not answered by then counts as down.
@@ -30,14 +30,14 @@ export class HealthController {
 
   constructor(
     private readonly indicators: HealthIndicatorService,
-    private readonly transcripts: TranscriptService,
+    private readonly intake: AppendIntake,
     private readonly database: DatabaseHealth,
     private readonly spool: SpoolService,
     private readonly blocked: BlockedFiles,
     private readonly config: ScribeConfig,
   ) {
     this.readiness = new ReadinessCheck({
-      accepting: () => this.transcripts.isAccepting,
+      accepting: () => this.intake.isAccepting,
       databaseWritable: () => this.database.status().up,
       journalWritable: () => this.spool.writableAsLastSeen,
       checkJournal: () => this.probeJournal(),
@@ -73,7 +73,7 @@ export class HealthController {
     const spoolUp = spool.spool.status === 'up';
     let status: HealthStatus = databaseUp && spoolUp ? 'ok' : 'degraded';
     if (!databaseUp && !spoolUp) status = 'error';
-    if (!this.transcripts.isAccepting) status = 'shutting_down';
+    if (!this.intake.isAccepting) status = 'shutting_down';
     const info = Object.fromEntries(Object.entries(details).filter(([, v]) => v.status === 'up'));
     const error = Object.fromEntries(Object.entries(details).filter(([, v]) => v.status !== 'up'));
     const httpStatus = status === 'ok' || status === 'degraded' ? 200 : 503;

@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { AppendIntakeModule } from '../common/lifecycle/append-intake.module.js';
 import { DatabaseHeartbeat } from '../database/database-heartbeat.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { HeldMessages } from '../message/held-messages.js';
@@ -25,7 +26,7 @@ import { WriteReports } from './write-reports.js';
  */
 @Global()
 @Module({
-  imports: [DatabaseModule, SpoolModule],
+  imports: [DatabaseModule, SpoolModule, AppendIntakeModule],
   providers: [
     ...transcriptProviders,
     SessionBacklog,

@@ -5,6 +5,7 @@ import { type Counter } from 'prom-client';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { Failpoints } from '../common/failpoints.js';
+import { AppendIntake } from '../common/lifecycle/append-intake.js';
 import { CapturingLogger } from '../common/testing/capturing-logger.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { type StoredTimes } from '../database/stored-times.js';
@@ -75,6 +76,7 @@ describe(TranscriptService.name, () => {
   let recovery: TranscriptRecovery;
   let sut: TranscriptService;
   let boot: TranscriptBoot;
+  let intake: AppendIntake;
   let clock: OrderKeyGenerator;
   // What the database's newest stored times answer (a number, or a failure).
   let storedLatest: () => Promise<number>;
@@ -94,6 +96,7 @@ describe(TranscriptService.name, () => {
     metrics = new MetricsService();
     backlog = new SessionBacklog();
     health = new DatabaseHealth({ isReady: true }, backgroundRetry, Date.now, logger);
+    intake = new AppendIntake();
     const moves = new HeldMoves();
     const reports = new WriteReports(health, new EventEmitter2(), metrics);
     const durable = new DurableWriter(
@@ -139,6 +142,7 @@ describe(TranscriptService.name, () => {
       metrics,
       clock,
       new TranscriptImporter(durable, retries, queries.asQueries, clock, metrics),
+      intake,
     );
     boot = new TranscriptBoot(recovery, config, databaseReadiness, clock, storedTimes);
   }
@@ -938,6 +942,8 @@ describe(TranscriptService.name, () => {
       const refusal = await rejectionOf(append('s1', message('late')));
 
       expect(sut.isAccepting).toBe(false);
+      // What /health and /health/ready read: the write path closed the one intake.
+      expect(intake.isAccepting).toBe(false);
       expect(refusal).toBeInstanceOf(ScribeException);
       expect(refusal.code).toBe(ScribeErrorCode.ServiceUnavailable);
       expect(refusal.message).toBe(
@@ -948,6 +954,7 @@ describe(TranscriptService.name, () => {
 
     it('accepts appends until then', () => {
       expect(sut.isAccepting).toBe(true);
+      expect(intake.isAccepting).toBe(true);
     });
 
     it('waits for the appends under way, then shuts the recovery down', async () => {

@@ -1,6 +1,7 @@
 import { Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
+import { AppendIntake } from '../common/lifecycle/append-intake.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { DatabaseHealth } from '../database/database-health.js';
 import { toMessageModel } from '../common/graphql/message.mapper.js';
@@ -45,7 +46,6 @@ export interface AppendResult {
 export class TranscriptService implements BeforeApplicationShutdown {
   private readonly logger = new Logger(TranscriptService.name);
   private readonly inFlight = new Set<Promise<unknown>>();
-  private accepting = true;
 
   constructor(
     private readonly backlog: SessionBacklog,
@@ -59,6 +59,7 @@ export class TranscriptService implements BeforeApplicationShutdown {
     private readonly metrics: MetricsService,
     private readonly orderKeys: OrderKeyGenerator,
     private readonly importer: TranscriptImporter,
+    private readonly intake: AppendIntake,
   ) {
     metrics.observeGauge('scribe_pending_messages', () => backlog.total);
     metrics.observeGauge('scribe_database_up', () => (health.status().up ? 1 : 0));
@@ -101,7 +102,7 @@ export class TranscriptService implements BeforeApplicationShutdown {
     inputs: readonly NewMessage[],
     fieldOf: (index: number) => string = (index) => `messages.${index}`,
   ): Promise<AppendResult> {
-    if (!this.accepting) {
+    if (!this.intake.isAccepting) {
       throw new ScribeException(
         ScribeErrorCode.ServiceUnavailable,
         'This instance is shutting down and did not accept the append; retry it.',
@@ -138,7 +139,7 @@ export class TranscriptService implements BeforeApplicationShutdown {
     fieldOf: (index: number) => string,
     batchField: string,
   ): Promise<ImportAnswer[]> {
-    if (!this.accepting) {
+    if (!this.intake.isAccepting) {
       throw new ScribeException(
         ScribeErrorCode.ServiceUnavailable,
         'This instance is shutting down and did not accept the import; retry it.',
@@ -157,9 +158,12 @@ export class TranscriptService implements BeforeApplicationShutdown {
     }
   }
 
-  /** False once shutdown has begun: appends are refused from then on. */
+  /**
+   * False once shutdown has begun: appends are refused from then on. AppendIntake's answer, for
+   * a host that holds this service; Scribe's probes read AppendIntake itself.
+   */
   get isAccepting(): boolean {
-    return this.accepting;
+    return this.intake.isAccepting;
   }
 
   /** The pendingStatus query's answer: what this instance holds back, and the database's state. */
@@ -185,7 +189,7 @@ export class TranscriptService implements BeforeApplicationShutdown {
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    this.accepting = false;
+    this.intake.close();
     const inFlight = [...this.inFlight];
     await Promise.allSettled(inFlight);
     this.logger.log(`Shutting down: waited for ${inFlight.length} in-flight append(s)`);
