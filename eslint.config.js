@@ -5,8 +5,9 @@ import tseslint from 'typescript-eslint';
 
 // Imports run one way: message/ at the bottom (it imports nothing of Scribe's); config/,
 // common/ and metrics/ beside it; database/ above them, the only folder that knows TypeORM and
-// the drivers, naming no feature; the features above that, none importing another; health/ and
-// the composition root (src/*.ts) on top.
+// the drivers, naming no feature; the features above that, none importing another (health/, the
+// probes, reads the journal as transcript/ does, and the write path's state through database/
+// and common/); the composition root (src/*.ts) on top.
 const ENV_MESSAGE =
   'read configuration from ScribeConfig; only src/config/scribe-options-from-environment.ts reads the environment';
 const ENV_READERS = [
@@ -74,6 +75,15 @@ const LAYERS = [
     why: 'transcript/ imports no feature but the spool it writes to',
   },
   {
+    // The probes read the database through DatabaseHealth (its heartbeat included) and whether
+    // appends are accepted through AppendIntake (common/lifecycle/), never the write path.
+    folder: 'health',
+    refused: otherFeatures('health')
+      .filter((name) => name !== 'spool')
+      .map((name) => `**/${name}/**`),
+    why: 'health/ imports no feature but the spool it probes: the write path through database/ and common/',
+  },
+  {
     folder: 'live',
     refused: otherFeatures('live').map((name) => `**/${name}/**`),
     why: 'live/ imports no other feature: it hears of commits through database/',
@@ -135,8 +145,9 @@ export default tseslint.config(
     files: ['src/spool/owner-lock.ts'],
   },
   {
-    // The other folders (health/, scripts/) may use any feature, but not the drivers.
-    files: ['src/health/**/*.ts', 'src/scripts/**/*.ts', 'src/*.ts'],
+    // The other folders (scripts/, and the composition root) may use any feature, but not the
+    // drivers.
+    files: ['src/scripts/**/*.ts', 'src/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
