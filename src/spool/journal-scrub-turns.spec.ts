@@ -1,6 +1,8 @@
 import { type MessageRecord } from '../message/message-record.js';
 import { JournalIndex } from './journal-index.js';
-import { type JournalEvents, type JournaledRecord, Journal } from './journal.js';
+import { Journal } from './journal.js';
+import { type JournalEvents } from './journal-events.js';
+import { type JournaledRecord } from './journaled-record.js';
 import { formatSegmentName, SegmentNamer, SET_ASIDE_LOG } from './segment-names.js';
 import { SetAsideLog } from './set-aside-log.js';
 import { FakeJournalFiles } from './testing/fake-journal-files.js';

@@ -12,9 +12,13 @@ import { refuseFutureRecords } from './future-records.js';
 import { JournalAdoption } from './journal-adoption.js';
 import { type JournalFiles } from './journal-files.js';
 import { JournalIndex } from './journal-index.js';
+import { JournalLookup } from './journal-lookup.js';
 import { SegmentCache } from './journal-reader.js';
+import { JournalScrub } from './journal-scrub.js';
+import { JournalWriteBack } from './journal-write-back.js';
 import { JournalWriter } from './journal-writer.js';
 import { Journal } from './journal.js';
+import { OwedRecords } from './owed-records.js';
 import { OwnLock } from './own-lock.js';
 import { SegmentWatch } from './segment-loss.js';
 import { SegmentNamer } from './segment-names.js';
@@ -28,9 +32,9 @@ const SEGMENT_BYTES = 8 * 1024 * 1024;
 const READ_CACHE_BYTES = 64 * 1024 * 1024;
 
 /**
- * The journal and its working parts (writer, adoption, drain reader and what they share), each
- * its own provider over the spool's files, index and blocked list (see spoolProviders), so a
- * test or a host can override any one of them.
+ * The journal and its working parts (writer, adoption, drain reader, what is owed, write-back,
+ * lookup, scrub, and what they share), each its own provider over the spool's files, index
+ * and blocked list (see spoolProviders), so a test or a host can override any one of them.
  */
 export const journalProviders: Provider[] = [
   {
@@ -141,46 +145,75 @@ export const journalProviders: Provider[] = [
       }),
   },
   {
-    provide: Journal,
+    provide: OwedRecords,
     inject: [
-      JOURNAL_FILES,
       JournalIndex,
       JournalWriter,
       SetAsideLog,
-      SpoolReporter,
-      MetricsService,
-      JournalAdoption,
-      Failpoints,
       SegmentCache,
-      DrainReader,
+      SpoolReporter,
+      JournalAdoption,
     ],
+    useFactory: (
+      index: JournalIndex,
+      writer: JournalWriter,
+      setAsideLog: SetAsideLog,
+      cache: SegmentCache,
+      reporter: SpoolReporter,
+      adoption: JournalAdoption,
+    ) =>
+      new OwedRecords(index, writer, setAsideLog, cache, {
+        setAside: (entries, reason) => reporter.setAside(entries, reason),
+        segmentsRemoved: async (names) => {
+          for (const name of names) await adoption.segmentRemoved(name);
+        },
+      }),
+  },
+  {
+    provide: JournalWriteBack,
+    inject: [JournalIndex, DrainReader, OwedRecords, MetricsService, Failpoints],
+    useFactory: (
+      index: JournalIndex,
+      reader: DrainReader,
+      owed: OwedRecords,
+      metrics: MetricsService,
+      failpoints: Failpoints,
+    ) =>
+      new JournalWriteBack(
+        index,
+        reader,
+        owed,
+        { replayed: (count) => metrics.spoolReplays.inc(count) },
+        failpoints,
+      ),
+  },
+  {
+    provide: JournalLookup,
+    inject: [JOURNAL_FILES, JournalIndex, SegmentCache],
+    useFactory: (files: JournalFiles, index: JournalIndex, cache: SegmentCache) =>
+      new JournalLookup(files, index, cache),
+  },
+  {
+    provide: JournalScrub,
+    inject: [JOURNAL_FILES, JournalIndex, JournalWriter, SetAsideLog, SegmentCache, OwedRecords],
     useFactory: (
       files: JournalFiles,
       index: JournalIndex,
       writer: JournalWriter,
       setAsideLog: SetAsideLog,
-      reporter: SpoolReporter,
-      metrics: MetricsService,
-      adoption: JournalAdoption,
-      failpoints: Failpoints,
       cache: SegmentCache,
-      reader: DrainReader,
-    ) =>
-      new Journal(
-        files,
-        index,
-        writer,
-        setAsideLog,
-        {
-          setAside: (entries, reason) => reporter.setAside(entries, reason),
-          replayed: (count) => metrics.spoolReplays.inc(count),
-          segmentsRemoved: async (names) => {
-            for (const name of names) await adoption.segmentRemoved(name);
-          },
-        },
-        failpoints,
-        cache,
-        reader,
-      ),
+      owed: OwedRecords,
+    ) => new JournalScrub(files, index, writer, setAsideLog, cache, owed),
+  },
+  {
+    provide: Journal,
+    inject: [JournalWriter, OwedRecords, JournalWriteBack, JournalLookup, JournalScrub],
+    useFactory: (
+      writer: JournalWriter,
+      owed: OwedRecords,
+      writeBack: JournalWriteBack,
+      lookup: JournalLookup,
+      scrubber: JournalScrub,
+    ) => new Journal(writer, owed, writeBack, lookup, scrubber),
   },
 ];

@@ -1,6 +1,7 @@
 import { Failpoints } from '../common/failpoints.js';
 import { type MessageRecord } from '../message/message-record.js';
-import { type Journal, type JournalEvents } from './journal.js';
+import { type Journal } from './journal.js';
+import { type JournalEvents } from './journal-events.js';
 import { JournalIndex } from './journal-index.js';
 import {
   addLegacySpool,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { type Progress, type RefusedRecord } from '../message/outcomes.js';
-import { Journal, type JournaledRecord } from '../spool/journal.js';
+import { Journal } from '../spool/journal.js';
+import { type JournaledRecord } from '../spool/journaled-record.js';
 import { CoalescingWriter } from './coalescing-writer.js';
 import { HeldMoves } from './held-moves.js';
 import { type Backlog } from './session-backlog.js';

@@ -12,7 +12,7 @@ import { SessionDeleted } from '../message/message-events.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { OrderKeyGenerator } from '../message/order-key.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { type Forgotten } from '../spool/journal.js';
+import { type Forgotten } from '../spool/owed-records.js';
 import { ACCEPTED_AT, messageRecord } from '../spool/testing/records.js';
 import { SessionBacklog } from './session-backlog.js';
 import { SessionEraser } from './session-eraser.js';

@@ -9,7 +9,12 @@ import { type JournalFiles } from '../journal-files.js';
 import { type JournalIndex } from '../journal-index.js';
 import { SegmentCache } from '../journal-reader.js';
 import { JournalWriter } from '../journal-writer.js';
-import { Journal, type JournalEvents } from '../journal.js';
+import { Journal } from '../journal.js';
+import { type JournalEvents } from '../journal-events.js';
+import { JournalLookup } from '../journal-lookup.js';
+import { JournalScrub } from '../journal-scrub.js';
+import { JournalWriteBack } from '../journal-write-back.js';
+import { OwedRecords } from '../owed-records.js';
 import { SegmentWatch, type WriterEvents } from '../segment-loss.js';
 import { type SegmentNamer } from '../segment-names.js';
 import { type SetAsideLog } from '../set-aside-log.js';
@@ -38,7 +43,10 @@ export function journalWriter(
   return new JournalWriter(files, index, namer, watch, segmentBytes, failpoints, events);
 }
 
-/** A Journal with its own read cache and DrainReader (over `blocked`, quiet by default). */
+/**
+ * A Journal over its parts (OwedRecords, JournalWriteBack, JournalLookup, JournalScrub), with
+ * its own read cache and DrainReader (over `blocked`, quiet by default).
+ */
 export function journalOver(
   files: JournalFiles,
   index: JournalIndex,
@@ -50,7 +58,14 @@ export function journalOver(
 ): Journal {
   const cache = new SegmentCache(READ_CACHE_BYTES);
   const reader = new DrainReader(files, index, cache, setAsideLog, blocked, events);
-  return new Journal(files, index, writer, setAsideLog, events, failpoints, cache, reader);
+  const owed = new OwedRecords(index, writer, setAsideLog, cache, events);
+  return new Journal(
+    writer,
+    owed,
+    new JournalWriteBack(index, reader, owed, events, failpoints),
+    new JournalLookup(files, index, cache),
+    new JournalScrub(files, index, writer, setAsideLog, cache, owed),
+  );
 }
 
 /** A JournalAdoption with its own BadLineKeeper and AdoptionOutages over `blocked`. */

@@ -2,13 +2,10 @@ import { type MessageRecord } from '../../message/message-record.js';
 import { splitRefused, type RefusedRecord, type Unavailable } from '../../message/outcomes.js';
 import { type AdoptionReport } from '../../spool/journal-adoption.js';
 import { type JournalIndex } from '../../spool/journal-index.js';
-import {
-  type Journal,
-  type Forgotten,
-  type JournaledRecord,
-  type NextBatch,
-  type Settled,
-} from '../../spool/journal.js';
+import { type Journal } from '../../spool/journal.js';
+import { type NextBatch, type Settled } from '../../spool/journal-write-back.js';
+import { type JournaledRecord } from '../../spool/journaled-record.js';
+import { type Forgotten } from '../../spool/owed-records.js';
 import { type SpoolService } from '../../spool/spool.service.js';
 import { RecordUnreadableError } from '../../spool/record-unreadable.error.js';
 import { type JournalAppend } from '../../spool/journal-writer.js';
