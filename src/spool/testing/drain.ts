@@ -1,6 +1,6 @@
 import { type MessageRecord } from '../../message/message-record.js';
 import { type RefusedRecord } from '../../message/outcomes.js';
-import { type Journal } from '../journal.js';
+import { type JournalWriteBack } from '../journal-write-back.js';
 
 /** What a spec's database made of one batch the drain offered. */
 export type DrainStep =
@@ -18,7 +18,8 @@ export type DrainOutcome =
  * was stored and set aside, for the specs of the journal's side.
  */
 export async function drain(
-  journal: Journal,
+  // The write-back itself, or the Journal that hands it the same two calls.
+  journal: Pick<JournalWriteBack, 'nextBatch' | 'settle'>,
   sessionId: string,
   store: (records: MessageRecord[]) => Promise<DrainStep>,
   batchSize: number,

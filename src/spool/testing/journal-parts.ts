@@ -43,10 +43,44 @@ export function journalWriter(
   return new JournalWriter(files, index, namer, watch, segmentBytes, failpoints, events);
 }
 
+/** A Journal and the parts it hands its calls to, for a spec of one part. */
+export interface JournalParts {
+  journal: Journal;
+  owed: OwedRecords;
+  writeBack: JournalWriteBack;
+  lookup: JournalLookup;
+  scrub: JournalScrub;
+}
+
 /**
  * A Journal over its parts (OwedRecords, JournalWriteBack, JournalLookup, JournalScrub), with
- * its own read cache and DrainReader (over `blocked`, quiet by default).
+ * their own read cache and DrainReader (over `blocked`, quiet by default).
  */
+export function journalParts(
+  files: JournalFiles,
+  index: JournalIndex,
+  writer: JournalWriter,
+  setAsideLog: SetAsideLog,
+  events: JournalEvents,
+  failpoints: Failpoints = new Failpoints(),
+  blocked: BlockedFiles = quietBlockedFiles(),
+): JournalParts {
+  const cache = new SegmentCache(READ_CACHE_BYTES);
+  const reader = new DrainReader(files, index, cache, setAsideLog, blocked, events);
+  const owed = new OwedRecords(index, writer, setAsideLog, cache, events);
+  const writeBack = new JournalWriteBack(index, reader, owed, events, failpoints);
+  const lookup = new JournalLookup(files, index, cache);
+  const scrub = new JournalScrub(files, index, writer, setAsideLog, cache, owed);
+  return {
+    journal: new Journal(writer, owed, writeBack, lookup, scrub),
+    owed,
+    writeBack,
+    lookup,
+    scrub,
+  };
+}
+
+/** A Journal over its parts (see journalParts). */
 export function journalOver(
   files: JournalFiles,
   index: JournalIndex,
@@ -56,16 +90,7 @@ export function journalOver(
   failpoints: Failpoints = new Failpoints(),
   blocked: BlockedFiles = quietBlockedFiles(),
 ): Journal {
-  const cache = new SegmentCache(READ_CACHE_BYTES);
-  const reader = new DrainReader(files, index, cache, setAsideLog, blocked, events);
-  const owed = new OwedRecords(index, writer, setAsideLog, cache, events);
-  return new Journal(
-    writer,
-    owed,
-    new JournalWriteBack(index, reader, owed, events, failpoints),
-    new JournalLookup(files, index, cache),
-    new JournalScrub(files, index, writer, setAsideLog, cache, owed),
-  );
+  return journalParts(files, index, writer, setAsideLog, events, failpoints, blocked).journal;
 }
 
 /** A JournalAdoption with its own BadLineKeeper and AdoptionOutages over `blocked`. */

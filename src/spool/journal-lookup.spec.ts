@@ -1,0 +1,246 @@
+import { type MessageRecord } from '../message/message-record.js';
+import { JournalIndex } from './journal-index.js';
+import { JournalLookup } from './journal-lookup.js';
+import { type JournalEvents } from './journal-events.js';
+import { type Journal } from './journal.js';
+import { type JournaledRecord } from './journaled-record.js';
+import { formatSegmentName, SegmentNamer, SET_ASIDE_LOG } from './segment-names.js';
+import { SetAsideLog } from './set-aside-log.js';
+import { drain, type DrainStep } from './testing/drain.js';
+import { FakeJournalFiles } from './testing/fake-journal-files.js';
+import { fsError } from './testing/file-faults.js';
+import { journalParts, journalWriter } from './testing/journal-parts.js';
+import { messageRecord } from './testing/records.js';
+
+const INSTANCE = 'aaaaaaaa';
+const FIRST_SEGMENT = formatSegmentName(5000, 0, INSTANCE);
+
+/** Tells no one: these specs read what the files and the index hold. */
+const quietEvents: JournalEvents = {
+  setAside: () => undefined,
+  replayed: () => undefined,
+  segmentsRemoved: async () => undefined,
+};
+
+/** The database as the drain sees it: stores every batch whole. */
+const storeAll = async (): Promise<DrainStep> => ({ kind: 'stored', refused: [] });
+
+describe(JournalLookup.name, () => {
+  let files: FakeJournalFiles;
+  let index: JournalIndex;
+  let setAsideLog: SetAsideLog;
+  // Journals and releases what the lookup reads back, over the same files, index and cache.
+  let journal: Journal;
+  let sut: JournalLookup;
+
+  function build(segmentBytes = 1024 * 1024): void {
+    const namer = new SegmentNamer(INSTANCE, () => 5000);
+    const writer = journalWriter(files, index, namer, segmentBytes);
+    const parts = journalParts(files, index, writer, setAsideLog, quietEvents);
+    journal = parts.journal;
+    sut = parts.lookup;
+  }
+
+  /** Journals `records` and lets them leave memory: only the disk holds them now. */
+  async function onDiskOnly(records: MessageRecord[]): Promise<JournaledRecord[]> {
+    const journaled = await journalRecords(records);
+    await journal.release(journaled);
+    return journaled;
+  }
+
+  async function journalRecords(records: MessageRecord[]): Promise<JournaledRecord[]> {
+    const outcome = await journal.append(records);
+    if (outcome.kind !== 'written') throw new Error('not journaled');
+    return records.map((record, position) => ({ record, location: outcome.locations[position] }));
+  }
+
+  function setAsideLines(): unknown[] {
+    if (!files.has(SET_ASIDE_LOG)) return [];
+    return files
+      .text(SET_ASIDE_LOG)
+      .split('\n')
+      .filter((line) => line.length > 0)
+      .map((line) => JSON.parse(line));
+  }
+
+  function diskOnlyIds(sessionId: string): string[] {
+    return index.diskOnlyOf(sessionId, 100).map((entry) => entry.id);
+  }
+
+  /** Flips a byte inside the journal line of `journaled`, keeping its length. */
+  function corrupt({ location }: JournaledRecord): void {
+    files.bytes(location.segment)[location.offset + 40] ^= 0x01;
+  }
+
+  const records = [1, 2, 3, 4, 5].map((sequence) => messageRecord('s', sequence));
+
+  beforeEach(() => {
+    files = new FakeJournalFiles();
+    index = new JournalIndex();
+    setAsideLog = new SetAsideLog(files);
+    build();
+  });
+
+  describe('find', () => {
+    it('reads a disk-only record back from disk', async () => {
+      const [, second] = await onDiskOnly(records.slice(0, 2));
+
+      expect(await sut.find('s', 's-2')).toEqual(records[1]);
+      expect(files.log.at(-1)).toBe(
+        `readRanges ${FIRST_SEGMENT} ${second.location.offset}+${second.location.length}`,
+      );
+    });
+
+    it('reads a sealed segment whole, once, for all the records in it', async () => {
+      build(1);
+      await onDiskOnly(records.slice(0, 2));
+      await journalRecords(records.slice(2, 3));
+
+      expect(await sut.find('s', 's-1')).toEqual(records[0]);
+      expect(await sut.find('s', 's-2')).toEqual(records[1]);
+      expect(await drain(journal, 's', storeAll, 10)).toMatchObject({ stored: 2 });
+
+      expect(files.log.filter((line) => line.startsWith('read'))).toEqual([
+        `read ${FIRST_SEGMENT}`,
+      ]);
+    });
+
+    it('finds nothing for a record that is not disk-only', async () => {
+      await journalRecords(records.slice(0, 1));
+
+      expect(await sut.find('s', 's-1')).toBeUndefined();
+      expect(await sut.find('t', 's-1')).toBeUndefined();
+      expect(files.calls('read') + files.calls('readRanges')).toBe(0);
+    });
+
+    it("rejects while the record's file cannot be read, naming the record and why", async () => {
+      await onDiskOnly(records.slice(0, 1));
+      files.failNext('readRanges', fsError('EACCES', 'open'));
+      files.failNext('read', fsError('EACCES', 'open'));
+
+      await expect(sut.find('s', 's-1')).rejects.toMatchObject({
+        name: 'RecordUnreadableError',
+        messageId: 's-1',
+        reason: expect.stringContaining('EACCES'),
+      });
+    });
+
+    it('finds nothing for a record that no longer reads back', async () => {
+      const journaled = await onDiskOnly(records.slice(0, 1));
+      corrupt(journaled[0]);
+
+      expect(await sut.find('s', 's-1')).toBeUndefined();
+    });
+  });
+
+  describe('readWindow', () => {
+    const queued = (record: MessageRecord) => ({ record, status: 'QUEUED' });
+
+    it("reads back the window's disk-only records nearest its cursor, and counts them all", async () => {
+      const journaled = await onDiskOnly(records.slice(0, 4));
+
+      const window = await sut.readWindow(
+        's',
+        { direction: 'backward', count: 2, before: records[3].orderKey },
+        1e6,
+      );
+
+      expect(window).toEqual({
+        messages: [queued(records[1]), queued(records[2])],
+        horizon: records[0].orderKey,
+        beyondCursor: true,
+        total: 4,
+      });
+      expect(files.log.at(-1)).toBe(
+        `readRanges ${FIRST_SEGMENT} ${journaled[1].location.offset}+${
+          journaled[3].location.offset - journaled[1].location.offset
+        }`,
+      );
+    });
+
+    it('leaves out a line that no longer reads back, names it damaged, and sets nothing aside', async () => {
+      const journaled = await onDiskOnly(records.slice(0, 3));
+      corrupt(journaled[1]);
+
+      const window = await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6);
+
+      expect(window.messages).toEqual([queued(records[0]), queued(records[2])]);
+      expect(window.unreadable).toEqual({
+        id: records[1].id,
+        orderKey: records[1].orderKey,
+        damaged: true,
+      });
+      expect(window.total).toBe(3);
+      expect(setAsideLines()).toEqual([]);
+      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
+    });
+
+    it('names the unreadable record nearest the cursor while its file cannot be read', async () => {
+      await onDiskOnly(records.slice(0, 3));
+      files.failNext('readRanges', fsError('EACCES', 'open'));
+      files.failNext('read', fsError('EACCES', 'open'));
+
+      const window = await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6);
+
+      expect(window).toEqual({
+        messages: [],
+        beyondCursor: false,
+        unreadable: { id: records[0].id, orderKey: records[0].orderKey },
+        total: 3,
+      });
+      expect(setAsideLines()).toEqual([]);
+      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
+    });
+
+    it('names the newest unreadable record for a backward window', async () => {
+      await onDiskOnly(records.slice(0, 3));
+      files.failNext('readRanges', fsError('EACCES', 'open'));
+      files.failNext('read', fsError('EACCES', 'open'));
+
+      const window = await sut.readWindow('s', { direction: 'backward', count: 10 }, 1e6);
+
+      expect(window.unreadable).toEqual({ id: records[2].id, orderKey: records[2].orderKey });
+    });
+
+    it('names the damaged line nearest the cursor, either way', async () => {
+      const journaled = await onDiskOnly(records.slice(0, 3));
+      corrupt(journaled[0]);
+      corrupt(journaled[2]);
+
+      const forward = await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6);
+      const backward = await sut.readWindow('s', { direction: 'backward', count: 10 }, 1e6);
+
+      expect(forward.unreadable).toEqual({
+        id: 's-1',
+        orderKey: records[0].orderKey,
+        damaged: true,
+      });
+      expect(backward.unreadable).toEqual({
+        id: 's-3',
+        orderKey: records[2].orderKey,
+        damaged: true,
+      });
+      expect(forward.messages).toEqual([queued(records[1])]);
+    });
+
+    it('names nothing for a window whose lines all read back', async () => {
+      await onDiskOnly(records.slice(0, 2));
+
+      const window = await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6);
+
+      expect(window).not.toHaveProperty('unreadable');
+      expect(window.messages).toHaveLength(2);
+    });
+
+    it('reads nothing from disk for a session with no disk-only record', async () => {
+      await journalRecords(records.slice(0, 2));
+
+      expect(await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6)).toEqual({
+        messages: [],
+        beyondCursor: false,
+        total: 0,
+      });
+      expect(files.calls('read') + files.calls('readRanges')).toBe(0);
+    });
+  });
+});
