@@ -1,8 +1,8 @@
 import { Logger, type FactoryProvider } from '@nestjs/common';
-import { ScribeConfig } from '../config/scribe-config.js';
 import { DatabaseHealth } from './database-health.js';
 import { DatabaseHeartbeat, StoreHeartbeat } from './database-heartbeat.js';
 import { DatabaseReadiness } from './database-readiness.js';
+import { DB_RETRY_INTERVAL_MS } from './database.tokens.js';
 import { MessageStore } from './message-store.js';
 
 /**
@@ -14,19 +14,19 @@ export const databaseHealthProvider: FactoryProvider<DatabaseHealth> = {
   provide: DatabaseHealth,
   inject: [
     DatabaseReadiness,
-    ScribeConfig,
+    DB_RETRY_INTERVAL_MS,
     MessageStore,
     { token: DatabaseHeartbeat, optional: true },
   ],
   useFactory: (
     readiness: DatabaseReadiness,
-    config: ScribeConfig,
+    retryIntervalMs: number,
     store: MessageStore,
     heartbeat: DatabaseHeartbeat | undefined,
   ) =>
     new DatabaseHealth(
       readiness,
-      config.dbRetryIntervalMs > 0,
+      retryIntervalMs > 0,
       Date.now,
       new Logger(DatabaseHealth.name),
       heartbeat ?? new StoreHeartbeat(store),

@@ -10,7 +10,7 @@ import { MessageEntity } from './entities/message.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { CommitFeed, InProcessCommitFeed } from './commit-feed.js';
 import { DatabaseIdentity, databaseLocation } from './database-identity.js';
-import { SCRIBE_CONNECTION } from './database.tokens.js';
+import { DB_RETRY_INTERVAL_MS, SCRIBE_CONNECTION } from './database.tokens.js';
 import { PostgresCommitFeed } from './postgres-commit-feed.js';
 import { MessageStore } from './message-store.js';
 import { PostgresMessageStore } from './postgres-message-store.js';
@@ -54,6 +54,11 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
     TypeOrmModule.forFeature([SessionEntity, MessageEntity], SCRIBE_CONNECTION),
   ],
   providers: [
+    {
+      provide: DB_RETRY_INTERVAL_MS,
+      inject: [ScribeConfig],
+      useFactory: (config: ScribeConfig) => config.dbRetryIntervalMs,
+    },
     {
       provide: DatabaseStartup,
       inject: [getDataSourceToken(SCRIBE_CONNECTION), ScribeConfig],
@@ -130,6 +135,7 @@ import { SqliteMessageStore } from './sqlite-message-store.js';
     },
   ],
   exports: [
+    DB_RETRY_INTERVAL_MS,
     DatabaseReadiness,
     DatabaseHealth,
     SessionQueries,

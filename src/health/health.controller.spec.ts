@@ -8,6 +8,7 @@ import { ScribeConfig } from '../config/scribe-config.js';
 import { DatabaseHealth } from '../database/database-health.js';
 import { databaseHealthProvider } from '../database/database-health.provider.js';
 import { DatabaseHeartbeat } from '../database/database-heartbeat.js';
+import { DB_RETRY_INTERVAL_MS } from '../database/database.tokens.js';
 import { DatabaseReadiness } from '../database/database-readiness.js';
 import { MessageStore } from '../database/message-store.js';
 import { type Unavailable, type Written } from '../message/outcomes.js';
@@ -75,6 +76,7 @@ describe(HealthController.name, () => {
         databaseHealthProvider,
         ...(heartbeat ? [heartbeat] : []),
         { provide: DatabaseReadiness, useValue: { isReady: true } },
+        { provide: DB_RETRY_INTERVAL_MS, useValue: 1000 },
         { provide: MessageStore, useValue: store },
         {
           provide: ScribeConfig,

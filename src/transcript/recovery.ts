@@ -9,7 +9,8 @@ import { SpoolService } from '../spool/spool.service.js';
 import { CoalescingWriter } from './coalescing-writer.js';
 import { DurableWriter } from './durable-writer.js';
 import { SessionBacklog } from './session-backlog.js';
-import { DB_IDLE_PROBE_MS, DB_RETRY_INTERVAL_MS } from './transcript.tokens.js';
+import { DB_RETRY_INTERVAL_MS } from '../database/database.tokens.js';
+import { DB_IDLE_PROBE_MS } from './transcript.tokens.js';
 import { describeError } from '../common/errors/describe-error.js';
 
 // Sessions written back at once, so that their writes share transactions.

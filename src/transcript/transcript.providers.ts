@@ -8,12 +8,7 @@ import { HeldMessages } from '../message/held-messages.js';
 import { CoalescingWriter } from './coalescing-writer.js';
 import { BacklogAndJournal } from './backlog-and-journal.js';
 import { SessionEraser } from './session-eraser.js';
-import {
-  BACKLOG_PRUNER,
-  DB_IDLE_PROBE_MS,
-  DB_RETRY_INTERVAL_MS,
-  MAX_PENDING_PER_SESSION,
-} from './transcript.tokens.js';
+import { BACKLOG_PRUNER, DB_IDLE_PROBE_MS, MAX_PENDING_PER_SESSION } from './transcript.tokens.js';
 
 /**
  * What the write path's classes take that Nest cannot build from a class alone: the numbers of
@@ -25,11 +20,6 @@ export const transcriptProviders: Provider[] = [
     provide: MAX_PENDING_PER_SESSION,
     inject: [ScribeConfig],
     useFactory: (config: ScribeConfig) => config.maxPendingPerSession,
-  },
-  {
-    provide: DB_RETRY_INTERVAL_MS,
-    inject: [ScribeConfig],
-    useFactory: (config: ScribeConfig) => config.dbRetryIntervalMs,
   },
   {
     provide: DB_IDLE_PROBE_MS,

@@ -4,9 +4,6 @@
 /** MAX_PENDING_PER_SESSION: messages a session holds in memory before the journal takes them. */
 export const MAX_PENDING_PER_SESSION = Symbol('MAX_PENDING_PER_SESSION');
 
-/** DB_RETRY_INTERVAL_MS: the background retry's period; 0 turns it off. */
-export const DB_RETRY_INTERVAL_MS = Symbol('DB_RETRY_INTERVAL_MS');
-
 /** DB_IDLE_PROBE_MS: quiet time before an idle instance probes the database; 0 never. */
 export const DB_IDLE_PROBE_MS = Symbol('DB_IDLE_PROBE_MS');
 
