@@ -50,6 +50,7 @@ function postFrom(
   sut: ServerProcess,
   localAddress: string,
   body: unknown,
+  headers: http.OutgoingHttpHeaders = {},
 ): Promise<GqlResponse & { headers: http.IncomingHttpHeaders }> {
   const payload = Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
@@ -58,7 +59,11 @@ function postFrom(
       {
         method: 'POST',
         localAddress,
-        headers: { 'content-type': 'application/json', 'content-length': payload.length },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': payload.length,
+          ...headers,
+        },
       },
       (response) => {
         let text = '';
@@ -469,6 +474,48 @@ describe('hostile requests', () => {
       expect(stored.data).toEqual({ session: null });
       expect(sut.output().match(/Turning away requests from 127\.0\.0\.2/g)).toHaveLength(1);
       expect(sut.output()).not.toMatch(/\bERROR\b/);
+    },
+  );
+  faultTest(
+    'a set-aside entry not found spends no refusal budget; a session not found does',
+    async () => {
+      const sut = await server({
+        DATA_DIR: await dataDirectory(),
+        ADMIN_TOKEN,
+        MAX_REFUSALS_PER_MINUTE: '3',
+      });
+      const operator = '127.0.0.4';
+      const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+      // The entry may have been dropped or re-driven already, by another operator or the drain:
+      // the server's state, not the caller's doing, and it tells nothing of a session.
+      for (const action of ['dropSetAside', 'reDriveSetAside', 'dropSetAside', 'reDriveSetAside']) {
+        const closed = await postFrom(
+          sut,
+          operator,
+          { query: `mutation { ${action}(input: { id: "0123456789abcdef" }) { id } }` },
+          admin,
+        );
+        expect(closed.status).toBe(200);
+        expect(closed.errors).toEqual([
+          expect.objectContaining({
+            message:
+              'No open set-aside entry 0123456789abcdef (among the newest spoolStatus lists): it may have been dropped or re-driven already',
+            extensions: { code: 'NOT_FOUND', field: 'input.id' },
+          }),
+        ]);
+      }
+      // A session not found tells a guesser something: each spends one.
+      const update = {
+        query: 'mutation { updateSession(input: { id: "nope", title: "t" }) { id } }',
+      };
+      for (let i = 0; i < 3; i++) {
+        const missing = await postFrom(sut, operator, update, admin);
+        expect(missing.status).toBe(200);
+        expect(missing.errors?.[0]?.extensions).toEqual({ code: 'NOT_FOUND', field: 'input.id' });
+      }
+      const turnedAway = await postFrom(sut, operator, update, admin);
+      expect(turnedAway.status).toBe(429);
+      expect(turnedAway.errors?.[0]?.extensions).toEqual({ code: 'RATE_LIMITED' });
     },
   );
 });
