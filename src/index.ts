@@ -9,6 +9,12 @@ export { ScribeGraphQL } from './graphql/scribe-graphql.js';
 export { TranscriptService } from './transcript/transcript.service.js';
 export { SpoolService } from './spool/spool.service.js';
 export { SessionResolveGate } from './session/session-resolve-gate.js';
+// What the gate loads a session with: a host or a test overrides this provider to change it.
+export { SessionLoader } from './session/session-loader.js';
+
+// Errors: what the services above throw, and the codes, the same as the API answers.
+export { ScribeException } from './common/errors/scribe.exception.js';
+export { ScribeErrorCode } from './common/errors/scribe-error-code.js';
 
 // Configuration: the options, the environment adapter `npm start` uses, and their errors.
 export { type ScribeOptions, type ScribeGraphQLMode } from './config/scribe-options.js';
