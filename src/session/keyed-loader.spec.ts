@@ -2,29 +2,33 @@ import { jest } from '@jest/globals';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { type ScribeException } from '../common/errors/scribe.exception.js';
 import { deferred, type Deferred } from '../common/testing/deferred.js';
-import { KeyedLoader } from './keyed-loader.js';
+import { KeyedLoader, type KeyedSource } from './keyed-loader.js';
 
-/** Loads the test releases one by one; records what was loaded and what settled. */
-class Harness {
+/** A source whose loads the test releases one by one; records what was loaded and settled. */
+class Harness implements KeyedSource<string> {
   readonly loads: { key: string; done: Deferred<string> }[] = [];
-  readonly settled: { key: string; value: string; current: boolean }[] = [];
+  readonly settlements: { key: string; value: string; current: boolean }[] = [];
   counted = 0;
   readonly sut: KeyedLoader<string>;
 
-  constructor(concurrency = 1, timeoutMs = 10_000, nested?: (key: string) => Promise<string>) {
-    this.sut = new KeyedLoader(
-      (key) => {
-        if (nested) return nested(key);
-        const done = deferred<string>();
-        this.loads.push({ key, done });
-        return done.promise;
-      },
-      { concurrency, timeoutMs, noun: 'thing' },
-      (key, value, current) => this.settled.push({ key, value, current }),
-      () => {
-        this.counted += 1;
-      },
-    );
+  constructor(
+    concurrency = 1,
+    timeoutMs = 10_000,
+    private readonly nested?: (key: string) => Promise<string>,
+  ) {
+    this.sut = new KeyedLoader(this, { concurrency, timeoutMs, noun: 'thing' });
+  }
+
+  load(key: string): Promise<string> {
+    this.counted += 1;
+    if (this.nested) return this.nested(key);
+    const done = deferred<string>();
+    this.loads.push({ key, done });
+    return done.promise;
+  }
+
+  settled(key: string, value: string, current: boolean): void {
+    this.settlements.push({ key, value, current });
   }
 
   release(key: string, value = `${key}-value`): void {
@@ -38,17 +42,11 @@ const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe(KeyedLoader.name, () => {
   it('refuses a concurrency below 1 or a timeout of 0', () => {
-    const load = () => Promise.resolve('');
-    const opts = { concurrency: 1, timeoutMs: 1, noun: 'x' };
-    expect(() => new KeyedLoader(load, { ...opts, concurrency: 0 }, () => {})).toThrow(
+    expect(() => new Harness(0)).toThrow(
       new RangeError('concurrency must be a positive integer, got 0'),
     );
-    expect(() => new KeyedLoader(load, { ...opts, concurrency: 1.5 }, () => {})).toThrow(
-      RangeError,
-    );
-    expect(() => new KeyedLoader(load, { ...opts, timeoutMs: 0 }, () => {})).toThrow(
-      new RangeError('timeoutMs must be positive, got 0'),
-    );
+    expect(() => new Harness(1.5)).toThrow(RangeError);
+    expect(() => new Harness(1, 0)).toThrow(new RangeError('timeoutMs must be positive, got 0'));
   });
 
   it('loads a key once for every caller that asks while it runs, and reports it settled', async () => {
@@ -59,7 +57,7 @@ describe(KeyedLoader.name, () => {
     expect(h.sut.status()).toEqual({ activeLoads: 1, waitingLoads: 0, inFlight: 1 });
     h.release('a');
     expect(await Promise.all(answers)).toEqual(['a-value', 'a-value', 'a-value']);
-    expect(h.settled).toEqual([{ key: 'a', value: 'a-value', current: true }]);
+    expect(h.settlements).toEqual([{ key: 'a', value: 'a-value', current: true }]);
     expect(h.counted).toBe(1);
     expect(h.sut.status()).toEqual({ activeLoads: 0, waitingLoads: 0, inFlight: 0 });
     expect(h.sut.isLoading('a')).toBe(false);
@@ -90,7 +88,7 @@ describe(KeyedLoader.name, () => {
     h.release('a', 'old');
     h.release('a', 'new');
     expect([await first, await second]).toEqual(['old', 'new']);
-    expect(h.settled).toEqual([
+    expect(h.settlements).toEqual([
       { key: 'a', value: 'old', current: false },
       { key: 'a', value: 'new', current: true },
     ]);
@@ -107,7 +105,7 @@ describe(KeyedLoader.name, () => {
     await tick();
     h.release('a');
     expect([await waiting, await joined]).toEqual(['a-value', 'a-value']);
-    expect(h.settled.at(-1)).toEqual({ key: 'a', value: 'a-value', current: true });
+    expect(h.settlements.at(-1)).toEqual({ key: 'a', value: 'a-value', current: true });
 
     void h.sut.get('busy');
     const waitingAgain = h.sut.get('a');
@@ -117,7 +115,7 @@ describe(KeyedLoader.name, () => {
     await tick();
     h.release('a');
     await waitingAgain;
-    expect(h.settled.at(-1)).toEqual({ key: 'a', value: 'a-value', current: false });
+    expect(h.settlements.at(-1)).toEqual({ key: 'a', value: 'a-value', current: false });
   });
 
   it('gives up a wait for a slot after timeoutMs, naming the noun and key', async () => {

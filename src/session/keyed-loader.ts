@@ -21,6 +21,24 @@ export interface KeyedLoaderStatus {
   inFlight: number;
 }
 
+/**
+ * What a KeyedLoader reads keys from, and tells what a load came to. The loader calls it and
+ * nothing else; it never calls back into the loader's own caller.
+ */
+export interface KeyedSource<V> {
+  /**
+   * Reads the key's value: once per load, inside that load's async context, so that what it
+   * loads in turn (nested) counts as loaded from inside this key's load.
+   */
+  load(key: string): Promise<V>;
+  /**
+   * A single-flight load's value, once, before any of its callers hears it: `current` false
+   * when the key was invalidated while the load read. A nested load run beside a flight (from
+   * inside a load) settles nothing: only the flight's own value is reported.
+   */
+  settled(key: string, value: V, current: boolean): void;
+}
+
 /** One single-flight load: the leader runs it, followers await its promise. */
 interface Flight<V> {
   promise: Promise<V>;
@@ -42,8 +60,8 @@ interface LoadContext {
  * Loads each key once however many callers ask at once (single flight), at most `concurrency`
  * loads at a time, with a bounded wait for a slot and for a leader, and each caller free to
  * abort its own wait. A load that itself loads other keys (nested) runs under its own slot:
- * taking another could deadlock. It knows nothing of what it loads: the caller decides what to
- * keep, told by `keep` whether a result is still good.
+ * taking another could deadlock. It knows nothing of what it loads: its {@link KeyedSource}
+ * reads the value, and hears once per single-flight load whether the result is still good.
  */
 export class KeyedLoader<V> {
   private readonly slots: SemaphoreInterface;
@@ -53,11 +71,8 @@ export class KeyedLoader<V> {
   private waitingLoads = 0;
 
   constructor(
-    private readonly load: (key: string) => Promise<V>,
+    private readonly source: KeyedSource<V>,
     private readonly options: KeyedLoaderOptions,
-    /** Called with each load's result, `current` false when it was invalidated meanwhile. */
-    private readonly settled: (key: string, value: V, current: boolean) => void,
-    private readonly loaded?: () => void,
   ) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
       throw new RangeError(`concurrency must be a positive integer, got ${options.concurrency}`);
@@ -153,7 +168,7 @@ export class KeyedLoader<V> {
       } else {
         value = await this.loadWithSlot(key, flight);
       }
-      this.settled(key, value, !flight.invalidated);
+      this.source.settled(key, value, !flight.invalidated);
       return value;
     } finally {
       // A newer flight may have replaced an invalidated one; leave that one alone
@@ -197,9 +212,8 @@ export class KeyedLoader<V> {
     loading.add(key);
     const context: LoadContext = { loading, done: false };
     return this.context.run(context, async () => {
-      this.loaded?.();
       try {
-        return await this.load(key);
+        return await this.source.load(key);
       } finally {
         context.done = true;
       }

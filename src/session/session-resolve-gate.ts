@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { type MessageRecord } from '../message/message-record.js';
 import { recordBytes, type FullSession, type SessionRecord } from '../message/session-record.js';
-import { KeyedLoader } from './keyed-loader.js';
+import { KeyedLoader, type KeyedSource } from './keyed-loader.js';
 import { type SessionLoader } from './session-loader.js';
 
 export interface SessionResolveGateOptions {
@@ -69,15 +69,11 @@ export class SessionResolveGate {
             sizeCalculation: (full) => Math.max(1, full.bytes),
           })
         : null;
-    this.loads = new KeyedLoader(
-      (sessionId) => loader.loadFull(sessionId),
-      { concurrency: options.concurrency, timeoutMs: options.timeoutMs, noun: 'session' },
-      (sessionId, loaded, current) => {
-        if (loaded === null || !loaded.complete) this.cache?.delete(sessionId);
-        else if (current) this.cache?.set(sessionId, loaded);
-      },
-      () => this.metrics?.fullLoad(),
-    );
+    this.loads = new KeyedLoader(new CachingSessionSource(loader, this.cache, metrics), {
+      concurrency: options.concurrency,
+      timeoutMs: options.timeoutMs,
+      noun: 'session',
+    });
   }
 
   async resolveFull(sessionId: string, signal?: AbortSignal): Promise<FullSession | null> {
@@ -170,6 +166,33 @@ export class SessionResolveGate {
       cacheCapacity: this.options.cacheSize,
       concurrency: this.options.concurrency,
     };
+  }
+}
+
+/**
+ * The gate's full loads as its KeyedLoader runs them: each one counted and read through the
+ * SessionLoader, and its result, once settled, kept in the cache or dropped from it. It talks
+ * only to what lies below the gate (the loader, the cache, the counters), never to the gate.
+ */
+class CachingSessionSource implements KeyedSource<FullSession | null> {
+  constructor(
+    private readonly loader: SessionLoader,
+    private readonly cache: LRUCache<string, FullSession> | null,
+    private readonly metrics: SessionResolveGateMetrics | undefined,
+  ) {}
+
+  load(sessionId: string): Promise<FullSession | null> {
+    this.metrics?.fullLoad();
+    return this.loader.loadFull(sessionId);
+  }
+
+  /**
+   * A session gone, or one that stopped short, leaves the cache; a copy read before a write
+   * (not current) is not kept.
+   */
+  settled(sessionId: string, loaded: FullSession | null, current: boolean): void {
+    if (loaded === null || !loaded.complete) this.cache?.delete(sessionId);
+    else if (current) this.cache?.set(sessionId, loaded);
   }
 }
 
