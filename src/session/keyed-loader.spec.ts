@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { jest } from '@jest/globals';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { type ScribeException } from '../common/errors/scribe.exception.js';
@@ -9,6 +10,8 @@ class Harness implements KeyedSource<string> {
   readonly loads: { key: string; done: Deferred<string> }[] = [];
   readonly settlements: { key: string; value: string; current: boolean }[] = [];
   counted = 0;
+  /** Runs at the start of every load, inside its async context. */
+  onLoad: ((key: string) => void) | null = null;
   readonly sut: KeyedLoader<string>;
 
   constructor(
@@ -21,6 +24,7 @@ class Harness implements KeyedSource<string> {
 
   load(key: string): Promise<string> {
     this.counted += 1;
+    this.onLoad?.(key);
     if (this.nested) return this.nested(key);
     const done = deferred<string>();
     this.loads.push({ key, done });
@@ -194,5 +198,88 @@ describe(KeyedLoader.name, () => {
     const sut = (holder.sut = h.sut);
     expect(sut.insideLoadOf('a')).toBe(false);
     expect(await sut.get('a')).toBe('outer(inner)');
+  });
+
+  it('gives work started inside a load but running after it returned none of its privileges', async () => {
+    const h = new Harness(1);
+    const aReturned = deferred<void>();
+    let late: { inside: boolean; b: Promise<string> } | undefined;
+    h.onLoad = (key) => {
+      // Registered inside the load of a: it runs in that load's async context
+      if (key === 'a') {
+        void aReturned.promise.then(() => {
+          late = { inside: h.sut.insideLoadOf('a'), b: h.sut.get('b') };
+        });
+      }
+    };
+    const a = h.sut.get('a');
+    await tick();
+    h.release('a');
+    expect(await a).toBe('a-value');
+    void h.sut.get('busy');
+    await tick();
+    aReturned.resolve();
+    await tick();
+
+    expect(late?.inside).toBe(false);
+    // b queues for the slot busy holds instead of running beside it as a nested load would
+    expect(h.loads.map((load) => load.key)).toEqual(['busy']);
+    expect(h.sut.status()).toEqual({ activeLoads: 1, waitingLoads: 1, inFlight: 2 });
+    h.release('busy');
+    await tick();
+    h.release('b');
+    expect(await late?.b).toBe('b-value');
+  });
+
+  it('invalidates a flight led from inside another load, which new callers then do not join', async () => {
+    const h = new Harness(1);
+    let inner: Promise<string> | undefined;
+    h.onLoad = (key) => {
+      if (key === 'outer') inner = h.sut.get('inner');
+    };
+    const outer = h.sut.get('outer');
+    await tick();
+    // inner runs under outer's slot: it is reading, so a write invalidates it
+    expect(h.loads.map((load) => load.key)).toEqual(['inner', 'outer']);
+    h.sut.invalidate('inner', { evenWaiting: false });
+    const fresh = h.sut.get('inner');
+    h.release('inner', 'old');
+    h.release('outer');
+    await tick();
+    h.release('inner', 'new');
+
+    expect([await inner, await fresh, await outer]).toEqual(['old', 'new', 'outer-value']);
+    expect(h.settlements.filter((settled) => settled.key === 'inner')).toEqual([
+      { key: 'inner', value: 'old', current: false },
+      { key: 'inner', value: 'new', current: true },
+    ]);
+  });
+
+  it('removes its abort listeners once the waits they guard are over', async () => {
+    const h = new Harness();
+    const controller = new AbortController();
+    const leader = h.sut.get('a', controller.signal);
+    const follower = h.sut.get('a', controller.signal);
+    await tick();
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(2);
+    h.release('a');
+    expect(await Promise.all([leader, follower])).toEqual(['a-value', 'a-value']);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('clears the timer bounding a follower wait once its leader answers', async () => {
+    jest.useFakeTimers();
+    try {
+      const h = new Harness(1, 50);
+      const leader = h.sut.get('a');
+      const follower = h.sut.get('a');
+      await jest.advanceTimersByTimeAsync(0);
+      expect(jest.getTimerCount()).toBe(1);
+      h.release('a');
+      expect(await Promise.all([leader, follower])).toEqual(['a-value', 'a-value']);
+      expect(jest.getTimerCount()).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });

@@ -297,6 +297,19 @@ describe(SessionResolveGate.name, () => {
       });
       expect(loader.fullCalls).toEqual([]);
     });
+
+    it('refuses an aborted caller before revalidating a cached copy', async () => {
+      const { sut, loader } = createGate();
+      await sut.resolveFull('cached');
+      const controller = new AbortController();
+      controller.abort();
+
+      await expect(sut.resolveFull('cached', controller.signal)).rejects.toMatchObject({
+        name: 'AbortError',
+      });
+      expect(loader.metadataCalls).toEqual([]);
+      expect(loader.fullCalls).toEqual(['cached']);
+    });
   });
 
   describe('concurrency bound', () => {
@@ -476,6 +489,29 @@ describe(SessionResolveGate.name, () => {
       expect(loader.fullCalls).toEqual(['outer', 'outer', 'inner']);
       expect(sut.status()).toMatchObject(idle);
     });
+    it('loads afresh from inside its own load even while a cached copy exists', async () => {
+      const metrics = new CountingMetrics();
+      const { sut, loader } = createGate({ concurrency: 1, timeoutMs: 1_000 }, metrics);
+      await sut.resolveFull('own');
+      loader.revisions.set('own', 2);
+      const nested: (FullSession | null)[] = [];
+      loader.duringLoad = async () => {
+        // Only the reload (the second load) calls back into the gate
+        if (loader.fullCalls.length === 2 && nested.length === 0) {
+          nested.push(await sut.resolveFull('own'));
+        }
+      };
+
+      const reloaded = await sut.resolveFull('own');
+
+      expect(reloaded?.session.revision).toBe(2);
+      expect(nested.map((result) => result?.session.revision)).toEqual([2]);
+      expect(loader.fullCalls).toEqual(['own', 'own', 'own']);
+      // Only the outer caller revalidated the cached copy
+      expect(loader.metadataCalls).toEqual(['own']);
+      expect(metrics).toMatchObject({ cacheHits: 0, cacheMisses: 1, staleReloads: 1 });
+    });
+
     it('does not join a load of another session that is queued for the slot it holds', async () => {
       const { sut, loader } = createGate({ concurrency: 1, timeoutMs: 1_000 });
       loader.hold('outer');
@@ -543,6 +579,21 @@ describe(SessionResolveGate.name, () => {
         'replayed-message-2',
       ]);
       expect(cached?.session).toMatchObject({ revision: 4, messageCount: 4, updatedAt: 9 });
+    });
+
+    it('puts a replayed message older than every cached one first', async () => {
+      const { sut, loader } = createGate();
+      loader.revisions.set('replayed', 2);
+      const cached = await sut.resolveFull('replayed');
+      const earliest = { ...message('replayed', 0), id: 'earliest', orderKey: '0' };
+
+      sut.applyStored('replayed', [earliest], 3, 9);
+
+      expect(cached?.messages.map((record) => record.id)).toEqual([
+        'earliest',
+        'replayed-message-0',
+        'replayed-message-1',
+      ]);
     });
 
     it('reloads when another instance wrote besides this one', async () => {
