@@ -214,7 +214,7 @@ export async function durableLayerCost(httpAppendsPerSecond) {
       writes.map((write) => ({ inserted: write.records, skipped: [], revision: 1 })),
     heartbeat: async () => {},
   };
-  const spool = { hasDiskOnly: () => false, find: async () => undefined, path: '/dev/null' };
+  const spool = { hasJournalOnly: () => false, find: async () => undefined, path: '/dev/null' };
   const config = ScribeConfig.fromVariables({ DATA_DIR: '/tmp/scribe-bench-overhead' });
   const metrics = new MetricsService();
   const health = new DatabaseHealth(true);

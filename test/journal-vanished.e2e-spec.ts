@@ -130,7 +130,7 @@ describe('a journal segment or the spool directory removed under a running insta
         '6 record(s) still in memory are BUFFERED (memory only) until a new segment can take them',
       );
       expect(occurrences(target.output(), /6 record\(s\) journaled again into segment/)).toBe(1);
-      // Nothing was disk-only (no cap reached): nothing is lost.
+      // Nothing was journal-only (no cap reached): nothing is lost.
       await eventually(async () =>
         expect(await spoolStatusOf(target, VANISHED)).toMatchObject({
           writable: true,

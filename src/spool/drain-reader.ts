@@ -2,7 +2,7 @@ import { describeError } from '../common/errors/describe-error.js';
 import { type BlockedFiles } from './blocked-files.js';
 import { type JournalFiles } from './journal-files.js';
 import { type JournalIndex } from './journal-index.js';
-import { type DiskEntry } from './disk-only-list.js';
+import { type DiskEntry } from './journal-only-list.js';
 import { type SegmentCache, readBack } from './journal-reader.js';
 import { type JournalEvents } from './journal-events.js';
 import { type JournaledRecord } from './journaled-record.js';

@@ -78,8 +78,8 @@ describe(JournalAdoption.name, () => {
     };
   }
 
-  function diskOnlyIds(sessionId: string): string[] {
-    return index.diskOnlyOf(sessionId, 100).map((entry) => entry.id);
+  function journalOnlyIds(sessionId: string): string[] {
+    return index.journalOnlyOf(sessionId, 100).map((entry) => entry.id);
   }
 
   beforeEach(() => {
@@ -119,7 +119,7 @@ describe(JournalAdoption.name, () => {
     Logger.overrideLogger(new ConsoleLogger());
   });
 
-  it('takes over the segments of a dead instance: each record owed once, disk-only, in order', async () => {
+  it('takes over the segments of a dead instance: each record owed once, journal-only, in order', async () => {
     const [s1, s2, s3, t5] = [
       messageRecord('s', 1),
       messageRecord('s', 2),
@@ -142,7 +142,7 @@ describe(JournalAdoption.name, () => {
       setAside: 0,
       latestAcceptedAt: ACCEPTED_AT + 5,
     });
-    expect(index.diskOnlyOf('s', 10)).toEqual([
+    expect(index.journalOnlyOf('s', 10)).toEqual([
       {
         id: s1.id,
         sessionId: 's',
@@ -168,7 +168,7 @@ describe(JournalAdoption.name, () => {
         record: s3,
       },
     ]);
-    expect(diskOnlyIds('t')).toEqual([t5.id]);
+    expect(journalOnlyIds('t')).toEqual([t5.id]);
     expect([index.liveIn(first), index.liveIn(second)]).toEqual([3, 1]);
     expect([index.isSealed(first), index.isSealed(second)]).toEqual([true, true]);
     expect(index.bytes).toBe(files.bytes(first).length + files.bytes(second).length);
@@ -185,7 +185,7 @@ describe(JournalAdoption.name, () => {
 
     await sut.adopt();
 
-    expect(index.diskOnlyOf('s', 10).map((entry) => entry.record)).toEqual([
+    expect(index.journalOnlyOf('s', 10).map((entry) => entry.record)).toEqual([
       records[0],
       records[1],
       undefined,
@@ -200,7 +200,7 @@ describe(JournalAdoption.name, () => {
     const report = await sut.adopt();
 
     expect(report.owners).toEqual([OTHER_DEAD, DEAD]);
-    expect(diskOnlyIds('s')).toEqual(records.map((record) => record.id));
+    expect(journalOnlyIds('s')).toEqual(records.map((record) => record.id));
   });
 
   it('lists the sessions in the order of their oldest record', async () => {
@@ -211,9 +211,9 @@ describe(JournalAdoption.name, () => {
     expect(report.sessions).toEqual(['s', 'u', 't']);
   });
 
-  it('puts adopted records before disk-only records of its own that are newer', async () => {
+  it('puts adopted records before journal-only records of its own that are newer', async () => {
     const own = messageRecord('s', 9);
-    index.addDiskOnly([
+    index.addJournalOnly([
       {
         id: own.id,
         sessionId: 's',
@@ -226,7 +226,7 @@ describe(JournalAdoption.name, () => {
 
     await sut.adopt();
 
-    expect(diskOnlyIds('s')).toEqual(['s-1', 's-2', 's-9']);
+    expect(journalOnlyIds('s')).toEqual(['s-1', 's-2', 's-9']);
   });
 
   it('leaves its own segments, files not of the journal, and live instances alone', async () => {
@@ -267,7 +267,7 @@ describe(JournalAdoption.name, () => {
     const report = await sut.adopt();
 
     expect(report.owners).toEqual([LIVE]);
-    expect(diskOnlyIds('s')).toEqual(['s-1']);
+    expect(journalOnlyIds('s')).toEqual(['s-1']);
   });
 
   describe('duplicates', () => {
@@ -283,7 +283,7 @@ describe(JournalAdoption.name, () => {
       const report = await sut.adopt();
 
       expect(report.records).toBe(3);
-      expect(index.diskOnlyOf('s', 10).map((entry) => entry.location)).toEqual([
+      expect(index.journalOnlyOf('s', 10).map((entry) => entry.location)).toEqual([
         inFirst(r1),
         inFirst(r2),
         inSecond(r3),
@@ -297,7 +297,7 @@ describe(JournalAdoption.name, () => {
     it('skips a record the index already holds on disk', async () => {
       const r1 = messageRecord('s', 1);
       const mine = { segment: segment(OWN, 500), offset: 0, length: 1 };
-      index.addDiskOnly([
+      index.addJournalOnly([
         {
           id: r1.id,
           sessionId: 's',
@@ -311,7 +311,7 @@ describe(JournalAdoption.name, () => {
       const report = await sut.adopt();
 
       expect(report.records).toBe(1);
-      expect(index.findDiskOnly('s', r1.id)?.location).toEqual(mine);
+      expect(index.findJournalOnly('s', r1.id)?.location).toEqual(mine);
       expect(index.liveIn(segment(DEAD, 1000))).toBe(1);
     });
 
@@ -330,8 +330,8 @@ describe(JournalAdoption.name, () => {
       const report = await sut.adopt();
 
       expect(report.owners).toEqual([DEAD, OTHER_DEAD]);
-      expect(index.findDiskOnly('s', r1.id)?.location).toEqual(inFirst(r1));
-      expect(diskOnlyIds('s')).toEqual(['s-1', 's-3']);
+      expect(index.findJournalOnly('s', r1.id)?.location).toEqual(inFirst(r1));
+      expect(journalOnlyIds('s')).toEqual(['s-1', 's-3']);
       expect(blocked.list()).toEqual([
         {
           source: unreadable,
@@ -394,7 +394,7 @@ describe(JournalAdoption.name, () => {
       const synced = files.log.indexOf(`sync ${SET_ASIDE_LOG}`);
       expect(synced).toBeGreaterThan(files.log.indexOf(`read ${empty}`));
       expect(synced).toBeLessThan(files.log.indexOf(`remove ${empty}`));
-      expect(diskOnlyIds('s')).toEqual([r1.id]);
+      expect(journalOnlyIds('s')).toEqual([r1.id]);
       expect(index.bytes).toBe(files.bytes(mixed).length);
     });
 
@@ -419,7 +419,7 @@ describe(JournalAdoption.name, () => {
       expect(report.owners).toEqual([DEAD]);
       expect(report.records).toBe(1);
       expect(report.setAside).toBe(0);
-      expect(diskOnlyIds('s')).toEqual(['s-1']);
+      expect(journalOnlyIds('s')).toEqual(['s-1']);
       // Pinned: the bad line is neither stored nor kept, so its segment stays.
       expect(index.liveIn(bad)).toBe(1);
       expect(files.names()).toEqual([good, bad]);
@@ -439,7 +439,7 @@ describe(JournalAdoption.name, () => {
 
       expect(retried.owners).toEqual([]);
       expect(retried.setAside).toBe(1);
-      expect(diskOnlyIds('s')).toEqual(['s-1']);
+      expect(journalOnlyIds('s')).toEqual(['s-1']);
       expect(files.names()).toEqual([good, SET_ASIDE_LOG]);
       expect(reported).toEqual([
         [
@@ -520,14 +520,14 @@ describe(JournalAdoption.name, () => {
       const report = await sut.adopt();
 
       expect(report).toMatchObject({ owners: [DEAD], records: 1 });
-      expect(diskOnlyIds('s')).toEqual(['s-1']);
+      expect(journalOnlyIds('s')).toEqual(['s-1']);
       expect(index.liveRecords).toBe(1);
       expect(files.has(empty)).toBe(true);
 
       await sut.adopt();
 
       expect(files.names()).toEqual([good]);
-      expect(diskOnlyIds('s')).toEqual(['s-1']);
+      expect(journalOnlyIds('s')).toEqual(['s-1']);
       expect(index.liveRecords).toBe(1);
     });
   });
@@ -562,7 +562,7 @@ describe(JournalAdoption.name, () => {
 
       expect(report).toMatchObject({ owners: [DEAD], segments: 1, records: 1 });
       expect(locks.attempts).toEqual([ownerLockName(DEAD)]);
-      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2']);
+      expect(journalOnlyIds('s')).toEqual(['s-1', 's-2']);
     });
 
     it('keeps the lock of an instance whose only segment cannot be read, and tries again', async () => {
@@ -583,7 +583,7 @@ describe(JournalAdoption.name, () => {
       const retried = await sut.adopt();
 
       expect(retried.owners).toEqual([DEAD]);
-      expect(diskOnlyIds('s')).toEqual(['s-1']);
+      expect(journalOnlyIds('s')).toEqual(['s-1']);
       expect(blockedEvents).toEqual([
         `blocked ${first}: segment unreadable: EIO: i/o error, read`,
         `recovered ${first}`,
@@ -601,7 +601,7 @@ describe(JournalAdoption.name, () => {
 
       expect(locks.released).toEqual([]);
       expect(locks.isHeld(ownerLockName(DEAD))).toBe(true);
-      expect(diskOnlyIds('s')).toEqual(['s-1']);
+      expect(journalOnlyIds('s')).toEqual(['s-1']);
     });
   });
 
@@ -619,8 +619,8 @@ describe(JournalAdoption.name, () => {
       const report = await sut.adopt();
 
       expect(report.owners).toEqual([OTHER_DEAD]);
-      expect(diskOnlyIds('s')).toEqual(['s-2']);
-      expect(index.hasDiskOnly('t')).toBe(false);
+      expect(journalOnlyIds('s')).toEqual(['s-2']);
+      expect(index.hasJournalOnly('t')).toBe(false);
       const reason = `lock file unusable: SQLITE_NOTADB: file is not a database; the 2 segment(s) of instance ${DEAD} wait`;
       expect(blocked.list()).toEqual([
         { source: ownerLockName(DEAD), reason, records: null, since: expect.any(Number) },
@@ -639,7 +639,7 @@ describe(JournalAdoption.name, () => {
       const report = await sut.adopt();
 
       expect(report.owners).toEqual([DEAD]);
-      expect(diskOnlyIds('s')).toEqual(['s-1']);
+      expect(journalOnlyIds('s')).toEqual(['s-1']);
       expect(blocked.size).toBe(0);
       expect(blockedEvents).toEqual([
         `blocked ${ownerLockName(DEAD)}: lock file unusable: SQLITE_NOTADB: file is not a database; the 1 segment(s) of instance ${DEAD} wait`,
@@ -675,7 +675,7 @@ describe(JournalAdoption.name, () => {
       now = 1000;
       expect(sut.retryDue).toBe(true);
       await sut.adopt();
-      expect(diskOnlyIds('s')).toEqual(['s-1']);
+      expect(journalOnlyIds('s')).toEqual(['s-1']);
       expect(locks.attempts.slice(attempts)).toEqual([ownerLockName(OTHER_DEAD)]);
     });
 
@@ -716,7 +716,7 @@ describe(JournalAdoption.name, () => {
 
       await sut.adopt();
 
-      expect(diskOnlyIds('t')).toEqual(['t-1']);
+      expect(journalOnlyIds('t')).toEqual(['t-1']);
       expect(blocked.list()).toEqual([
         {
           source: huge,
@@ -798,7 +798,7 @@ describe(JournalAdoption.name, () => {
 
       const report = await sut.adopt();
 
-      expect(diskOnlyIds('s1')).toEqual([kept.id]);
+      expect(journalOnlyIds('s1')).toEqual([kept.id]);
       expect(report).toMatchObject({ records: 1, setAside: 1, latestAcceptedAt: kept.acceptedAt });
       const entry = {
         at: expect.any(Number),

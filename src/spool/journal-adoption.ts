@@ -6,7 +6,7 @@ import { type BlockedFiles } from './blocked-files.js';
 import { type JournalFiles } from './journal-files.js';
 import { type AdoptionCheck } from './future-records.js';
 import { type JournalIndex } from './journal-index.js';
-import { type DiskEntry } from './disk-only-list.js';
+import { type DiskEntry } from './journal-only-list.js';
 import { type OwnerLock } from './owner-lock.js';
 import { SET_ASIDE_LOG, ownerLockName, parseSegmentName } from './segment-names.js';
 import { scanSegment } from './segment-scan.js';
@@ -20,7 +20,7 @@ export interface AdoptionReport {
   /** Instances whose journals were taken over. */
   owners: string[];
   segments: number;
-  /** Records owed, now in the index as disk-only entries, per session in acceptance order. */
+  /** Records owed, now in the index as journal-only entries, per session in acceptance order. */
   records: number;
   sessions: string[];
   /** Bad lines set aside. */
@@ -126,7 +126,7 @@ export class JournalAdoption {
     entries.sort((left, right) =>
       left.orderKey < right.orderKey ? -1 : left.orderKey > right.orderKey ? 1 : 0,
     );
-    this.index.addDiskOnly(entries);
+    this.index.addJournalOnly(entries);
     report.records = entries.length;
     report.sessions = [...new Set(entries.map((entry) => entry.sessionId))];
     for (const owner of report.owners) await this.releaseIfDone(owner);
@@ -179,7 +179,7 @@ export class JournalAdoption {
         // A second copy of a record (written again after a failed sync, or by two instances
         // that raced one client id) is owed once.
         if (found.has(record.id) || seen.has(record.id)) continue;
-        if (this.index.findDiskOnly(record.sessionId, record.id)) continue;
+        if (this.index.findJournalOnly(record.sessionId, record.id)) continue;
         found.add(record.id);
         const reason = this.refuse(record);
         if (reason !== undefined) {

@@ -14,20 +14,20 @@ function at(segment: string, offset: number, length = 10): RecordLocation {
 
 describe('JournalIndex and a vanished segment', () => {
   const held = messageRecord('s', 0);
-  const diskOnly = messageRecord('s', 1);
+  const journalOnly = messageRecord('s', 1);
   const other = messageRecord('t', 2);
   let sut: JournalIndex;
 
   beforeEach(() => {
     sut = new JournalIndex();
     sut.addLive('s', 1, at(A, 0), held);
-    sut.addLive('s', 2, at(A, 10), diskOnly);
+    sut.addLive('s', 2, at(A, 10), journalOnly);
     sut.addLive('t', 3, at(B, 0), other);
-    sut.addDiskOnly([
+    sut.addJournalOnly([
       {
-        id: diskOnly.id,
+        id: journalOnly.id,
         sessionId: 's',
-        orderKey: diskOnly.orderKey,
+        orderKey: journalOnly.orderKey,
         acceptedAt: 2,
         location: at(A, 10),
       },
@@ -39,7 +39,7 @@ describe('JournalIndex and a vanished segment', () => {
 
     expect(sut.orphaned()).toEqual([{ record: held, location: at(A, 0, 0), released: false }]);
     expect(sut.lostRecords).toBe(1);
-    expect(sut.hasDiskOnly('s')).toBe(false);
+    expect(sut.hasJournalOnly('s')).toBe(false);
     expect(sut.liveBySessions()).toEqual([{ sessionId: 't', messages: 1 }]);
     expect(sut.liveIn(A)).toBe(0);
     expect(sut.liveIn(B)).toBe(1);
@@ -55,8 +55,8 @@ describe('JournalIndex and a vanished segment', () => {
     expect(sut.lostRecords).toBe(0);
   });
 
-  it('counts no record of a vanished segment that is neither held nor on the disk-only list', () => {
-    // Found at start, its disk-only entry not added (yet): owed by the segment alone.
+  it('counts no record of a vanished segment that is neither held nor on the journal-only list', () => {
+    // Found at start, its journal-only entry not added (yet): owed by the segment alone.
     sut.addLive('s', 4, at(A, 20));
     sut.addLive('u', 5, at(A, 30));
     expect(sut.liveRecords).toBe(5);
@@ -135,7 +135,7 @@ describe('JournalIndex and a vanished segment', () => {
   });
 
   it('a held record that leaves memory is held no more: lost, not orphaned, with its segment', () => {
-    sut.addDiskOnly([
+    sut.addJournalOnly([
       { id: held.id, sessionId: 's', orderKey: held.orderKey, acceptedAt: 1, location: at(A, 0) },
     ]);
 

@@ -21,12 +21,12 @@ export class JournalIndex extends JournalLedger {
       const held = state.held.get(offset);
       if (held) this.moves.orphan(held, { segment, offset, length: 0 });
       else lost += 1;
-      // By the record's own session: one neither held nor on the disk-only list (found at
+      // By the record's own session: one neither held nor on the journal-only list (found at
       // start, its entry not added) is owed no more either, and must not stay counted.
       const sessionId = state.sessions.get(offset);
       if (sessionId !== undefined) this.countLive(sessionId, -1);
     }
-    this.diskOnly.removeSegment(segment);
+    this.journalOnly.removeSegment(segment);
     this.segments.delete(segment);
     this.lost += lost;
     return { orphaned: state.live.size - lost, lost };
@@ -51,7 +51,7 @@ export class JournalIndex extends JournalLedger {
       orphan.released ? undefined : record,
     );
     if (orphan.released) {
-      this.addDiskOnly([
+      this.addJournalOnly([
         {
           id: record.id,
           sessionId: record.sessionId,

@@ -1,5 +1,5 @@
 import { JournalLedger, type RecordLocation } from './journal-ledger.js';
-import { type DiskEntry } from './disk-only-list.js';
+import { type DiskEntry } from './journal-only-list.js';
 
 const A = 'journal-000000000001000-000000-aaaaaaaa.jsonl';
 const B = 'journal-000000000002000-000000-aaaaaaaa.jsonl';
@@ -9,7 +9,7 @@ function at(segment: string, slot: number): RecordLocation {
   return { segment, offset: slot * 100, length: 100 };
 }
 
-/** A disk-only entry whose order key (and acceptance time) sorts by `key`. */
+/** A journal-only entry whose order key (and acceptance time) sorts by `key`. */
 function entry(sessionId: string, key: number, location: RecordLocation): DiskEntry {
   return {
     id: `${sessionId}-${key}`,
@@ -257,72 +257,72 @@ describe(JournalLedger.name, () => {
       expect(sut.resolve([{ id: 's-1', sessionId: 's', location: at(A, 0) }])).toEqual([A]);
     });
 
-    it('lets go of the disk-only entry it resolves, and of the session once it has none', () => {
+    it('lets go of the journal-only entry it resolves, and of the session once it has none', () => {
       const first = entry('s', 1, at(A, 0));
       const second = entry('s', 2, at(A, 1));
       sut.addLive('s', 1, first.location);
       sut.addLive('s', 2, second.location);
-      sut.addDiskOnly([first, second]);
+      sut.addJournalOnly([first, second]);
 
       sut.resolve(resolved([first]));
-      expect(sut.diskOnlyOf('s', 10)).toEqual([second]);
-      expect(sut.hasDiskOnly('s')).toBe(true);
+      expect(sut.journalOnlyOf('s', 10)).toEqual([second]);
+      expect(sut.hasJournalOnly('s')).toBe(true);
 
       sut.resolve(resolved([second]));
-      expect(sut.diskOnlyOf('s', 10)).toEqual([]);
-      expect(sut.hasDiskOnly('s')).toBe(false);
-      expect(sut.sessionsWithDiskOnly()).toEqual([]);
+      expect(sut.journalOnlyOf('s', 10)).toEqual([]);
+      expect(sut.hasJournalOnly('s')).toBe(false);
+      expect(sut.sessionsWithJournalOnly()).toEqual([]);
     });
 
-    it('leaves the disk-only entry of a duplicate id that lies in another segment', () => {
+    it('leaves the journal-only entry of a duplicate id that lies in another segment', () => {
       // Two instances raced one client id: the same message id, journaled twice.
       const onDisk = entry('s', 1, at(B, 0));
       sut.addLive('s', 1, at(A, 0));
       sut.addLive('s', 1, onDisk.location);
-      sut.addDiskOnly([onDisk]);
+      sut.addJournalOnly([onDisk]);
 
       const emptied = sut.resolve([{ id: onDisk.id, sessionId: 's', location: at(A, 0) }]);
 
       expect(emptied).toEqual([A]);
-      expect(sut.findDiskOnly('s', onDisk.id)).toEqual(onDisk);
-      expect(sut.diskOnlyOf('s', 10)).toEqual([onDisk]);
+      expect(sut.findJournalOnly('s', onDisk.id)).toEqual(onDisk);
+      expect(sut.journalOnlyOf('s', 10)).toEqual([onDisk]);
       expect(sut.liveIn(B)).toBe(1);
     });
 
-    it('leaves the disk-only entry of a duplicate id at another offset of the same segment', () => {
+    it('leaves the journal-only entry of a duplicate id at another offset of the same segment', () => {
       const onDisk = entry('s', 1, at(A, 1));
       sut.addLive('s', 1, at(A, 0));
       sut.addLive('s', 1, onDisk.location);
-      sut.addDiskOnly([onDisk]);
+      sut.addJournalOnly([onDisk]);
 
       sut.resolve([{ id: onDisk.id, sessionId: 's', location: at(A, 0) }]);
 
-      expect(sut.findDiskOnly('s', onDisk.id)).toEqual(onDisk);
-      expect(sut.hasDiskOnly('s')).toBe(true);
+      expect(sut.findJournalOnly('s', onDisk.id)).toEqual(onDisk);
+      expect(sut.hasJournalOnly('s')).toBe(true);
     });
 
     it('sorts the entries a session gets after it was emptied afresh', () => {
       const old = entry('s', 5, at(A, 0));
       sut.addLive('s', 5, old.location);
-      sut.addDiskOnly([old]);
+      sut.addJournalOnly([old]);
       sut.resolve(resolved([old]));
       const later = [entry('s', 1, at(B, 0)), entry('s', 2, at(B, 1))];
 
-      sut.addDiskOnly(later);
+      sut.addJournalOnly(later);
 
-      expect(sut.diskOnlyOf('s', 10)).toEqual(later);
+      expect(sut.journalOnlyOf('s', 10)).toEqual(later);
     });
   });
 
-  describe('disk-only entries', () => {
+  describe('journal-only entries', () => {
     it('hands them out per session, oldest first, up to the limit', () => {
       const entries = [1, 2, 3, 4].map((key) => entry('s', key, at(A, key)));
-      sut.addDiskOnly([...entries, entry('t', 9, at(B, 0))]);
+      sut.addJournalOnly([...entries, entry('t', 9, at(B, 0))]);
 
-      expect(sut.diskOnlyOf('s', 3)).toEqual(entries.slice(0, 3));
-      expect(sut.diskOnlyOf('s', 10)).toEqual(entries);
-      expect(sut.diskOnlyOf('t', 10)).toEqual([entry('t', 9, at(B, 0))]);
-      expect(sut.diskOnlyOf('nobody', 10)).toEqual([]);
+      expect(sut.journalOnlyOf('s', 3)).toEqual(entries.slice(0, 3));
+      expect(sut.journalOnlyOf('s', 10)).toEqual(entries);
+      expect(sut.journalOnlyOf('t', 10)).toEqual([entry('t', 9, at(B, 0))]);
+      expect(sut.journalOnlyOf('nobody', 10)).toEqual([]);
     });
 
     it('keeps the first copy of a message and hands the second back, owed nothing', () => {
@@ -330,61 +330,69 @@ describe(JournalLedger.name, () => {
       const adopted = entry('s', 1, at(A, 0));
       const own = { ...entry('s', 1, at(B, 0)), id: adopted.id };
 
-      expect(sut.addDiskOnly([adopted])).toEqual([]);
-      expect(sut.addDiskOnly([own])).toEqual([own]);
-      expect(sut.addDiskOnly([adopted])).toEqual([]);
+      expect(sut.addJournalOnly([adopted])).toEqual([]);
+      expect(sut.addJournalOnly([own])).toEqual([own]);
+      expect(sut.addJournalOnly([adopted])).toEqual([]);
 
-      expect(sut.diskOnlyOf('s', 10)).toEqual([adopted]);
+      expect(sut.journalOnlyOf('s', 10)).toEqual([adopted]);
     });
 
     it('keeps adding in acceptance order across calls', () => {
-      sut.addDiskOnly([entry('s', 1, at(A, 0)), entry('s', 2, at(A, 1))]);
-      sut.addDiskOnly([entry('s', 3, at(A, 2))]);
+      sut.addJournalOnly([entry('s', 1, at(A, 0)), entry('s', 2, at(A, 1))]);
+      sut.addJournalOnly([entry('s', 3, at(A, 2))]);
 
-      expect(sut.diskOnlyOf('s', 10).map((one) => one.acceptedAt)).toEqual([1, 2, 3]);
+      expect(sut.journalOnlyOf('s', 10).map((one) => one.acceptedAt)).toEqual([1, 2, 3]);
     });
 
     it('re-sorts a session when older entries arrive after newer ones (an adopted journal)', () => {
-      sut.addDiskOnly([entry('s', 5, at(A, 0)), entry('s', 8, at(A, 1))]);
-      sut.addDiskOnly([entry('t', 7, at(A, 2))]);
+      sut.addJournalOnly([entry('s', 5, at(A, 0)), entry('s', 8, at(A, 1))]);
+      sut.addJournalOnly([entry('t', 7, at(A, 2))]);
 
-      sut.addDiskOnly([entry('s', 6, at(B, 0)), entry('s', 2, at(B, 1)), entry('t', 9, at(B, 2))]);
+      sut.addJournalOnly([
+        entry('s', 6, at(B, 0)),
+        entry('s', 2, at(B, 1)),
+        entry('t', 9, at(B, 2)),
+      ]);
 
-      expect(sut.diskOnlyOf('s', 10).map((one) => one.acceptedAt)).toEqual([2, 5, 6, 8]);
-      expect(sut.diskOnlyOf('t', 10).map((one) => one.acceptedAt)).toEqual([7, 9]);
+      expect(sut.journalOnlyOf('s', 10).map((one) => one.acceptedAt)).toEqual([2, 5, 6, 8]);
+      expect(sut.journalOnlyOf('t', 10).map((one) => one.acceptedAt)).toEqual([7, 9]);
     });
 
     it('sorts an older entry that arrives alone', () => {
-      sut.addDiskOnly([entry('s', 5, at(A, 0))]);
+      sut.addJournalOnly([entry('s', 5, at(A, 0))]);
 
-      sut.addDiskOnly([entry('s', 3, at(A, 1))]);
+      sut.addJournalOnly([entry('s', 3, at(A, 1))]);
 
-      expect(sut.diskOnlyOf('s', 10).map((one) => one.acceptedAt)).toEqual([3, 5]);
+      expect(sut.journalOnlyOf('s', 10).map((one) => one.acceptedAt)).toEqual([3, 5]);
     });
 
     it('keeps sorting later additions after a re-sort', () => {
-      sut.addDiskOnly([entry('s', 5, at(A, 0))]);
-      sut.addDiskOnly([entry('s', 3, at(A, 1))]);
+      sut.addJournalOnly([entry('s', 5, at(A, 0))]);
+      sut.addJournalOnly([entry('s', 3, at(A, 1))]);
 
-      sut.addDiskOnly([entry('s', 4, at(A, 2))]);
+      sut.addJournalOnly([entry('s', 4, at(A, 2))]);
 
-      expect(sut.diskOnlyOf('s', 10).map((one) => one.acceptedAt)).toEqual([3, 4, 5]);
+      expect(sut.journalOnlyOf('s', 10).map((one) => one.acceptedAt)).toEqual([3, 4, 5]);
     });
 
     it('finds an entry by session and id', () => {
       const one = entry('s', 1, at(A, 0));
-      sut.addDiskOnly([one]);
+      sut.addJournalOnly([one]);
 
-      expect(sut.findDiskOnly('s', one.id)).toEqual(one);
-      expect(sut.findDiskOnly('t', one.id)).toBeUndefined();
-      expect(sut.findDiskOnly('s', 'other')).toBeUndefined();
+      expect(sut.findJournalOnly('s', one.id)).toEqual(one);
+      expect(sut.findJournalOnly('t', one.id)).toBeUndefined();
+      expect(sut.findJournalOnly('s', 'other')).toBeUndefined();
     });
 
     it('lists the sessions that have some', () => {
-      sut.addDiskOnly([entry('s', 1, at(A, 0)), entry('t', 1, at(A, 1)), entry('s', 2, at(A, 2))]);
+      sut.addJournalOnly([
+        entry('s', 1, at(A, 0)),
+        entry('t', 1, at(A, 1)),
+        entry('s', 2, at(A, 2)),
+      ]);
 
-      expect(sut.sessionsWithDiskOnly()).toEqual(['s', 't']);
-      expect([sut.hasDiskOnly('s'), sut.hasDiskOnly('u')]).toEqual([true, false]);
+      expect(sut.sessionsWithJournalOnly()).toEqual(['s', 't']);
+      expect([sut.hasJournalOnly('s'), sut.hasJournalOnly('u')]).toEqual([true, false]);
     });
   });
 });

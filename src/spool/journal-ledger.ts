@@ -1,5 +1,5 @@
 import { type MessageRecord } from '../message/message-record.js';
-import { DiskOnlyList, type DiskEntry } from './disk-only-list.js';
+import { JournalOnlyList, type DiskEntry } from './journal-only-list.js';
 import { JournalMoves } from './journal-moves.js';
 
 /** Where one record's line sits in the journal. */
@@ -29,7 +29,7 @@ export interface SegmentState {
   held: Map<number, MessageRecord>;
   /**
    * The session of each record of `live` (a pinned bad line has none): what it counts against
-   * in liveBySession, whether memory, the disk-only list or neither holds it.
+   * in liveBySession, whether memory, the journal-only list or neither holds it.
    */
   sessions: Map<number, string>;
 }
@@ -42,7 +42,7 @@ export interface SegmentState {
 export class JournalLedger {
   protected readonly segments = new Map<string, SegmentState>();
   private readonly liveBySession = new Map<string, number>();
-  protected readonly diskOnly = new DiskOnlyList();
+  protected readonly journalOnly = new JournalOnlyList();
   // Records of segments that vanished: where each is now (see JournalIndex).
   protected readonly moves = new JournalMoves();
 
@@ -90,21 +90,21 @@ export class JournalLedger {
    * already (two instances raced one client id; a file imported twice): those are owed
    * nothing, and the caller resolves them.
    */
-  addDiskOnly(entries: readonly DiskEntry[]): DiskEntry[] {
+  addJournalOnly(entries: readonly DiskEntry[]): DiskEntry[] {
     const listed: DiskEntry[] = [];
     for (const given of entries) {
       const location = this.moves.current(given.location);
       const entry = location === given.location ? given : { ...given, location };
       const orphan = this.moves.orphanAt(entry.location);
       if (orphan) {
-        // On no disk right now: it becomes disk-only once journaled again.
+        // On no disk right now: it becomes journal-only once journaled again.
         orphan.released = true;
         continue;
       }
       this.segments.get(entry.location.segment)?.held.delete(entry.location.offset);
       listed.push(entry);
     }
-    return this.diskOnly.add(listed);
+    return this.journalOnly.add(listed);
   }
 
   /**
@@ -124,7 +124,7 @@ export class JournalLedger {
       if (!segment?.live.delete(record.location.offset)) continue;
       segment.held.delete(record.location.offset);
       segment.sessions.delete(record.location.offset);
-      this.diskOnly.remove(record);
+      this.journalOnly.remove(record);
       this.countLive(record.sessionId, -1);
       if (segment.live.size === 0) emptied.push(record.location.segment);
     }
@@ -165,22 +165,22 @@ export class JournalLedger {
     this.segments.delete(segment);
   }
 
-  /** Up to `limit` of the session's disk-only entries, oldest first. */
-  diskOnlyOf(sessionId: string, limit: number): DiskEntry[] {
-    return this.diskOnly.of(sessionId, limit);
+  /** Up to `limit` of the session's journal-only entries, oldest first. */
+  journalOnlyOf(sessionId: string, limit: number): DiskEntry[] {
+    return this.journalOnly.of(sessionId, limit);
   }
 
-  /** The session's disk-only entry of this id, if it has one. */
-  findDiskOnly(sessionId: string, id: string): DiskEntry | undefined {
-    return this.diskOnly.find(sessionId, id);
+  /** The session's journal-only entry of this id, if it has one. */
+  findJournalOnly(sessionId: string, id: string): DiskEntry | undefined {
+    return this.journalOnly.find(sessionId, id);
   }
 
-  hasDiskOnly(sessionId: string): boolean {
-    return this.diskOnly.has(sessionId);
+  hasJournalOnly(sessionId: string): boolean {
+    return this.journalOnly.has(sessionId);
   }
 
-  sessionsWithDiskOnly(): string[] {
-    return this.diskOnly.sessionIds();
+  sessionsWithJournalOnly(): string[] {
+    return this.journalOnly.sessionIds();
   }
 
   /** Records owed, all sessions. */

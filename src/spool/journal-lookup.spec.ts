@@ -42,7 +42,7 @@ describe(JournalLookup.name, () => {
   }
 
   /** Journals `records` and lets them leave memory: only the disk holds them now. */
-  async function onDiskOnly(records: MessageRecord[]): Promise<JournaledRecord[]> {
+  async function onJournalOnly(records: MessageRecord[]): Promise<JournaledRecord[]> {
     const journaled = await journalRecords(records);
     await journal.release(journaled);
     return journaled;
@@ -63,8 +63,8 @@ describe(JournalLookup.name, () => {
       .map((line) => JSON.parse(line));
   }
 
-  function diskOnlyIds(sessionId: string): string[] {
-    return index.diskOnlyOf(sessionId, 100).map((entry) => entry.id);
+  function journalOnlyIds(sessionId: string): string[] {
+    return index.journalOnlyOf(sessionId, 100).map((entry) => entry.id);
   }
 
   /** Flips a byte inside the journal line of `journaled`, keeping its length. */
@@ -82,8 +82,8 @@ describe(JournalLookup.name, () => {
   });
 
   describe('find', () => {
-    it('reads a disk-only record back from disk', async () => {
-      const [, second] = await onDiskOnly(records.slice(0, 2));
+    it('reads a journal-only record back from disk', async () => {
+      const [, second] = await onJournalOnly(records.slice(0, 2));
 
       expect(await sut.find('s', 's-2')).toEqual(records[1]);
       expect(files.log.at(-1)).toBe(
@@ -93,7 +93,7 @@ describe(JournalLookup.name, () => {
 
     it('reads a sealed segment whole, once, for all the records in it', async () => {
       build(1);
-      await onDiskOnly(records.slice(0, 2));
+      await onJournalOnly(records.slice(0, 2));
       await journalRecords(records.slice(2, 3));
 
       expect(await sut.find('s', 's-1')).toEqual(records[0]);
@@ -105,7 +105,7 @@ describe(JournalLookup.name, () => {
       ]);
     });
 
-    it('finds nothing for a record that is not disk-only', async () => {
+    it('finds nothing for a record that is not journal-only', async () => {
       await journalRecords(records.slice(0, 1));
 
       expect(await sut.find('s', 's-1')).toBeUndefined();
@@ -114,7 +114,7 @@ describe(JournalLookup.name, () => {
     });
 
     it("rejects while the record's file cannot be read, naming the record and why", async () => {
-      await onDiskOnly(records.slice(0, 1));
+      await onJournalOnly(records.slice(0, 1));
       files.failNext('readRanges', fsError('EACCES', 'open'));
       files.failNext('read', fsError('EACCES', 'open'));
 
@@ -126,7 +126,7 @@ describe(JournalLookup.name, () => {
     });
 
     it('finds nothing for a record that no longer reads back', async () => {
-      const journaled = await onDiskOnly(records.slice(0, 1));
+      const journaled = await onJournalOnly(records.slice(0, 1));
       corrupt(journaled[0]);
 
       expect(await sut.find('s', 's-1')).toBeUndefined();
@@ -136,8 +136,8 @@ describe(JournalLookup.name, () => {
   describe('readWindow', () => {
     const queued = (record: MessageRecord) => ({ record, status: 'QUEUED' });
 
-    it("reads back the window's disk-only records nearest its cursor, and counts them all", async () => {
-      const journaled = await onDiskOnly(records.slice(0, 4));
+    it("reads back the window's journal-only records nearest its cursor, and counts them all", async () => {
+      const journaled = await onJournalOnly(records.slice(0, 4));
 
       const window = await sut.readWindow(
         's',
@@ -159,7 +159,7 @@ describe(JournalLookup.name, () => {
     });
 
     it('leaves out a line that no longer reads back, names it damaged, and sets nothing aside', async () => {
-      const journaled = await onDiskOnly(records.slice(0, 3));
+      const journaled = await onJournalOnly(records.slice(0, 3));
       corrupt(journaled[1]);
 
       const window = await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6);
@@ -172,11 +172,11 @@ describe(JournalLookup.name, () => {
       });
       expect(window.total).toBe(3);
       expect(setAsideLines()).toEqual([]);
-      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
+      expect(journalOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
     });
 
     it('names the unreadable record nearest the cursor while its file cannot be read', async () => {
-      await onDiskOnly(records.slice(0, 3));
+      await onJournalOnly(records.slice(0, 3));
       files.failNext('readRanges', fsError('EACCES', 'open'));
       files.failNext('read', fsError('EACCES', 'open'));
 
@@ -189,11 +189,11 @@ describe(JournalLookup.name, () => {
         total: 3,
       });
       expect(setAsideLines()).toEqual([]);
-      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
+      expect(journalOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
     });
 
     it('names the newest unreadable record for a backward window', async () => {
-      await onDiskOnly(records.slice(0, 3));
+      await onJournalOnly(records.slice(0, 3));
       files.failNext('readRanges', fsError('EACCES', 'open'));
       files.failNext('read', fsError('EACCES', 'open'));
 
@@ -203,7 +203,7 @@ describe(JournalLookup.name, () => {
     });
 
     it('names the damaged line nearest the cursor, either way', async () => {
-      const journaled = await onDiskOnly(records.slice(0, 3));
+      const journaled = await onJournalOnly(records.slice(0, 3));
       corrupt(journaled[0]);
       corrupt(journaled[2]);
 
@@ -224,7 +224,7 @@ describe(JournalLookup.name, () => {
     });
 
     it('names nothing for a window whose lines all read back', async () => {
-      await onDiskOnly(records.slice(0, 2));
+      await onJournalOnly(records.slice(0, 2));
 
       const window = await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6);
 
@@ -232,7 +232,7 @@ describe(JournalLookup.name, () => {
       expect(window.messages).toHaveLength(2);
     });
 
-    it('reads nothing from disk for a session with no disk-only record', async () => {
+    it('reads nothing from disk for a session with no journal-only record', async () => {
       await journalRecords(records.slice(0, 2));
 
       expect(await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6)).toEqual({

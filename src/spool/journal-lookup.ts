@@ -9,8 +9,8 @@ import { selectWindow } from './journal-window.js';
 import { RecordUnreadableError } from './record-unreadable.error.js';
 
 /**
- * What the transcript's reads ask of the journal: one disk-only record (a retry's lookup), or
- * the disk-only records a page may list. Reads only: nothing is let go of or set aside here
+ * What the transcript's reads ask of the journal: one journal-only record (a retry's lookup), or
+ * the journal-only records a page may list. Reads only: nothing is let go of or set aside here
  * (the drain does, and only it knows whether the database took a record meanwhile), so it
  * needs neither the writer nor the set-aside log. Knows nothing of Nest or logs.
  */
@@ -27,12 +27,12 @@ export class JournalLookup {
   }
 
   /**
-   * The session's disk-only record of this id, read back from disk; undefined when none (or it
+   * The session's journal-only record of this id, read back from disk; undefined when none (or it
    * is corrupt: the drain sets it aside). Rejects with RecordUnreadableError while its file
    * cannot be read.
    */
   async find(sessionId: string, id: string): Promise<MessageRecord | undefined> {
-    const entry = this.index.findDiskOnly(sessionId, id);
+    const entry = this.index.findJournalOnly(sessionId, id);
     if (!entry) return undefined;
     const [found] = await readBack(this.files, [entry], this.cache, this.cacheable);
     // Owed but unreadable now (an outage of its file): "not there" would let a retry of its
@@ -42,7 +42,7 @@ export class JournalLookup {
   }
 
   /**
-   * The session's disk-only records a page of `window` may list (see selectWindow), read back.
+   * The session's journal-only records a page of `window` may list (see selectWindow), read back.
    * A record not read back is left out, but named (`unreadable`, the nearest the cursor): one
    * in a file that cannot be read now is owed all the same, and one whose line is damaged is
    * counted (`total`) until the drain sets it aside, so a page that would list either must not
@@ -54,7 +54,7 @@ export class JournalLookup {
     window: KeyWindow,
     maxBytes: number,
   ): Promise<JournalOnlyMessages> {
-    const all = this.index.diskOnlyOf(sessionId, Number.MAX_SAFE_INTEGER);
+    const all = this.index.journalOnlyOf(sessionId, Number.MAX_SAFE_INTEGER);
     const { entries, horizon, beyondCursor } = selectWindow(all, window, maxBytes);
     const unread = entries.filter((entry) => !entry.record);
     const results =

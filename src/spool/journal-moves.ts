@@ -6,7 +6,7 @@ export interface OrphanRecord {
   record: MessageRecord;
   /** Where it was: the location the transcript still knows it by. */
   location: RecordLocation;
-  /** It left memory meanwhile: once journaled again it is disk-only. */
+  /** It left memory meanwhile: once journaled again it is journal-only. */
   released: boolean;
 }
 

@@ -1,6 +1,6 @@
 import { type MessageRecord } from '../message/message-record.js';
 import { encodeJournalLine } from './journal-codec.js';
-import { type DiskEntry } from './disk-only-list.js';
+import { type DiskEntry } from './journal-only-list.js';
 import { readBack, SegmentCache } from './journal-reader.js';
 import { FakeJournalFiles } from './testing/fake-journal-files.js';
 import { fsError } from './testing/file-faults.js';

@@ -1,7 +1,7 @@
 import { decodeJournalLine, isScrubbedHead } from './journal-codec.js';
 import { type MessageRecord } from '../message/message-record.js';
 import { type JournalFiles } from './journal-files.js';
-import { type DiskEntry } from './disk-only-list.js';
+import { type DiskEntry } from './journal-only-list.js';
 import { describeError } from '../common/errors/describe-error.js';
 
 // Ranges of one segment closer than this are read in one go.

@@ -97,7 +97,7 @@ describe(`${Journal.name} scrub`, () => {
     return batch.map((record, position) => ({ record, location: outcome.locations[position] }));
   }
 
-  /** Stores every disk-only record of session `s`; answers what was stored. */
+  /** Stores every journal-only record of session `s`; answers what was stored. */
   async function drain(journal: Journal): Promise<MessageRecord[]> {
     const stored: MessageRecord[] = [];
     const outcome = await drainJournal(
@@ -204,7 +204,7 @@ describe(`${Journal.name} scrub`, () => {
 
     await run.sut.scrub([redacted.id]);
 
-    expect(run.index.diskOnlyOf('s', 10).map((entry) => entry.id)).toEqual(
+    expect(run.index.journalOnlyOf('s', 10).map((entry) => entry.id)).toEqual(
       others.map((record) => record.id),
     );
     expect(await run.sut.find('s', redacted.id)).toBeUndefined();

@@ -1,9 +1,9 @@
-import { type DiskEntry } from './disk-only-list.js';
+import { type DiskEntry } from './journal-only-list.js';
 import { selectWindow } from './journal-window.js';
 
 const SEGMENT = 'journal-000000000001000-000000-aaaaaaaa.jsonl';
 
-/** The `key`-th disk-only entry, its line `length` bytes long. */
+/** The `key`-th journal-only entry, its line `length` bytes long. */
 function entry(key: number, length = 100): DiskEntry {
   return {
     id: `m${key}`,

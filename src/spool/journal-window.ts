@@ -1,7 +1,7 @@
 import { type KeyWindow } from '../message/held-messages.js';
-import { type DiskEntry } from './disk-only-list.js';
+import { type DiskEntry } from './journal-only-list.js';
 
-/** The disk-only entries a page may list, and what the selection left out. */
+/** The journal-only entries a page may list, and what the selection left out. */
 export interface WindowSelection {
   /** Oldest first. */
   entries: DiskEntry[];
@@ -11,7 +11,7 @@ export interface WindowSelection {
 }
 
 /**
- * Of a session's disk-only entries (sorted by order key), those of `window` nearest its
+ * Of a session's journal-only entries (sorted by order key), those of `window` nearest its
  * cursor: at most `window.count`, and at most `maxBytes` of journal lines, always one. Fewer
  * cannot be listed (a page shows no more), and reading more would leave a page unbounded.
  */

@@ -131,7 +131,7 @@ describe(JournalWriteBack.name, () => {
   }
 
   /** Journals `records` and lets them leave memory: only the disk holds them now. */
-  async function onDiskOnly(records: MessageRecord[]): Promise<JournaledRecord[]> {
+  async function onJournalOnly(records: MessageRecord[]): Promise<JournaledRecord[]> {
     const journaled = await journalRecords(records);
     await journal.release(journaled);
     return journaled;
@@ -152,8 +152,8 @@ describe(JournalWriteBack.name, () => {
       .map((line) => JSON.parse(line));
   }
 
-  function diskOnlyIds(sessionId: string): string[] {
-    return index.diskOnlyOf(sessionId, 100).map((entry) => entry.id);
+  function journalOnlyIds(sessionId: string): string[] {
+    return index.journalOnlyOf(sessionId, 100).map((entry) => entry.id);
   }
 
   /** Flips a byte inside the journal line of `journaled`, keeping its length. */
@@ -175,15 +175,15 @@ describe(JournalWriteBack.name, () => {
   });
 
   describe('the drain (nextBatch, then settle)', () => {
-    it('stores the disk-only records oldest first, a batch at a time, and lets each batch go', async () => {
-      await onDiskOnly(records);
+    it('stores the journal-only records oldest first, a batch at a time, and lets each batch go', async () => {
+      await onJournalOnly(records);
 
       const outcome = await drain(sut, 's', database.store, 2);
 
       expect(outcome).toEqual({ kind: 'drained', stored: 5, setAside: 0 });
       expect(database.batches).toEqual([['s-1', 's-2'], ['s-3', 's-4'], ['s-5']]);
       expect(events.replays).toEqual([2, 2, 1]);
-      expect(index.hasDiskOnly('s')).toBe(false);
+      expect(index.hasJournalOnly('s')).toBe(false);
       expect(index.liveRecords).toBe(0);
       expect(files.names()).toEqual([]);
       expect(events.removals).toEqual([[FIRST_SEGMENT]]);
@@ -191,7 +191,7 @@ describe(JournalWriteBack.name, () => {
 
     it('stores records kept in memory at start as they are, without reading their lines again', async () => {
       const journaled = await journalRecords(records.slice(0, 2));
-      index.addDiskOnly(
+      index.addJournalOnly(
         journaled.map(({ record, location }) => ({
           id: record.id,
           sessionId: record.sessionId,
@@ -214,25 +214,25 @@ describe(JournalWriteBack.name, () => {
     });
 
     it('lets a batch go only once the store has answered', async () => {
-      await onDiskOnly(records.slice(0, 2));
+      await onJournalOnly(records.slice(0, 2));
       const gate = database.holdNext();
 
       const drained = drain(sut, 's', database.store, 1);
       await new Promise((resolve) => setImmediate(resolve));
 
       expect(database.batches).toEqual([['s-1']]);
-      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2']);
+      expect(journalOnlyIds('s')).toEqual(['s-1', 's-2']);
       gate.resolve();
       expect(await drained).toEqual({ kind: 'drained', stored: 2, setAside: 0 });
     });
 
     it('drains only the session asked for', async () => {
-      await onDiskOnly([records[0], messageRecord('t', 1)]);
+      await onJournalOnly([records[0], messageRecord('t', 1)]);
 
       await drain(sut, 's', database.store, 10);
 
       expect(database.batches).toEqual([['s-1']]);
-      expect(diskOnlyIds('t')).toEqual(['t-1']);
+      expect(journalOnlyIds('t')).toEqual(['t-1']);
     });
 
     it('answers drained at once when the session has nothing on disk only', async () => {
@@ -245,7 +245,7 @@ describe(JournalWriteBack.name, () => {
     });
 
     it('sets aside the records the database refused, with their reasons, and lets them go', async () => {
-      const journaled = await onDiskOnly(records.slice(0, 3));
+      const journaled = await onJournalOnly(records.slice(0, 3));
       database.refusing.set('s-2', 'value too long');
 
       const outcome = await drain(sut, 's', database.store, 10);
@@ -265,7 +265,7 @@ describe(JournalWriteBack.name, () => {
       expect(events.setAsides.map((event) => event.reason)).toEqual(['refused']);
       expect(events.replays).toEqual([2]);
       expect(index.liveRecords).toBe(0);
-      expect(index.hasDiskOnly('s')).toBe(false);
+      expect(index.hasJournalOnly('s')).toBe(false);
     });
 
     it('reaches the drain-committed failpoint once the store answered, before letting go', async () => {
@@ -278,7 +278,7 @@ describe(JournalWriteBack.name, () => {
       const parts = journalParts(files, index, writer, setAsideLog, events, failpoints);
       journal = parts.journal;
       sut = parts.writeBack;
-      await onDiskOnly(records.slice(0, 2));
+      await onJournalOnly(records.slice(0, 2));
 
       await drain(sut, 's', database.store, 10);
 
@@ -286,7 +286,7 @@ describe(JournalWriteBack.name, () => {
     });
 
     it('lets go of a refused record once: a record of another session in its segment stays owed', async () => {
-      await onDiskOnly([records[0], messageRecord('t', 9)]);
+      await onJournalOnly([records[0], messageRecord('t', 9)]);
       database.refusing.set('s-1', 'value too long');
 
       const outcome = await drain(sut, 's', database.store, 10);
@@ -298,7 +298,7 @@ describe(JournalWriteBack.name, () => {
     });
 
     it('keeps the failed batch and every later one when the store fails', async () => {
-      await onDiskOnly(records);
+      await onJournalOnly(records);
       const down = new Error('connection refused');
       database.failBatch(2, down);
 
@@ -309,38 +309,38 @@ describe(JournalWriteBack.name, () => {
         ['s-1', 's-2'],
         ['s-3', 's-4'],
       ]);
-      expect(diskOnlyIds('s')).toEqual(['s-3', 's-4', 's-5']);
+      expect(journalOnlyIds('s')).toEqual(['s-3', 's-4', 's-5']);
       expect(index.liveRecords).toBe(3);
       expect(events.replays).toEqual([2]);
     });
 
     it('keeps the batch when the store answers failed', async () => {
-      await onDiskOnly(records.slice(0, 2));
+      await onJournalOnly(records.slice(0, 2));
       const down = new Error('connection refused');
       database.failNext(down);
 
       const outcome = await drain(sut, 's', database.store, 10);
 
       expect(outcome).toEqual({ kind: 'failed', stored: 0, error: down });
-      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2']);
+      expect(journalOnlyIds('s')).toEqual(['s-1', 's-2']);
       expect(index.liveRecords).toBe(2);
       expect(events.replays).toEqual([]);
       expect(files.names()).toEqual([FIRST_SEGMENT]);
     });
 
     it('keeps the batch when the store rejects', async () => {
-      await onDiskOnly(records.slice(0, 2));
+      await onJournalOnly(records.slice(0, 2));
       const crash = new Error('driver crashed');
       database.rejectNext(crash);
 
       const outcome = await drain(sut, 's', database.store, 10);
 
       expect(outcome).toEqual({ kind: 'failed', stored: 0, error: crash });
-      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2']);
+      expect(journalOnlyIds('s')).toEqual(['s-1', 's-2']);
     });
 
     it('stops, keeping the whole batch, when the refused records cannot be set aside', async () => {
-      await onDiskOnly(records.slice(0, 3));
+      await onJournalOnly(records.slice(0, 3));
       database.refusing.set('s-2', 'value too long');
       const full = fsError('ENOSPC');
       files.failNext('openForAppend', full);
@@ -348,14 +348,14 @@ describe(JournalWriteBack.name, () => {
       const outcome = await drain(sut, 's', database.store, 10);
 
       expect(outcome).toEqual({ kind: 'failed', stored: 0, error: full });
-      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
+      expect(journalOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
       expect(index.liveRecords).toBe(3);
       expect(events.setAsides).toEqual([]);
       expect(events.replays).toEqual([]);
     });
 
     it('sets aside records that no longer read back, and stores the others', async () => {
-      const journaled = await onDiskOnly(records.slice(0, 3));
+      const journaled = await onJournalOnly(records.slice(0, 3));
       corrupt(journaled[1]);
       const { offset, length } = journaled[1].location;
       const line = Buffer.from(files.bytes(FIRST_SEGMENT).subarray(offset, offset + length));
@@ -380,11 +380,11 @@ describe(JournalWriteBack.name, () => {
       expect(setAsideLines()).toEqual(expected);
       expect(events.setAsides).toEqual([{ entries: expected, reason: 'corrupt' }]);
       expect(index.liveRecords).toBe(0);
-      expect(index.hasDiskOnly('s')).toBe(false);
+      expect(index.hasJournalOnly('s')).toBe(false);
     });
 
     it('goes on past a batch of nothing but unreadable records, without calling the store', async () => {
-      const journaled = await onDiskOnly(records.slice(0, 3));
+      const journaled = await onJournalOnly(records.slice(0, 3));
       corrupt(journaled[0]);
       corrupt(journaled[1]);
 
@@ -396,7 +396,7 @@ describe(JournalWriteBack.name, () => {
     });
 
     it('stops, keeping them, when unreadable records cannot be set aside', async () => {
-      const journaled = await onDiskOnly(records.slice(0, 2));
+      const journaled = await onJournalOnly(records.slice(0, 2));
       corrupt(journaled[0]);
       const full = fsError('ENOSPC');
       files.failNext('openForAppend', full);
@@ -412,7 +412,7 @@ describe(JournalWriteBack.name, () => {
       });
       // Order within the session: the good record after the bad line waits for it.
       expect(database.batches).toEqual([]);
-      expect(diskOnlyIds('s')).toEqual(['s-1', 's-2']);
+      expect(journalOnlyIds('s')).toEqual(['s-1', 's-2']);
       expect(blocked.list()).toEqual([
         {
           source: SET_ASIDE_LOG,
@@ -424,7 +424,7 @@ describe(JournalWriteBack.name, () => {
     });
 
     it('sets the bad line aside with its bytes once the log can be written again', async () => {
-      const journaled = await onDiskOnly(records.slice(0, 2));
+      const journaled = await onJournalOnly(records.slice(0, 2));
       corrupt(journaled[0]);
       files.failNext('openForAppend', fsError('ENOSPC'));
       await drain(sut, 's', database.store, 10);
@@ -446,7 +446,7 @@ describe(JournalWriteBack.name, () => {
     it('never reads a line back from bytes of a torn write that the writer cut off since', async () => {
       // A find reads the segment while a torn batch is on it; the writer cuts the torn bytes
       // back off and writes the next batch at the same offsets.
-      const [first] = await onDiskOnly([records[0]]);
+      const [first] = await onJournalOnly([records[0]]);
       const other = [1, 2, 3].map((sequence) =>
         messageRecord('t', sequence, { content: 'x'.repeat(300) }),
       );
@@ -457,7 +457,7 @@ describe(JournalWriteBack.name, () => {
       expect(await journal.find('s', 's-1')).toEqual(records[0]);
       truncate.resolve();
       expect((await torn).kind).toBe('unavailable');
-      const [second] = await onDiskOnly([records[1]]);
+      const [second] = await onJournalOnly([records[1]]);
 
       const outcome = await drain(sut, 's', database.store, 10);
 
@@ -472,7 +472,8 @@ describe(JournalWriteBack.name, () => {
       async function withUnreadableSecond(): Promise<{ second: string; heal: () => void }> {
         build(1);
         const journaled: JournaledRecord[] = [];
-        for (const record of records.slice(0, 3)) journaled.push(...(await onDiskOnly([record])));
+        for (const record of records.slice(0, 3))
+          journaled.push(...(await onJournalOnly([record])));
         const second = journaled[1].location.segment;
         expect(new Set(journaled.map(({ location }) => location.segment)).size).toBe(3);
         const data = files.bytes(second);
@@ -492,7 +493,7 @@ describe(JournalWriteBack.name, () => {
           error: new Error(`${second}: ${reason}; its records stay owed`),
         });
         expect(database.batches).toEqual([['s-1']]);
-        expect(diskOnlyIds('s')).toEqual(['s-2', 's-3']);
+        expect(journalOnlyIds('s')).toEqual(['s-2', 's-3']);
         expect(index.liveRecords).toBe(2);
         expect(setAsideLines()).toEqual([]);
         expect(events.setAsides).toEqual([]);
@@ -520,7 +521,7 @@ describe(JournalWriteBack.name, () => {
 
       it('waits out a backoff before reading it again, doubling up to the cap', async () => {
         build(1, 100);
-        const journaled = await onDiskOnly(records.slice(0, 2));
+        const journaled = await onJournalOnly(records.slice(0, 2));
         const first = journaled[0].location.segment;
         const data = files.bytes(first);
         await files.remove(first);
@@ -556,7 +557,7 @@ describe(JournalWriteBack.name, () => {
 
       it('stores a record kept in memory from a segment that does not answer', async () => {
         const { second } = await withUnreadableSecond();
-        const [entry] = index.diskOnlyOf('s', 2).slice(1);
+        const [entry] = index.journalOnlyOf('s', 2).slice(1);
         entry.record = records[1];
 
         const outcome = await drain(sut, 's', database.store, 10);
@@ -570,8 +571,8 @@ describe(JournalWriteBack.name, () => {
 
     it('still answers drained when a segment it emptied cannot be deleted', async () => {
       build(1);
-      await onDiskOnly(records.slice(0, 1));
-      await onDiskOnly(records.slice(1, 2));
+      await onJournalOnly(records.slice(0, 1));
+      await onJournalOnly(records.slice(1, 2));
       files.failNext('remove', fsError('EIO', 'unlink'));
 
       const outcome = await drain(sut, 's', database.store, 10);

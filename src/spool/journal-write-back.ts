@@ -7,7 +7,7 @@ import { type JournaledRecord } from './journaled-record.js';
 import { type OwedRecords } from './owed-records.js';
 
 /**
- * The drain's next step over a session's disk-only records: a batch read back from disk, oldest
+ * The drain's next step over a session's journal-only records: a batch read back from disk, oldest
  * first, to be stored and then settled (`waiting`: why the drain stops after it, null when
  * nothing waits); `done` when none is left; unavailable when the disk failed (all stay owed).
  */
@@ -24,7 +24,7 @@ export interface Settled {
 }
 
 /**
- * The journal's side of write-back (replay): it offers a session's disk-only records in
+ * The journal's side of write-back (replay): it offers a session's journal-only records in
  * batches, and settles each once the caller has stored it. It never stores anything itself:
  * the caller (DurableWriter) does, so that calls run one way. Knows nothing of Nest or logs.
  */
@@ -40,14 +40,14 @@ export class JournalWriteBack {
   ) {}
 
   /**
-   * The drain's next batch of the session's disk-only records, oldest first, at most `max`: read
+   * The drain's next batch of the session's journal-only records, oldest first, at most `max`: read
    * back from disk, for the caller to store and then settle. Stops before the first record that
    * cannot be read now (its segment is unreadable, or it is a bad line the set-aside log cannot
    * take): it and all after it stay owed, in order, and `waiting` says why. Bad lines set aside
    * and scrubbed lines are let go of here; nothing else is until it is settled.
    */
   async nextBatch(sessionId: string, max: number): Promise<NextBatch> {
-    const entries = this.index.diskOnlyOf(sessionId, max);
+    const entries = this.index.journalOnlyOf(sessionId, max);
     if (entries.length === 0) return { kind: 'done' };
     try {
       const read = await this.reader.read(entries);

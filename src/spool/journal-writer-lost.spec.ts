@@ -68,7 +68,7 @@ describe('JournalWriter with a segment that vanished', () => {
 
   it('answers the batch that finds its segment deleted not written, and says what it took', async () => {
     const [first, second] = locationsOf(await sut.append(records.slice(0, 2)));
-    index.addDiskOnly([
+    index.addJournalOnly([
       {
         id: records[0].id,
         sessionId: 's',
@@ -99,14 +99,14 @@ describe('JournalWriter with a segment that vanished', () => {
 
   it('takes a segment found again, the same file at its name, off lostRecords, once', async () => {
     const [first, second] = locationsOf(await sut.append(records.slice(0, 2)));
-    const diskOnly = [first, second].map((location, at) => ({
+    const journalOnly = [first, second].map((location, at) => ({
       id: records[at].id,
       sessionId: 's',
       orderKey: records[at].orderKey,
       acceptedAt: 0,
       location,
     }));
-    index.addDiskOnly(diskOnly);
+    index.addJournalOnly(journalOnly);
     const file = files.takeAway(segment(0));
     await sut.append([records[2]]);
     expect(index.lostRecords).toBe(2);
@@ -123,7 +123,7 @@ describe('JournalWriter with a segment that vanished', () => {
 
   it('keeps counting lost a segment whose name finds another file, or one with nothing lost', async () => {
     const [first] = locationsOf(await sut.append([records[0]]));
-    index.addDiskOnly([
+    index.addJournalOnly([
       {
         id: records[0].id,
         sessionId: 's',
@@ -279,18 +279,18 @@ describe('JournalWriter with a segment that vanished', () => {
     expect(index.liveIn(segment(1))).toBe(0);
   });
 
-  it('an orphan that left memory meanwhile is disk-only once journaled again', async () => {
+  it('an orphan that left memory meanwhile is journal-only once journaled again', async () => {
     const [location] = locationsOf(await sut.append([records[0]]));
     await files.remove(segment(0));
     await sut.append([records[1]]);
-    index.addDiskOnly([
+    index.addJournalOnly([
       { id: records[0].id, sessionId: 's', orderKey: records[0].orderKey, acceptedAt: 0, location },
     ]);
-    expect(index.hasDiskOnly('s')).toBe(false);
+    expect(index.hasJournalOnly('s')).toBe(false);
 
     await sut.verify();
 
-    expect(index.diskOnlyOf('s', 10).map((entry) => entry.location)).toEqual([
+    expect(index.journalOnlyOf('s', 10).map((entry) => entry.location)).toEqual([
       { segment: segment(1), offset: 0, length: sizes[0] },
     ]);
   });

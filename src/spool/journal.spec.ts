@@ -62,7 +62,7 @@ describe(Journal.name, () => {
   }
 
   /** Journals `records` and lets them leave memory: only the disk holds them now. */
-  async function onDiskOnly(records: MessageRecord[]): Promise<JournaledRecord[]> {
+  async function onJournalOnly(records: MessageRecord[]): Promise<JournaledRecord[]> {
     const journaled = await journal(records);
     await sut.release(journaled);
     return journaled;
@@ -83,8 +83,8 @@ describe(Journal.name, () => {
       .map((line) => JSON.parse(line));
   }
 
-  function diskOnlyIds(sessionId: string): string[] {
-    return index.diskOnlyOf(sessionId, 100).map((entry) => entry.id);
+  function journalOnlyIds(sessionId: string): string[] {
+    return index.journalOnlyOf(sessionId, 100).map((entry) => entry.id);
   }
 
   const records = [1, 2, 3, 4, 5].map((sequence) => messageRecord('s', sequence));
@@ -108,12 +108,12 @@ describe(Journal.name, () => {
   });
 
   describe('release', () => {
-    it('makes journaled records disk-only, for the drain and find to read back', async () => {
+    it('makes journaled records journal-only, for the drain and find to read back', async () => {
       const journaled = await journal(records.slice(0, 2));
 
       await sut.release(journaled);
 
-      expect(index.diskOnlyOf('s', 10)).toEqual(
+      expect(index.journalOnlyOf('s', 10)).toEqual(
         journaled.map(({ record, location }) => ({
           id: record.id,
           sessionId: 's',
@@ -132,7 +132,7 @@ describe(Journal.name, () => {
 
       await sut.release([copy]);
 
-      expect(index.diskOnlyOf('s', 10).map((entry) => entry.location)).toEqual([first.location]);
+      expect(index.journalOnlyOf('s', 10).map((entry) => entry.location)).toEqual([first.location]);
       expect(index.liveIn(first.location.segment)).toBe(1);
       expect(index.liveRecords).toBe(1);
     });
@@ -152,12 +152,12 @@ describe(Journal.name, () => {
       expect(events.removals).toEqual([[FIRST_SEGMENT]]);
     });
 
-    it('lets go of disk-only entries it resolves', async () => {
-      const journaled = await onDiskOnly(records.slice(0, 2));
+    it('lets go of journal-only entries it resolves', async () => {
+      const journaled = await onJournalOnly(records.slice(0, 2));
 
       await sut.resolve(journaled.slice(0, 1));
 
-      expect(diskOnlyIds('s')).toEqual([records[1].id]);
+      expect(journalOnlyIds('s')).toEqual([records[1].id]);
     });
   });
 
@@ -214,7 +214,7 @@ describe(Journal.name, () => {
     });
 
     it('rejects, and keeps them owed, when the log cannot be written', async () => {
-      const journaled = await onDiskOnly(records.slice(0, 1));
+      const journaled = await onJournalOnly(records.slice(0, 1));
       const full = fsError('ENOSPC');
       files.failNext('openForAppend', full);
 
@@ -222,13 +222,13 @@ describe(Journal.name, () => {
 
       expect(events.setAsides).toEqual([]);
       expect(index.liveRecords).toBe(1);
-      expect(diskOnlyIds('s')).toEqual([records[0].id]);
+      expect(journalOnlyIds('s')).toEqual([records[0].id]);
     });
   });
 
   describe('forget', () => {
-    it("lets go of the session's disk-only records accepted at or before the bound, and says how many", async () => {
-      await onDiskOnly([...records, messageRecord('t', 1)]);
+    it("lets go of the session's journal-only records accepted at or before the bound, and says how many", async () => {
+      await onJournalOnly([...records, messageRecord('t', 1)]);
 
       // records[2] was accepted exactly at the bound.
       expect(await sut.forget('s', records[2].acceptedAt)).toEqual({
@@ -236,8 +236,8 @@ describe(Journal.name, () => {
         newestAcceptedAt: records[2].acceptedAt,
       });
 
-      expect(diskOnlyIds('s')).toEqual(['s-4', 's-5']);
-      expect(diskOnlyIds('t')).toEqual(['t-1']);
+      expect(journalOnlyIds('s')).toEqual(['s-4', 's-5']);
+      expect(journalOnlyIds('t')).toEqual(['t-1']);
       expect(index.liveBySessions()).toEqual([
         { sessionId: 's', messages: 2 },
         { sessionId: 't', messages: 1 },
@@ -247,27 +247,27 @@ describe(Journal.name, () => {
     });
 
     it('forgets all of them by default', async () => {
-      await onDiskOnly([...records, messageRecord('t', 1)]);
+      await onJournalOnly([...records, messageRecord('t', 1)]);
 
       expect(await sut.forget('s')).toEqual({ count: 5, newestAcceptedAt: records[4].acceptedAt });
 
-      expect(index.hasDiskOnly('s')).toBe(false);
-      expect(diskOnlyIds('t')).toEqual(['t-1']);
+      expect(index.hasJournalOnly('s')).toBe(false);
+      expect(journalOnlyIds('t')).toEqual(['t-1']);
       expect(index.liveRecords).toBe(1);
     });
 
     it('forgets none accepted after the bound', async () => {
-      await onDiskOnly(records.slice(1, 3));
+      await onJournalOnly(records.slice(1, 3));
 
       expect(await sut.forget('s', records[0].acceptedAt)).toEqual({ count: 0 });
 
-      expect(diskOnlyIds('s')).toEqual(['s-2', 's-3']);
+      expect(journalOnlyIds('s')).toEqual(['s-2', 's-3']);
       expect(index.liveRecords).toBe(2);
     });
 
-    it('leaves the records memory still holds owed: only the disk-only ones go', async () => {
+    it('leaves the records memory still holds owed: only the journal-only ones go', async () => {
       await journal(records.slice(0, 2));
-      await onDiskOnly(records.slice(2, 4));
+      await onJournalOnly(records.slice(2, 4));
 
       expect((await sut.forget('s')).count).toBe(2);
 
@@ -276,7 +276,7 @@ describe(Journal.name, () => {
     });
 
     it('removes a segment whose records it let go of all', async () => {
-      await onDiskOnly(records.slice(0, 3));
+      await onJournalOnly(records.slice(0, 3));
 
       expect((await sut.forget('s')).count).toBe(3);
 
@@ -286,7 +286,7 @@ describe(Journal.name, () => {
     });
 
     it('forgets nothing, and touches no file, for a session with nothing on disk only', async () => {
-      await onDiskOnly(records.slice(0, 1));
+      await onJournalOnly(records.slice(0, 1));
       const calls = files.log.length;
 
       expect((await sut.forget('t')).count).toBe(0);

@@ -12,7 +12,7 @@ import { type Forgotten, type OwedRecords } from './owed-records.js';
 /**
  * The journal as the transcript uses it (SpoolModule exports it): one door to its parts, each
  * of one job. The writer appends; OwedRecords knows what is owed and lets go of it; the
- * write-back offers disk-only records in batches and settles them; the lookup reads records
+ * write-back offers journal-only records in batches and settles them; the lookup reads records
  * back for the transcript's reads; the scrub removes a redacted message's copies. This class
  * only hands each call to its part (see there for what it does), so that the callers name one
  * provider. Knows nothing of Nest, locks or logs.
@@ -48,7 +48,7 @@ export class Journal {
     return this.owed.setAside(refused);
   }
 
-  /** The drain's next batch of the session's disk-only records (JournalWriteBack.nextBatch). */
+  /** The drain's next batch of the session's journal-only records (JournalWriteBack.nextBatch). */
   nextBatch(sessionId: string, max: number): Promise<NextBatch> {
     return this.writeBack.nextBatch(sessionId, max);
   }
@@ -61,17 +61,17 @@ export class Journal {
     return this.writeBack.settle(batch, refused);
   }
 
-  /** Lets go of a deleted session's disk-only records (OwedRecords.forget). */
+  /** Lets go of a deleted session's journal-only records (OwedRecords.forget). */
   forget(sessionId: string, acceptedUpTo?: number): Promise<Forgotten> {
     return this.owed.forget(sessionId, acceptedUpTo);
   }
 
-  /** The session's disk-only record of this id, read back (JournalLookup.find). */
+  /** The session's journal-only record of this id, read back (JournalLookup.find). */
   find(sessionId: string, id: string): Promise<MessageRecord | undefined> {
     return this.lookup.find(sessionId, id);
   }
 
-  /** The disk-only records a page of `window` may list (JournalLookup.readWindow). */
+  /** The journal-only records a page of `window` may list (JournalLookup.readWindow). */
   readWindow(sessionId: string, window: KeyWindow, maxBytes: number): Promise<JournalOnlyMessages> {
     return this.lookup.readWindow(sessionId, window, maxBytes);
   }

@@ -1,5 +1,5 @@
 import { type MessageRecord } from '../message/message-record.js';
-import { type DiskEntry } from './disk-only-list.js';
+import { type DiskEntry } from './journal-only-list.js';
 import { type RecordLocation } from './journal-ledger.js';
 
 // The shape every part of the journal hands around: a record and the line that holds it.
@@ -10,7 +10,7 @@ export interface JournaledRecord {
   location: RecordLocation;
 }
 
-/** The disk-only list's entry for a journaled record that left memory. */
+/** The journal-only list's entry for a journaled record that left memory. */
 export function diskEntryOf({ record, location }: JournaledRecord): DiskEntry {
   return {
     id: record.id,

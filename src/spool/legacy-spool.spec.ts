@@ -129,7 +129,7 @@ describe(importLegacySpool.name, () => {
     );
   });
 
-  it('journals the messages in acceptance order, disk-only, and deletes their files', async () => {
+  it('journals the messages in acceptance order, journal-only, and deletes their files', async () => {
     const records = [messageRecord('s', 1), messageRecord('s', 2), messageRecord('t', 3)];
     files.put('pending-c.json', legacyFile(records[0], 'transcript_cap_drop'));
     files.put('pending-a.json', legacyFile(records[2]));
@@ -138,8 +138,8 @@ describe(importLegacySpool.name, () => {
     const imported = await importLegacySpool(files, journal);
 
     expect(imported).toEqual(records);
-    expect(index.diskOnlyOf('s', 10).map((entry) => entry.id)).toEqual(['s-1', 's-2']);
-    expect(index.diskOnlyOf('t', 10).map((entry) => entry.id)).toEqual(['t-3']);
+    expect(index.journalOnlyOf('s', 10).map((entry) => entry.id)).toEqual(['s-1', 's-2']);
+    expect(index.journalOnlyOf('t', 10).map((entry) => entry.id)).toEqual(['t-3']);
     expect(index.liveRecords).toBe(3);
     expect(files.names().filter(isLegacySpoolFile)).toEqual([]);
     expect(await journal.find('t', 't-3')).toEqual(records[2]);
@@ -213,7 +213,7 @@ describe(importLegacySpool.name, () => {
 
     expect(await importLegacySpool(files, journal)).toEqual([]);
     expect(files.has('pending-a.json')).toBe(true);
-    expect(index.hasDiskOnly('s')).toBe(false);
+    expect(index.hasJournalOnly('s')).toBe(false);
     expect(files.calls('remove')).toBe(0);
   });
 });

@@ -34,7 +34,7 @@ export function parseLegacySpoolFile(text: string): MessageRecord | null {
 /**
  * Journals the messages of Scribe 0.1's spool files found in the directory, then deletes the
  * files (an upgrade must not strand what the old version answered QUEUED), and returns them;
- * they are disk-only entries from then on, drained like any other. Malformed files stay where
+ * they are journal-only entries from then on, drained like any other. Malformed files stay where
  * they are (the status lists them as foreign); so does everything when the journal cannot be
  * written now (the next round tries again).
  */

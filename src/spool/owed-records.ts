@@ -34,7 +34,7 @@ export class OwedRecords {
    * record the disk holds a copy of already (another instance's, adopted) is owed once.
    */
   async release(records: readonly JournaledRecord[]): Promise<void> {
-    const copies = this.index.addDiskOnly(records.map(diskEntryOf));
+    const copies = this.index.addJournalOnly(records.map(diskEntryOf));
     await this.resolveEntries(copies);
   }
 
@@ -74,14 +74,14 @@ export class OwedRecords {
   }
 
   /**
-   * Lets go of the session's disk-only records accepted at or before `acceptedUpTo` (all of
+   * Lets go of the session's journal-only records accepted at or before `acceptedUpTo` (all of
    * them by default): the session was deleted. Their segments go once nothing else in them is
    * owed. Returns how many there were, and when the newest of them was accepted (for the log
    * of a write-back that drops them).
    */
   async forget(sessionId: string, acceptedUpTo = Number.POSITIVE_INFINITY): Promise<Forgotten> {
     const entries = this.index
-      .diskOnlyOf(sessionId, Number.MAX_SAFE_INTEGER)
+      .journalOnlyOf(sessionId, Number.MAX_SAFE_INTEGER)
       .filter((entry) => entry.acceptedAt <= acceptedUpTo);
     await this.resolveEntries(entries);
     // Not Math.max(...): a session's backlog may hold more records than a call takes arguments.

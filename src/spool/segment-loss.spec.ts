@@ -23,7 +23,7 @@ describe(SegmentWatch.name, () => {
     for (const name of names) {
       files.put(name, 'x');
       index.addSegment(name, false);
-      // Disk-only: no record is held, so a vanished segment loses it.
+      // Journal-only: no record is held, so a vanished segment loses it.
       index.addLive('s', 0, { segment: name, offset: 0, length: 1 });
       const identity = await files.identity(name);
       sut.watch(name, identity!);

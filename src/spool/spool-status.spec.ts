@@ -43,9 +43,9 @@ describe(spoolStatusOf.name, () => {
     const held = messageRecord('s', 0);
     index.addLive('s', 1000, { segment: A, offset: 0, length: 100 }, held);
     index.addLive('s', 1000, { segment: A, offset: 100, length: 100 }, messageRecord('s', 1));
-    const diskOnly = messageRecord('s', 2);
+    const journalOnly = messageRecord('s', 2);
     index.addLive('s', 1000, { segment: A, offset: 200, length: 100 });
-    index.addDiskOnly([{ ...diskOnly, location: { segment: A, offset: 200, length: 100 } }]);
+    index.addJournalOnly([{ ...journalOnly, location: { segment: A, offset: 200, length: 100 } }]);
     index.addLive('s', 1000, { segment: B, offset: 0, length: 100 });
     index.dropSegment(A);
 
@@ -232,7 +232,7 @@ describe(spoolStatusOf.name, () => {
 
   it('shows the records lost with vanished segments', () => {
     index.addLive('s', 1, { segment: A, offset: 0, length: 10 });
-    index.addDiskOnly([
+    index.addJournalOnly([
       {
         id: 'm',
         sessionId: 's',

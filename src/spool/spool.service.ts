@@ -102,7 +102,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Takes over the journals of instances that are gone (at start: every earlier run's); their
-   * records become disk-only entries, to be drained. Null when the directory cannot be read,
+   * records become journal-only entries, to be drained. Null when the directory cannot be read,
    * and until the database has answered and the spool is known to be its (DatabaseBinding).
    */
   async adoptOrphans(): Promise<AdoptionReport | null> {

@@ -9,7 +9,7 @@ import { SessionBacklog } from './session-backlog.js';
 
 /** The journal as BacklogAndJournal reads it: which sessions it holds, and the windows asked of it. */
 class FakeJournal {
-  readonly diskOnly = new Set<string>();
+  readonly journalOnly = new Set<string>();
   readonly windows: { sessionId: string; window: KeyWindow; maxBytes: number }[] = [];
   readonly answer: JournalOnlyMessages = { messages: [], beyondCursor: true, total: 4 };
   /** Segments that vanished: their lines are on no disk. */
@@ -19,8 +19,8 @@ class FakeJournal {
     return !this.vanished.has(location.segment);
   }
 
-  hasDiskOnly(sessionId: string): boolean {
-    return this.diskOnly.has(sessionId);
+  hasJournalOnly(sessionId: string): boolean {
+    return this.journalOnly.has(sessionId);
   }
 
   readWindow(sessionId: string, window: KeyWindow, maxBytes: number): Promise<JournalOnlyMessages> {
@@ -76,7 +76,7 @@ describe(BacklogAndJournal.name, () => {
   });
 
   it("reads the page's window back from the journal when it holds some", async () => {
-    journal.diskOnly.add('s');
+    journal.journalOnly.add('s');
 
     expect(sut.inJournalOnly('s')).toBe(true);
     expect(await sut.journalOnly('s', window, 1000)).toBe(journal.answer);

@@ -32,7 +32,7 @@ export class BacklogAndJournal extends HeldMessages {
   }
 
   inJournalOnly(sessionId: string): boolean {
-    return this.index.hasDiskOnly(sessionId);
+    return this.index.hasJournalOnly(sessionId);
   }
 
   async journalOnly(
@@ -41,7 +41,8 @@ export class BacklogAndJournal extends HeldMessages {
     maxBytes: number,
   ): Promise<JournalOnlyMessages> {
     // Most reads: nothing has left memory, and nothing is read from disk.
-    if (!this.index.hasDiskOnly(sessionId)) return { messages: [], beyondCursor: false, total: 0 };
+    if (!this.index.hasJournalOnly(sessionId))
+      return { messages: [], beyondCursor: false, total: 0 };
     return this.journal.readWindow(sessionId, window, maxBytes);
   }
 

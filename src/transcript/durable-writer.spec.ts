@@ -66,14 +66,14 @@ class WholeRefusingWriter extends CoalescingWriter {
 /**
  * Stands for SessionEraser.prune: records what the write path looked like when asked, then
  * answers false (it cannot tell), or drops the `dropHeld` oldest entries of the backlog (letting
- * go of their journal lines) and has the journal forget its disk-only records up to
+ * go of their journal lines) and has the journal forget its journal-only records up to
  * `forgetUpTo`, and answers true.
  */
 class FakePruner implements BacklogPruner {
   readonly asked: {
     sessionId: string;
     held: number;
-    diskOnly: boolean;
+    journalOnly: boolean;
     writes: number;
     drains: number;
   }[] = [];
@@ -90,7 +90,7 @@ class FakePruner implements BacklogPruner {
     this.asked.push({
       sessionId: backlog.sessionId,
       held: backlog.size,
-      diskOnly: this.spool.hasDiskOnly(backlog.sessionId),
+      journalOnly: this.spool.hasJournalOnly(backlog.sessionId),
       writes: this.store.writeCalls.length,
       drains: this.spool.batchCalls.length,
     });
@@ -407,7 +407,7 @@ describe(DurableWriter.name, () => {
       expect(writerLines('warn')).toEqual(
         messages.slice(0, 3).map((record) => spooledLine('sess-1', 5, record)),
       );
-      expect(spool.diskOnlyContents('sess-1')).toEqual(['msg0', 'msg1', 'msg2']);
+      expect(spool.journalOnlyContents('sess-1')).toEqual(['msg0', 'msg1', 'msg2']);
       expect(await pendingContents('sess-1')).toEqual(numbered('msg', 8).slice(3));
       expect(spool.owedRecords()).toEqual(messages);
       expect(spool.appendCalls).toBe(8);
@@ -418,7 +418,7 @@ describe(DurableWriter.name, () => {
 
       expect(store.contents()).toEqual([...numbered('msg', 8), 'recovered']);
       expect(spool.owedRecords()).toEqual([]);
-      expect(spool.hasDiskOnly('sess-1')).toBe(false);
+      expect(spool.hasJournalOnly('sess-1')).toBe(false);
       expect(backlog.size('sess-1')).toBe(0);
       // Appends 7 and 8 tried the drain too, during the outage (one batch each); the last
       // drain stored its batch, then asked for the next and found none left.
@@ -432,16 +432,16 @@ describe(DurableWriter.name, () => {
         await acceptEach(records('sess-a', `a${i}`));
         await acceptEach(records('sess-b', `b${i}`));
       }
-      expect(spool.diskOnlyContents('sess-a')).toEqual(['a0']);
-      expect(spool.diskOnlyContents('sess-b')).toEqual(['b0']);
+      expect(spool.journalOnlyContents('sess-a')).toEqual(['a0']);
+      expect(spool.journalOnlyContents('sess-b')).toEqual(['b0']);
 
       store.heal();
       await acceptEach(records('sess-a', 'go-a'));
 
       expect(store.contents('sess-a')).toEqual(['a0', 'a1', 'a2', 'a3', 'go-a']);
       expect(store.contents('sess-b')).toEqual([]);
-      expect(spool.sessionsWithDiskOnly()).toEqual(['sess-b']);
-      expect(spool.diskOnlyContents('sess-b')).toEqual(['b0']);
+      expect(spool.sessionsWithJournalOnly()).toEqual(['sess-b']);
+      expect(spool.journalOnlyContents('sess-b')).toEqual(['b0']);
       expect(spool.owedRecords('sess-b').map((record) => record.content)).toEqual(numbered('b', 4));
       expect(await pendingContents('sess-b')).toEqual(['b1', 'b2', 'b3']);
       expect(spool.batchCalls.map((call) => call.sessionId)).toEqual(['sess-a', 'sess-a']);
@@ -458,7 +458,7 @@ describe(DurableWriter.name, () => {
       expect(backlog.size('sess-x')).toBe(4);
       expect(backlog.totalBuffered).toBe(4);
       expect(spool.owedRecords()).toEqual([]);
-      expect(spool.hasDiskOnly('sess-x')).toBe(false);
+      expect(spool.hasJournalOnly('sess-x')).toBe(false);
       expect(writerLines('warn')).toEqual(
         messages.slice(0, 5).map((record) => droppedLine('sess-x', 4, record)),
       );
@@ -476,7 +476,7 @@ describe(DurableWriter.name, () => {
       store.goDown();
       const messages = records('sess-r', ...numbered('m', 5));
       await acceptEach(messages);
-      expect(spool.diskOnlyContents('sess-r')).toEqual(['m0', 'm1']);
+      expect(spool.journalOnlyContents('sess-r')).toEqual(['m0', 'm1']);
 
       // The database heals for live writes only: the replayed messages still fail.
       store.heal();
@@ -485,8 +485,8 @@ describe(DurableWriter.name, () => {
       expect(await acceptEach(records('sess-r', 'go'))).toEqual([AppendStatus.QUEUED]);
 
       expect(store.rows).toEqual([]);
-      expect(spool.diskOnlyContents('sess-r')).toEqual(['m0', 'm1', 'm2']);
-      expect(spool.sessionsWithDiskOnly()).toEqual(['sess-r']);
+      expect(spool.journalOnlyContents('sess-r')).toEqual(['m0', 'm1', 'm2']);
+      expect(spool.sessionsWithJournalOnly()).toEqual(['sess-r']);
       expect(spool.owedRecords('sess-r')).toHaveLength(6);
       expect(await pendingContents('sess-r')).toEqual(['m3', 'm4', 'go']);
     });
@@ -502,7 +502,7 @@ describe(DurableWriter.name, () => {
       expect(await acceptEach([b, c])).toEqual([AppendStatus.QUEUED, AppendStatus.QUEUED]);
 
       expect(writerLines('warn')).toEqual([spooledLine('s1', 2, a)]);
-      expect(spool.diskOnlyContents('s1')).toEqual(['a']);
+      expect(spool.journalOnlyContents('s1')).toEqual(['a']);
       expect(backlog.totalBuffered).toBe(0);
       expect(await total(metrics.messagesDropped)).toBe(0);
 
@@ -524,7 +524,7 @@ describe(DurableWriter.name, () => {
       spool.append = async (batch) => {
         const outcome = await append(batch);
         seen.push([
-          ...spool.diskOnlyContents('s1'),
+          ...spool.journalOnlyContents('s1'),
           ...backlog.of('s1').map(({ record }) => record.content),
         ]);
         return outcome;
@@ -551,7 +551,7 @@ describe(DurableWriter.name, () => {
 
       expect(writerLines('warn')).toEqual([droppedLine('s1', 2, a), spooledLine('s1', 2, b)]);
       expect(await total(metrics.messagesDropped)).toBe(1);
-      expect(spool.diskOnlyContents('s1')).toEqual(['b']);
+      expect(spool.journalOnlyContents('s1')).toEqual(['b']);
       expect(await pendingContents('s1')).toEqual(['c', 'd']);
     });
 
@@ -647,7 +647,7 @@ describe(DurableWriter.name, () => {
       store.goDown();
       const [c0, c1, c2] = records('s', 'c0', 'c1', 'c2');
       await acceptEach([c0, c1, c2]);
-      expect(spool.diskOnlyContents('s')).toEqual(['c0', 'c1']);
+      expect(spool.journalOnlyContents('s')).toEqual(['c0', 'c1']);
       store.heal();
 
       expect(await flush('s')).toBe('done');
@@ -655,7 +655,7 @@ describe(DurableWriter.name, () => {
       expect(store.writeCalls.slice(3)).toEqual([[c0.id, c1.id], [c2.id]]);
       expect(store.contents()).toEqual(['c0', 'c1', 'c2']);
       expect(spool.owedRecords()).toEqual([]);
-      expect(spool.hasDiskOnly('s')).toBe(false);
+      expect(spool.hasJournalOnly('s')).toBe(false);
       expect(storedEvents.map((event) => event.revision)).toEqual([2, 3]);
     });
 
@@ -669,7 +669,7 @@ describe(DurableWriter.name, () => {
 
       expect(store.contents('a')).toEqual(['old', 'new']);
       expect(store.contents('b')).toEqual([]);
-      expect(spool.diskOnlyContents('b')).toEqual(['old']);
+      expect(spool.journalOnlyContents('b')).toEqual(['old']);
       expect(spool.owedRecords('b')).toHaveLength(2);
       expect(spool.batchCalls.map((call) => call.sessionId)).toEqual(['a', 'a']);
     });
@@ -684,18 +684,18 @@ describe(DurableWriter.name, () => {
 
       expect(await total(metrics.dbWriteFailures)).toBe(3);
       expect(failedWrites).toEqual(['s1', 's1', 's1']);
-      expect(spool.diskOnlyContents('s1')).toEqual(['a']);
+      expect(spool.journalOnlyContents('s1')).toEqual(['a']);
       expect(await pendingContents('s1')).toEqual(['b']);
       // The memory backlog was not tried behind the failed replay.
       expect(store.writeCalls).toHaveLength(3);
     });
 
-    it('forgets the failures of a session whose disk-only records were all unreadable', async () => {
+    it('forgets the failures of a session whose journal-only records were all unreadable', async () => {
       build({ cap: 0 });
       store.goDown();
       const [a] = records('s1', 'a');
       await acceptEach([a]);
-      expect(spool.diskOnlyContents('s1')).toEqual(['a']);
+      expect(spool.journalOnlyContents('s1')).toEqual(['a']);
       spool.unreadableIds.add(a.id);
       store.heal();
       health.succeeded();
@@ -712,7 +712,7 @@ describe(DurableWriter.name, () => {
     const readInTurn = () =>
       moves.read('s', async () => ({
         stored: store.contents(),
-        diskOnly: spool.diskOnlyContents('s'),
+        journalOnly: spool.journalOnlyContents('s'),
         held: backlog.of('s', () => true).map(({ record }) => record.content),
       }));
 
@@ -743,12 +743,12 @@ describe(DurableWriter.name, () => {
       await resolving.reached;
       // Committed, not yet let go of: the one moment a read would count the batch twice.
       expect(store.contents()).toEqual(['c0', 'c1']);
-      expect(spool.diskOnlyContents('s')).toEqual(['c0', 'c1']);
+      expect(spool.journalOnlyContents('s')).toEqual(['c0', 'c1']);
 
       const read = readInTurn();
       resolving.release();
 
-      expect(await read).toEqual({ stored: ['c0', 'c1'], diskOnly: [], held: ['c2'] });
+      expect(await read).toEqual({ stored: ['c0', 'c1'], journalOnly: [], held: ['c2'] });
       expect(await flushed).toBe('done');
     });
 
@@ -774,7 +774,7 @@ describe(DurableWriter.name, () => {
       const read = readInTurn();
       gate.resolve();
 
-      expect(await read).toEqual({ stored: ['a', 'b'], diskOnly: [], held: [] });
+      expect(await read).toEqual({ stored: ['a', 'b'], journalOnly: [], held: [] });
       expect(await flushed).toBe('done');
     });
 
@@ -796,7 +796,7 @@ describe(DurableWriter.name, () => {
       const read = readInTurn();
       gate.resolve();
 
-      expect(await read).toEqual({ stored: [], diskOnly: ['a'], held: ['b'] });
+      expect(await read).toEqual({ stored: [], journalOnly: ['a'], held: ['b'] });
       expect(await accepted).toEqual(QUEUED);
     });
   });
@@ -918,7 +918,7 @@ describe(DurableWriter.name, () => {
 
       expect(await flush('s1')).toBe('stopped');
 
-      expect(spool.diskOnlyContents('s1')).toEqual(['a']);
+      expect(spool.journalOnlyContents('s1')).toEqual(['a']);
       expect(spool.setAsideRecords).toEqual([]);
       expect(store.rows).toEqual([]);
     });
@@ -944,7 +944,7 @@ describe(DurableWriter.name, () => {
       expect(await flush('s1')).toBe('done');
 
       expect(pruner.asked).toEqual([
-        { sessionId: 's1', held: 1, diskOnly: true, writes: 2, drains: 0 },
+        { sessionId: 's1', held: 1, journalOnly: true, writes: 2, drains: 0 },
       ]);
       expect(store.contents()).toEqual(['a', 'b']);
     });
@@ -961,7 +961,7 @@ describe(DurableWriter.name, () => {
 
       expect(store.writeCalls).toHaveLength(2);
       expect(spool.batchCalls).toEqual([]);
-      expect(spool.diskOnlyContents('s1')).toEqual(['a']);
+      expect(spool.journalOnlyContents('s1')).toEqual(['a']);
       expect(await pendingContents('s1')).toEqual(['b']);
       expect(spool.owedRecords('s1').map((record) => record.content)).toEqual(['a', 'b']);
       expect(storedEvents).toEqual([]);
@@ -998,7 +998,7 @@ describe(DurableWriter.name, () => {
       store.goDown();
       const [a, b, c] = records('s1', 'a', 'b', 'c');
       await acceptEach([a, b, c]);
-      expect(spool.diskOnlyContents('s1')).toEqual(['a']);
+      expect(spool.journalOnlyContents('s1')).toEqual(['a']);
       store.heal();
       pruner.dropHeld = 1;
       pruner.forgetUpTo = a.acceptedAt;
@@ -1014,7 +1014,7 @@ describe(DurableWriter.name, () => {
       expect(backlog.total).toBe(0);
       expect(storedEvents).toEqual([new MessagesStored('s1', [c], 1)]);
       expect(pruner.asked).toEqual([
-        { sessionId: 's1', held: 2, diskOnly: true, writes: 3, drains: 0 },
+        { sessionId: 's1', held: 2, journalOnly: true, writes: 3, drains: 0 },
       ]);
     });
 

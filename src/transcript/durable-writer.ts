@@ -100,7 +100,7 @@ export class DurableWriter {
   }
 
   hasBacklog(backlog: Backlog): boolean {
-    return backlog.size > 0 || this.index.hasDiskOnly(backlog.sessionId);
+    return backlog.size > 0 || this.index.hasJournalOnly(backlog.sessionId);
   }
 
   /** Stores `fresh` behind what the session holds, once the database admitted the write. */
@@ -133,7 +133,7 @@ export class DurableWriter {
   async writeBack(backlog: Backlog): Promise<Progress> {
     if ((await this.pruner.prune(backlog)) === 'stopped') return 'stopped';
     if (
-      this.index.hasDiskOnly(backlog.sessionId) &&
+      this.index.hasJournalOnly(backlog.sessionId) &&
       (await this.replayer.replay(backlog)) === 'stopped'
     ) {
       return 'stopped';

@@ -204,7 +204,7 @@ describe(TranscriptRecovery.name, () => {
       expect(await sut.replayAtBoot()).toBe(orphans[1].acceptedAt);
 
       expect(store.rows).toEqual([]);
-      expect(spool.sessionsWithDiskOnly()).toEqual(['s1', 's2']);
+      expect(spool.sessionsWithJournalOnly()).toEqual(['s1', 's2']);
       expect(lines('warn')).toEqual([
         `Boot replay left journaled messages of 2 session(s) in ${SPOOL_DIR}; each is written back before its next append is stored, or by the background retry`,
       ]);
@@ -761,7 +761,7 @@ describe(TranscriptRecovery.name, () => {
       store.goDown();
       await accept(records('s1', 'a', 'b'));
       await accept(records('s2', 'c', 'd', 'e', 'f', 'g', 'h'));
-      expect(spool.diskOnlyContents('s2')).toEqual(['c']);
+      expect(spool.journalOnlyContents('s2')).toEqual(['c']);
       store.heal();
 
       await sut.shutdown();
@@ -808,7 +808,7 @@ describe(TranscriptRecovery.name, () => {
       await sut.shutdown();
 
       expect(store.heartbeats).toBe(0);
-      expect(spool.diskOnlyContents('s1')).toEqual(['a']);
+      expect(spool.journalOnlyContents('s1')).toEqual(['a']);
     });
 
     it('journals what memory alone holds', async () => {

@@ -97,7 +97,7 @@ export class TranscriptRecovery {
     await this.retryRun;
     if (this.backlog.total > 0 && (!this.health.isFailing || (await this.probe()))) {
       // Sessions with older messages on disk wait for the next start: order comes first.
-      const memoryOnly = this.backlog.sessions().filter((id) => !this.index.hasDiskOnly(id));
+      const memoryOnly = this.backlog.sessions().filter((id) => !this.index.hasJournalOnly(id));
       await this.flushSessions(memoryOnly);
     }
     let lost = 0;
@@ -138,7 +138,7 @@ export class TranscriptRecovery {
       this.lastAdoption = Date.now();
       await this.spool.adoptOrphans();
     }
-    const sessions = new Set([...this.backlog.sessions(), ...this.index.sessionsWithDiskOnly()]);
+    const sessions = new Set([...this.backlog.sessions(), ...this.index.sessionsWithJournalOnly()]);
     await this.flushSessions([...sessions]);
     // Written back first: on a disk shared with the database, journal copies would take the
     // very space the write-back needs. Only what it could not store is journaled.
@@ -182,7 +182,7 @@ export class TranscriptRecovery {
 
   /** Writes back one session's backlog; done when it is stored, or when there is none. */
   private async writeBackOne(): Promise<Progress> {
-    const sessionId = this.backlog.sessions()[0] ?? this.index.sessionsWithDiskOnly()[0];
+    const sessionId = this.backlog.sessions()[0] ?? this.index.sessionsWithJournalOnly()[0];
     if (sessionId === undefined) return 'done';
     return this.backlog.withSession(sessionId, (backlog) => this.durable.writeBack(backlog));
   }
@@ -201,7 +201,7 @@ export class TranscriptRecovery {
     if (beat.kind === 'unavailable') {
       this.health.probeFailed(
         beat.error,
-        `${this.backlog.total} message(s) pending in memory, ${this.index.sessionsWithDiskOnly().length} session(s) with messages on disk only`,
+        `${this.backlog.total} message(s) pending in memory, ${this.index.sessionsWithJournalOnly().length} session(s) with messages on disk only`,
       );
       return false;
     }

@@ -63,7 +63,7 @@ class FakeSessionDeletion extends Tombstones {
   }
 }
 
-/** A journal whose disk-only records cannot be let go (the segment cannot be read, say). */
+/** A journal whose journal-only records cannot be let go (the segment cannot be read, say). */
 class UnforgettingSpool extends FakeSpool {
   readonly failure = new Error('EIO: i/o error, unlink');
 
@@ -134,7 +134,7 @@ describe(SessionEraser.name, () => {
   }
 
   /** Journals `records` and lets them leave memory: only the disk holds them. */
-  async function onDiskOnly(records: MessageRecord[]): Promise<void> {
+  async function onJournalOnly(records: MessageRecord[]): Promise<void> {
     const appended = await spool.append(records);
     if (appended.kind !== 'written') throw new Error('not journaled');
     await spool.release(
@@ -144,7 +144,7 @@ describe(SessionEraser.name, () => {
 
   const held = (sessionId: string) => backlog.of(sessionId).map(({ record }) => record.id);
   const owed = (sessionId: string) => ids(spool.owedRecords(sessionId));
-  const diskOnly = (sessionId: string) => spool.diskOnlyContents(sessionId);
+  const journalOnly = (sessionId: string) => spool.journalOnlyContents(sessionId);
 
   /** Lines the eraser logged at `level`. */
   const eraserLines = (level: string) =>
@@ -155,7 +155,7 @@ describe(SessionEraser.name, () => {
   describe('erase', () => {
     it('deletes the session in the database, drops what memory and the journal hold of it, and answers the counts', async () => {
       const s = [1, 2, 3, 4].map((sequence) => messageRecord('s', sequence));
-      await onDiskOnly(s.slice(0, 2));
+      await onJournalOnly(s.slice(0, 2));
       await hold([s[2]]);
       await hold([s[3]], false);
       deletion.rows = { existed: true, messages: 7 };
@@ -167,7 +167,7 @@ describe(SessionEraser.name, () => {
       expect(backlog.total).toBe(0);
       expect(backlog.totalBuffered).toBe(0);
       expect(owed('s')).toEqual([]);
-      expect(spool.hasDiskOnly('s')).toBe(false);
+      expect(spool.hasJournalOnly('s')).toBe(false);
       expect(spool.forgetCalls).toEqual([{ sessionId: 's', acceptedUpTo: Infinity }]);
       expect(announced).toEqual(['s']);
     });
@@ -187,14 +187,14 @@ describe(SessionEraser.name, () => {
 
     it('leaves what is held of other sessions', async () => {
       const [t1, t2] = [1, 2].map((sequence) => messageRecord('t', sequence));
-      await onDiskOnly([t1]);
+      await onJournalOnly([t1]);
       await hold([t2]);
       await hold([messageRecord('s', 1)]);
 
       expect(await sut.erase('s')).toEqual({ existed: true, stored: 0, held: 1 });
 
       expect(held('t')).toEqual([t2.id]);
-      expect(diskOnly('t')).toEqual([t1.content]);
+      expect(journalOnly('t')).toEqual([t1.content]);
       expect(owed('t')).toEqual([t1.id, t2.id]);
     });
 
@@ -209,7 +209,7 @@ describe(SessionEraser.name, () => {
 
     it('drops nothing, and announces nothing, when the database cannot delete', async () => {
       const s = [1, 2, 3].map((sequence) => messageRecord('s', sequence));
-      await onDiskOnly([s[0]]);
+      await onJournalOnly([s[0]]);
       await hold([s[1]]);
       await hold([s[2]], false);
       const down = new Error('connection refused');
@@ -219,7 +219,7 @@ describe(SessionEraser.name, () => {
 
       expect(held('s')).toEqual([s[1].id, s[2].id]);
       expect(backlog.totalBuffered).toBe(1);
-      expect(diskOnly('s')).toEqual([s[0].content]);
+      expect(journalOnly('s')).toEqual([s[0].content]);
       expect(owed('s')).toEqual([s[0].id, s[1].id]);
       expect(spool.forgetCalls).toEqual([]);
       expect(announced).toEqual([]);
@@ -267,7 +267,7 @@ describe(SessionEraser.name, () => {
 
     it('announces the deletion once this instance holds nothing of the session', async () => {
       const [a, b] = [1, 2].map((sequence) => messageRecord('s', sequence));
-      await onDiskOnly([a]);
+      await onJournalOnly([a]);
       await hold([b]);
       const seen: { held: number; owed: number }[] = [];
       events.on(SessionDeleted.event, () =>
@@ -283,7 +283,7 @@ describe(SessionEraser.name, () => {
   describe('onSessionDeleted', () => {
     it('drops what this instance holds of the session, and says how much', async () => {
       const s = [1, 2, 3].map((sequence) => messageRecord('s', sequence));
-      await onDiskOnly([s[0]]);
+      await onJournalOnly([s[0]]);
       await hold([s[1]]);
       await hold([s[2]], false);
 
@@ -292,7 +292,7 @@ describe(SessionEraser.name, () => {
       expect(held('s')).toEqual([]);
       expect(backlog.totalBuffered).toBe(0);
       expect(owed('s')).toEqual([]);
-      expect(spool.hasDiskOnly('s')).toBe(false);
+      expect(spool.hasJournalOnly('s')).toBe(false);
       expect(eraserLines('log')).toEqual(['Dropped 3 held message(s) of deleted session s']);
       // Another instance deleted it: the database is not asked again, nor the deletion repeated.
       expect(deletion.deletes).toEqual([]);
@@ -357,7 +357,7 @@ describe(SessionEraser.name, () => {
 
     it('answers false, dropping nothing, when the tombstones cannot be read', async () => {
       const s = [1, 2].map((sequence) => messageRecord('s', sequence));
-      await onDiskOnly([s[0]]);
+      await onJournalOnly([s[0]]);
       await hold([s[1]]);
       deletion.tombstones.set('s', DELETED_AT);
       deletion.lookupFailure = new Error('connection refused');
@@ -365,14 +365,14 @@ describe(SessionEraser.name, () => {
       expect(await prune('s')).toBe('stopped');
 
       expect(held('s')).toEqual([s[1].id]);
-      expect(diskOnly('s')).toEqual([s[0].content]);
+      expect(journalOnly('s')).toEqual([s[0].content]);
       expect(owed('s')).toEqual([s[0].id, s[1].id]);
       expect(spool.forgetCalls).toEqual([]);
     });
 
     it('answers true, dropping nothing, for a session never deleted', async () => {
       const s = [1, 2].map((sequence) => messageRecord('s', sequence));
-      await onDiskOnly([s[0]]);
+      await onJournalOnly([s[0]]);
       await hold([s[1]]);
       deletion.tombstones.set('t', DELETED_AT);
 
@@ -380,7 +380,7 @@ describe(SessionEraser.name, () => {
 
       expect(deletion.lookups).toEqual(['s']);
       expect(held('s')).toEqual([s[1].id]);
-      expect(diskOnly('s')).toEqual([s[0].content]);
+      expect(journalOnly('s')).toEqual([s[0].content]);
       expect(owed('s')).toEqual([s[0].id, s[1].id]);
       expect(spool.forgetCalls).toEqual([]);
     });
@@ -402,15 +402,15 @@ describe(SessionEraser.name, () => {
       expect(spool.forgetCalls).toEqual([{ sessionId: 's', acceptedUpTo: DELETED_AT }]);
     });
 
-    it('forgets the disk-only records accepted at or before the deletion, keeping the later ones', async () => {
+    it('forgets the journal-only records accepted at or before the deletion, keeping the later ones', async () => {
       const s = [1, 2, 3, 4].map((sequence) => messageRecord('s', sequence));
-      await onDiskOnly(s.slice(0, 3));
+      await onJournalOnly(s.slice(0, 3));
       await hold([s[3]]);
       deletion.tombstones.set('s', DELETED_AT);
 
       expect(await prune('s')).toBe('done');
 
-      expect(diskOnly('s')).toEqual([s[2].content]);
+      expect(journalOnly('s')).toEqual([s[2].content]);
       expect(held('s')).toEqual([s[3].id]);
       expect(owed('s')).toEqual([s[2].id, s[3].id]);
     });
@@ -458,7 +458,7 @@ describe(SessionEraser.name, () => {
     it('logs one WARN and counts what it drops, from memory and from the journal', async () => {
       // s-0 on disk only, s-1 in memory: both accepted before the deletion; s-3 after it.
       const s = [0, 1, 3].map((sequence) => messageRecord('s', sequence));
-      await onDiskOnly([s[0]]);
+      await onJournalOnly([s[0]]);
       await hold([s[1], s[2]]);
       deletion.tombstones.set('s', DELETED_AT);
 
@@ -472,7 +472,7 @@ describe(SessionEraser.name, () => {
 
     it('names the newest dropped from the journal when memory held none of them', async () => {
       const s = [0, 1, 3].map((sequence) => messageRecord('s', sequence));
-      await onDiskOnly([s[0], s[1]]);
+      await onJournalOnly([s[0], s[1]]);
       await hold([s[2]]);
       deletion.tombstones.set('s', DELETED_AT);
 

@@ -494,7 +494,7 @@ describe(TranscriptService.name, () => {
       store.goDown();
       const first = await append('s1', message('a', 'c-1'));
       for (const content of ['b', 'c', 'd']) await append('s1', message(content));
-      expect(spool.diskOnlyContents('s1')).toEqual(['a']);
+      expect(spool.journalOnlyContents('s1')).toEqual(['a']);
       const appends = spool.appendCalls;
 
       const retry = await append('s1', message('a', 'c-1'));

@@ -171,7 +171,7 @@ export class TranscriptService implements BeforeApplicationShutdown {
     const { writable, lastError, lastErrorAt, consecutiveFailures } = this.health.status();
     const sessionIds = new Set([
       ...this.backlog.sessions(),
-      ...this.index.sessionsWithDiskOnly(),
+      ...this.index.sessionsWithJournalOnly(),
       ...consecutiveFailures.keys(),
     ]);
     return {
@@ -183,7 +183,7 @@ export class TranscriptService implements BeforeApplicationShutdown {
         sessionId,
         pending: this.backlog.size(sessionId),
         consecutiveFailures: consecutiveFailures.get(sessionId) ?? 0,
-        hasSpooledMessages: this.index.hasDiskOnly(sessionId),
+        hasSpooledMessages: this.index.hasJournalOnly(sessionId),
       })),
     };
   }

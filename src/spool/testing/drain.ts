@@ -6,7 +6,7 @@ import { type JournalWriteBack } from '../journal-write-back.js';
 export type DrainStep =
   { kind: 'stored'; refused: RefusedRecord[] } | { kind: 'failed'; error: unknown };
 
-/** What a drain came to: all of the session's disk-only records gone, or stopped (and kept). */
+/** What a drain came to: all of the session's journal-only records gone, or stopped (and kept). */
 export type DrainOutcome =
   | { kind: 'drained'; stored: number; setAside: number }
   | { kind: 'failed'; stored: number; error: unknown };

@@ -73,11 +73,11 @@ class FakeMessageChanges {
   }
 }
 
-/** The journal's side: `scrub` (logged), and the disk-only records the index knows of. */
+/** The journal's side: `scrub` (logged), and the journal-only records the index knows of. */
 class FakeJournal {
   scrubFailure: unknown = null;
   /** `<session id> <message id>` of each record held on disk only. */
-  readonly diskOnly = new Set<string>();
+  readonly journalOnly = new Set<string>();
 
   constructor(private readonly log: string[]) {}
 
@@ -97,8 +97,8 @@ class FakeJournal {
     if (this.scrubFailure) throw this.scrubFailure;
   }
 
-  findDiskOnly(sessionId: string, id: string): object | undefined {
-    return this.diskOnly.has(`${sessionId} ${id}`) ? { sessionId, id } : undefined;
+  findJournalOnly(sessionId: string, id: string): object | undefined {
+    return this.journalOnly.has(`${sessionId} ${id}`) ? { sessionId, id } : undefined;
   }
 }
 
@@ -274,8 +274,8 @@ describe(MessageEdits.name, () => {
         // Held, but another message, or the same id in another session.
         await hold(messageRecord(SESSION, 2));
         await hold({ ...stored, sessionId: 't' });
-        journal.diskOnly.add(`t ${id}`);
-        journal.diskOnly.add(`${SESSION} other`);
+        journal.journalOnly.add(`t ${id}`);
+        journal.journalOnly.add(`${SESSION} other`);
 
         expect(await refusal(sut.edit(SESSION, id, { content: 'x' }, undefined))).toEqual({
           code: ScribeErrorCode.NotFound,
@@ -300,7 +300,7 @@ describe(MessageEdits.name, () => {
       });
 
       it('answers MESSAGE_HELD for a message the journal holds on disk only', async () => {
-        journal.diskOnly.add(`${SESSION} ${id}`);
+        journal.journalOnly.add(`${SESSION} ${id}`);
 
         expect((await refusal(sut.edit(SESSION, id, { content: 'x' }, undefined))).code).toBe(
           ScribeErrorCode.MessageHeld,

@@ -129,7 +129,7 @@ export class MessageEdits {
   private refuseHeld(sessionId: string, id: string): void {
     const held =
       this.backlog.of(sessionId).some(({ record }) => record.id === id) ||
-      this.index.findDiskOnly(sessionId, id) !== undefined;
+      this.index.findJournalOnly(sessionId, id) !== undefined;
     if (held) {
       throw new ScribeException(
         ScribeErrorCode.MessageHeld,

@@ -17,7 +17,7 @@ export type WritePathSpool = Pick<
   'path' | 'append' | 'adoptOrphans' | 'rejournalOrphans'
 > &
   Pick<Journal, 'release' | 'resolve' | 'setAside' | 'nextBatch' | 'settle' | 'forget' | 'find'> &
-  Pick<JournalIndex, 'hasDiskOnly' | 'sessionsWithDiskOnly' | 'isOnDisk'>;
+  Pick<JournalIndex, 'hasJournalOnly' | 'sessionsWithJournalOnly' | 'isOnDisk'>;
 
 /** Entry of the fake's set-aside log. */
 export interface SetAsideRecord {
@@ -34,8 +34,8 @@ const PAGE = 100;
 /**
  * The journal in memory, keeping the real one's contract: `append` answers `written` with a
  * location per record (or `failed` while the disk fails); `release` turns owed records into
- * disk-only ones, kept per session in acceptance order; `resolve` and `setAside` let go of owed
- * records, and `forget` of a session's disk-only ones; `nextBatch` offers a session's disk-only
+ * journal-only ones, kept per session in acceptance order; `resolve` and `setAside` let go of owed
+ * records, and `forget` of a session's journal-only ones; `nextBatch` offers a session's journal-only
  * records, a batch at a time (setting aside unreadable ones), and `settle` lets go of a stored
  * batch, setting aside its refused records (a batch never settled stays owed). Resolving or releasing a record the journal does not owe (twice, or
  * never journaled) is a bug of the caller: it throws JournalMisuse and is kept in `misuses`.
@@ -47,9 +47,9 @@ export class FakeSpool implements WritePathSpool {
   readonly batchCalls: { sessionId: string; batchSize: number }[] = [];
   readonly forgetCalls: { sessionId: string; acceptedUpTo: number }[] = [];
   readonly misuses: string[] = [];
-  /** Disk-only records whose line no longer reads back: the drain sets them aside unread. */
+  /** Journal-only records whose line no longer reads back: the drain sets them aside unread. */
   readonly unreadableIds = new Set<string>();
-  /** Disk-only ids whose file cannot be read now: find() rejects for them. */
+  /** Journal-only ids whose file cannot be read now: find() rejects for them. */
   readonly blockedIds = new Set<string>();
   /** Whether a blocked file owes records nobody has read yet (SpoolService.owesUnread). */
   owesUnread = false;
@@ -66,7 +66,7 @@ export class FakeSpool implements WritePathSpool {
   directoryUnreadable = false;
   private diskError: Error | null = null;
   private readonly owed = new Map<string, JournaledRecord>();
-  private readonly diskOnly = new Map<string, JournaledRecord[]>();
+  private readonly journalOnly = new Map<string, JournaledRecord[]>();
   private orphans: MessageRecord[] = [];
   private nextOffset = 0;
 
@@ -99,16 +99,16 @@ export class FakeSpool implements WritePathSpool {
     this.orphans.push(...records);
   }
 
-  /** Every record the journal still owes (in memory or disk-only), oldest journaled first. */
+  /** Every record the journal still owes (in memory or journal-only), oldest journaled first. */
   owedRecords(sessionId?: string): MessageRecord[] {
     return [...this.owed.values()]
       .map(({ record }) => record)
       .filter((record) => sessionId === undefined || record.sessionId === sessionId);
   }
 
-  /** The contents of the session's disk-only records, in acceptance order. */
-  diskOnlyContents(sessionId: string): string[] {
-    return (this.diskOnly.get(sessionId) ?? []).map(({ record }) => record.content);
+  /** The contents of the session's journal-only records, in acceptance order. */
+  journalOnlyContents(sessionId: string): string[] {
+    return (this.journalOnly.get(sessionId) ?? []).map(({ record }) => record.content);
   }
 
   async adoptOrphans(): Promise<AdoptionReport | null> {
@@ -118,7 +118,7 @@ export class FakeSpool implements WritePathSpool {
     if (this.directoryUnreadable) return null;
     const adopted = this.orphans.splice(0);
     const journaled = adopted.map((record) => this.journal(record, 'orphan-segment'));
-    this.addDiskOnly(journaled);
+    this.addJournalOnly(journaled);
     return {
       owners: adopted.length > 0 ? ['gone0001'] : [],
       segments: adopted.length > 0 ? 1 : 0,
@@ -141,7 +141,7 @@ export class FakeSpool implements WritePathSpool {
   }
 
   release(records: readonly JournaledRecord[]): Promise<void> {
-    this.addDiskOnly(records.map((journaled) => this.owedAt(journaled, 'released')));
+    this.addJournalOnly(records.map((journaled) => this.owedAt(journaled, 'released')));
     return Promise.resolve();
   }
 
@@ -150,11 +150,11 @@ export class FakeSpool implements WritePathSpool {
     for (const journaled of records) {
       const owed = this.owedAt(journaled, 'resolved');
       this.owed.delete(keyOf(owed.location));
-      const sessionRecords = (this.diskOnly.get(owed.record.sessionId) ?? []).filter(
+      const sessionRecords = (this.journalOnly.get(owed.record.sessionId) ?? []).filter(
         (entry) => entry !== owed,
       );
-      if (sessionRecords.length > 0) this.diskOnly.set(owed.record.sessionId, sessionRecords);
-      else this.diskOnly.delete(owed.record.sessionId);
+      if (sessionRecords.length > 0) this.journalOnly.set(owed.record.sessionId, sessionRecords);
+      else this.journalOnly.delete(owed.record.sessionId);
     }
   }
 
@@ -174,7 +174,7 @@ export class FakeSpool implements WritePathSpool {
 
   async nextBatch(sessionId: string, batchSize: number): Promise<NextBatch> {
     this.batchCalls.push({ sessionId, batchSize });
-    const entries = (this.diskOnly.get(sessionId) ?? []).slice(0, batchSize);
+    const entries = (this.journalOnly.get(sessionId) ?? []).slice(0, batchSize);
     if (entries.length === 0) return { kind: 'done' };
     const unreadable = entries.filter(({ record }) => this.unreadableIds.has(record.id));
     this.setAsideRecords.push(
@@ -199,10 +199,10 @@ export class FakeSpool implements WritePathSpool {
     return { kind: 'settled', stored: kept.length, setAside: refused.length };
   }
 
-  /** Lets go of the session's disk-only records accepted at or before `acceptedUpTo`. */
+  /** Lets go of the session's journal-only records accepted at or before `acceptedUpTo`. */
   async forget(sessionId: string, acceptedUpTo = Number.POSITIVE_INFINITY): Promise<Forgotten> {
     this.forgetCalls.push({ sessionId, acceptedUpTo });
-    const forgotten = (this.diskOnly.get(sessionId) ?? []).filter(
+    const forgotten = (this.journalOnly.get(sessionId) ?? []).filter(
       ({ record }) => record.acceptedAt <= acceptedUpTo,
     );
     await this.resolve(forgotten);
@@ -216,7 +216,7 @@ export class FakeSpool implements WritePathSpool {
   async find(sessionId: string, id: string): Promise<MessageRecord | undefined> {
     await Promise.resolve();
     if (this.blockedIds.has(id)) throw new RecordUnreadableError(id, 'segment unreadable: EACCES');
-    return this.diskOnly.get(sessionId)?.find(({ record }) => record.id === id)?.record;
+    return this.journalOnly.get(sessionId)?.find(({ record }) => record.id === id)?.record;
   }
 
   async rejournalOrphans(): Promise<void> {
@@ -237,12 +237,12 @@ export class FakeSpool implements WritePathSpool {
     return !this.vanished.has(keyOf(location));
   }
 
-  hasDiskOnly(sessionId: string): boolean {
-    return this.diskOnly.has(sessionId);
+  hasJournalOnly(sessionId: string): boolean {
+    return this.journalOnly.has(sessionId);
   }
 
-  sessionsWithDiskOnly(): string[] {
-    return [...this.diskOnly.keys()];
+  sessionsWithJournalOnly(): string[] {
+    return [...this.journalOnly.keys()];
   }
 
   private journal(record: MessageRecord, segment: string): JournaledRecord {
@@ -253,15 +253,15 @@ export class FakeSpool implements WritePathSpool {
     return journaled;
   }
 
-  private addDiskOnly(records: readonly JournaledRecord[]): void {
+  private addJournalOnly(records: readonly JournaledRecord[]): void {
     for (const journaled of records) {
-      const sessionRecords = this.diskOnly.get(journaled.record.sessionId) ?? [];
+      const sessionRecords = this.journalOnly.get(journaled.record.sessionId) ?? [];
       if (sessionRecords.includes(journaled)) {
         this.misuse(`released message ${journaled.record.content} twice`);
       }
       sessionRecords.push(journaled);
       sessionRecords.sort((left, right) => compare(left.record.orderKey, right.record.orderKey));
-      this.diskOnly.set(journaled.record.sessionId, sessionRecords);
+      this.journalOnly.set(journaled.record.sessionId, sessionRecords);
     }
   }
 

@@ -23,7 +23,7 @@ export function sameLocation(left: RecordLocation, right: RecordLocation): boole
  * For JournalLedger: per session, the records only the disk holds, by id, in acceptance order,
  * for the drain to read back. What is owed, and where, the ledger keeps; this only lists.
  */
-export class DiskOnlyList {
+export class JournalOnlyList {
   private readonly sessions = new Map<string, Map<string, DiskEntry>>();
   // The order key of the newest entry added per session.
   private readonly lastKey = new Map<string, string>();
