@@ -199,46 +199,69 @@ export async function replayRate({ messages = 100_000, sessions = 100, rounds = 
  * (`httpAppendsPerSecond`, measured by the caller in the same run).
  */
 export async function durableLayerCost(httpAppendsPerSecond) {
-  const { TranscriptService } = await import('../dist/transcript/transcript.service.js');
-  const { CoalescingWriter } = await import('../dist/transcript/coalescing-writer.js');
-  const { DurableWriter } = await import('../dist/transcript/durable-writer.js');
-  const { DatabaseHealth } = await import('../dist/transcript/database-health.js');
-  const { SessionBacklog } = await import('../dist/transcript/session-backlog.js');
-  const { ScribeConfig } = await import('../dist/config/scribe-config.js');
-  const { ScribeInstance } = await import('../dist/config/scribe-instance.js');
-  const { MetricsService } = await import('../dist/metrics/metrics.service.js');
-  const { Failpoints } = await import('../dist/common/failpoints.js');
+  const dist = (path) => import(`../dist/${path}.js`);
+  const { TranscriptService } = await dist('transcript/transcript.service');
+  const { CoalescingWriter } = await dist('transcript/coalescing-writer');
+  const { DurableWriter } = await dist('transcript/durable-writer');
+  const { JournalReplay } = await dist('transcript/journal-replay');
+  const { WriteReports } = await dist('transcript/write-reports');
+  const { HeldMoves } = await dist('transcript/held-moves');
+  const { RetryLookup } = await dist('transcript/retry-lookup');
+  const { TranscriptImporter } = await dist('transcript/transcript-importer');
+  const { SessionBacklog } = await dist('transcript/session-backlog');
+  const { DatabaseHealth } = await dist('database/database-health');
+  const { ScribeConfig } = await dist('config/scribe-config');
+  const { OrderKeyGenerator } = await dist('message/order-key');
+  const { AppendIntake } = await dist('common/lifecycle/append-intake');
+  const { MetricsService } = await dist('metrics/metrics.service');
+  const { Failpoints } = await dist('common/failpoints');
   const { EventEmitter2 } = await import('@nestjs/event-emitter');
+  const { Logger } = await import('@nestjs/common');
   const store = {
     write: async (writes) =>
       writes.map((write) => ({ inserted: write.records, skipped: [], revision: 1 })),
     heartbeat: async () => {},
   };
-  const spool = { hasJournalOnly: () => false, find: async () => undefined, path: '/dev/null' };
+  // A spool with nothing journaled: a healthy append never reaches it.
+  const spool = { path: '/dev/null', find: async () => undefined };
+  const index = { hasJournalOnly: () => false, isOnDisk: () => true };
+  const journal = {};
+  const queries = { findByClientMessageIds: async () => [], findByIds: async () => [] };
   const config = ScribeConfig.fromVariables({ DATA_DIR: '/tmp/scribe-bench-overhead' });
   const metrics = new MetricsService();
-  const health = new DatabaseHealth(true);
+  const health = new DatabaseHealth({ isReady: true }, true, Date.now, new Logger('bench'));
   const writer = new CoalescingWriter(store, () => 'unavailable', String);
   const backlog = new SessionBacklog();
+  const moves = new HeldMoves();
+  const reports = new WriteReports(health, new EventEmitter2(), metrics);
   const durable = new DurableWriter(
     writer,
     spool,
+    index,
+    journal,
     health,
-    new EventEmitter2(),
+    reports,
+    new JournalReplay(writer, journal, moves, reports),
     metrics,
     200,
     new Failpoints(),
+    moves,
   );
+  const retries = new RetryLookup(spool, index, journal, queries);
+  const orderKeys = new OrderKeyGenerator('bench001');
   const service = new TranscriptService(
     backlog,
     durable,
     {},
     health,
     spool,
-    { findByClientMessageIds: async () => [] },
+    index,
+    retries,
     config,
     metrics,
-    new ScribeInstance(),
+    orderKeys,
+    new TranscriptImporter(durable, retries, queries, orderKeys, metrics),
+    new AppendIntake(),
   );
   const rounds = 200_000;
   const message = { role: 'USER', content: 'hello', clientMessageId: null };
