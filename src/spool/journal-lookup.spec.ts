@@ -3,14 +3,20 @@ import { JournalIndex } from './journal-index.js';
 import { JournalLookup } from './journal-lookup.js';
 import { type JournalEvents } from './journal-events.js';
 import { type Journal } from './journal.js';
-import { type JournaledRecord } from './journaled-record.js';
-import { formatSegmentName, SegmentNamer, SET_ASIDE_LOG } from './segment-names.js';
+import { formatSegmentName, SegmentNamer } from './segment-names.js';
 import { SetAsideLog } from './set-aside-log.js';
 import { drain, type DrainStep } from './testing/drain.js';
 import { FakeJournalFiles } from './testing/fake-journal-files.js';
 import { fsError } from './testing/file-faults.js';
 import { journalParts, journalWriter } from './testing/journal-parts.js';
 import { messageRecord } from './testing/records.js';
+import {
+  journalRecords,
+  onJournalOnly,
+  setAsideLines,
+  journalOnlyIds,
+  corrupt,
+} from './testing/journal-probes.js';
 
 const INSTANCE = 'aaaaaaaa';
 const FIRST_SEGMENT = formatSegmentName(5000, 0, INSTANCE);
@@ -41,37 +47,6 @@ describe(JournalLookup.name, () => {
     sut = parts.lookup;
   }
 
-  /** Journals `records` and lets them leave memory: only the disk holds them now. */
-  async function onJournalOnly(records: MessageRecord[]): Promise<JournaledRecord[]> {
-    const journaled = await journalRecords(records);
-    await journal.release(journaled);
-    return journaled;
-  }
-
-  async function journalRecords(records: MessageRecord[]): Promise<JournaledRecord[]> {
-    const outcome = await journal.append(records);
-    if (outcome.kind !== 'written') throw new Error('not journaled');
-    return records.map((record, position) => ({ record, location: outcome.locations[position] }));
-  }
-
-  function setAsideLines(): unknown[] {
-    if (!files.has(SET_ASIDE_LOG)) return [];
-    return files
-      .text(SET_ASIDE_LOG)
-      .split('\n')
-      .filter((line) => line.length > 0)
-      .map((line) => JSON.parse(line));
-  }
-
-  function journalOnlyIds(sessionId: string): string[] {
-    return index.journalOnlyOf(sessionId, 100).map((entry) => entry.id);
-  }
-
-  /** Flips a byte inside the journal line of `journaled`, keeping its length. */
-  function corrupt({ location }: JournaledRecord): void {
-    files.bytes(location.segment)[location.offset + 40] ^= 0x01;
-  }
-
   const records = [1, 2, 3, 4, 5].map((sequence) => messageRecord('s', sequence));
 
   beforeEach(() => {
@@ -83,7 +58,7 @@ describe(JournalLookup.name, () => {
 
   describe('find', () => {
     it('reads a journal-only record back from disk', async () => {
-      const [, second] = await onJournalOnly(records.slice(0, 2));
+      const [, second] = await onJournalOnly(journal, records.slice(0, 2));
 
       expect(await sut.find('s', 's-2')).toEqual(records[1]);
       expect(files.log.at(-1)).toBe(
@@ -93,8 +68,8 @@ describe(JournalLookup.name, () => {
 
     it('reads a sealed segment whole, once, for all the records in it', async () => {
       build(1);
-      await onJournalOnly(records.slice(0, 2));
-      await journalRecords(records.slice(2, 3));
+      await onJournalOnly(journal, records.slice(0, 2));
+      await journalRecords(journal, records.slice(2, 3));
 
       expect(await sut.find('s', 's-1')).toEqual(records[0]);
       expect(await sut.find('s', 's-2')).toEqual(records[1]);
@@ -106,7 +81,7 @@ describe(JournalLookup.name, () => {
     });
 
     it('finds nothing for a record that is not journal-only', async () => {
-      await journalRecords(records.slice(0, 1));
+      await journalRecords(journal, records.slice(0, 1));
 
       expect(await sut.find('s', 's-1')).toBeUndefined();
       expect(await sut.find('t', 's-1')).toBeUndefined();
@@ -114,7 +89,7 @@ describe(JournalLookup.name, () => {
     });
 
     it("rejects while the record's file cannot be read, naming the record and why", async () => {
-      await onJournalOnly(records.slice(0, 1));
+      await onJournalOnly(journal, records.slice(0, 1));
       files.failNext('readRanges', fsError('EACCES', 'open'));
       files.failNext('read', fsError('EACCES', 'open'));
 
@@ -126,8 +101,8 @@ describe(JournalLookup.name, () => {
     });
 
     it('finds nothing for a record that no longer reads back', async () => {
-      const journaled = await onJournalOnly(records.slice(0, 1));
-      corrupt(journaled[0]);
+      const journaled = await onJournalOnly(journal, records.slice(0, 1));
+      corrupt(files, journaled[0]);
 
       expect(await sut.find('s', 's-1')).toBeUndefined();
     });
@@ -137,7 +112,7 @@ describe(JournalLookup.name, () => {
     const queued = (record: MessageRecord) => ({ record, status: 'QUEUED' });
 
     it("reads back the window's journal-only records nearest its cursor, and counts them all", async () => {
-      const journaled = await onJournalOnly(records.slice(0, 4));
+      const journaled = await onJournalOnly(journal, records.slice(0, 4));
 
       const window = await sut.readWindow(
         's',
@@ -159,8 +134,8 @@ describe(JournalLookup.name, () => {
     });
 
     it('leaves out a line that no longer reads back, names it damaged, and sets nothing aside', async () => {
-      const journaled = await onJournalOnly(records.slice(0, 3));
-      corrupt(journaled[1]);
+      const journaled = await onJournalOnly(journal, records.slice(0, 3));
+      corrupt(files, journaled[1]);
 
       const window = await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6);
 
@@ -171,12 +146,12 @@ describe(JournalLookup.name, () => {
         damaged: true,
       });
       expect(window.total).toBe(3);
-      expect(setAsideLines()).toEqual([]);
-      expect(journalOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
+      expect(setAsideLines(files)).toEqual([]);
+      expect(journalOnlyIds(index, 's')).toEqual(['s-1', 's-2', 's-3']);
     });
 
     it('names the unreadable record nearest the cursor while its file cannot be read', async () => {
-      await onJournalOnly(records.slice(0, 3));
+      await onJournalOnly(journal, records.slice(0, 3));
       files.failNext('readRanges', fsError('EACCES', 'open'));
       files.failNext('read', fsError('EACCES', 'open'));
 
@@ -188,12 +163,12 @@ describe(JournalLookup.name, () => {
         unreadable: { id: records[0].id, orderKey: records[0].orderKey },
         total: 3,
       });
-      expect(setAsideLines()).toEqual([]);
-      expect(journalOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
+      expect(setAsideLines(files)).toEqual([]);
+      expect(journalOnlyIds(index, 's')).toEqual(['s-1', 's-2', 's-3']);
     });
 
     it('names the newest unreadable record for a backward window', async () => {
-      await onJournalOnly(records.slice(0, 3));
+      await onJournalOnly(journal, records.slice(0, 3));
       files.failNext('readRanges', fsError('EACCES', 'open'));
       files.failNext('read', fsError('EACCES', 'open'));
 
@@ -203,9 +178,9 @@ describe(JournalLookup.name, () => {
     });
 
     it('names the damaged line nearest the cursor, either way', async () => {
-      const journaled = await onJournalOnly(records.slice(0, 3));
-      corrupt(journaled[0]);
-      corrupt(journaled[2]);
+      const journaled = await onJournalOnly(journal, records.slice(0, 3));
+      corrupt(files, journaled[0]);
+      corrupt(files, journaled[2]);
 
       const forward = await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6);
       const backward = await sut.readWindow('s', { direction: 'backward', count: 10 }, 1e6);
@@ -224,7 +199,7 @@ describe(JournalLookup.name, () => {
     });
 
     it('names nothing for a window whose lines all read back', async () => {
-      await onJournalOnly(records.slice(0, 2));
+      await onJournalOnly(journal, records.slice(0, 2));
 
       const window = await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6);
 
@@ -233,7 +208,7 @@ describe(JournalLookup.name, () => {
     });
 
     it('reads nothing from disk for a session with no journal-only record', async () => {
-      await journalRecords(records.slice(0, 2));
+      await journalRecords(journal, records.slice(0, 2));
 
       expect(await sut.readWindow('s', { direction: 'forward', count: 10 }, 1e6)).toEqual({
         messages: [],

@@ -16,6 +16,13 @@ import { rawField, type SetAsideEntry } from './set-aside-entry.js';
 import { FakeJournalFiles } from './testing/fake-journal-files.js';
 import { fsError } from './testing/file-faults.js';
 import { messageRecord } from './testing/records.js';
+import {
+  journalRecords,
+  onJournalOnly,
+  setAsideLines,
+  journalOnlyIds,
+  corrupt,
+} from './testing/journal-probes.js';
 
 const INSTANCE = 'aaaaaaaa';
 const FIRST_SEGMENT = formatSegmentName(5000, 0, INSTANCE);
@@ -130,37 +137,6 @@ describe(JournalWriteBack.name, () => {
     sut = parts.writeBack;
   }
 
-  /** Journals `records` and lets them leave memory: only the disk holds them now. */
-  async function onJournalOnly(records: MessageRecord[]): Promise<JournaledRecord[]> {
-    const journaled = await journalRecords(records);
-    await journal.release(journaled);
-    return journaled;
-  }
-
-  async function journalRecords(records: MessageRecord[]): Promise<JournaledRecord[]> {
-    const outcome = await journal.append(records);
-    if (outcome.kind !== 'written') throw new Error('not journaled');
-    return records.map((record, position) => ({ record, location: outcome.locations[position] }));
-  }
-
-  function setAsideLines(): unknown[] {
-    if (!files.has(SET_ASIDE_LOG)) return [];
-    return files
-      .text(SET_ASIDE_LOG)
-      .split('\n')
-      .filter((line) => line.length > 0)
-      .map((line) => JSON.parse(line));
-  }
-
-  function journalOnlyIds(sessionId: string): string[] {
-    return index.journalOnlyOf(sessionId, 100).map((entry) => entry.id);
-  }
-
-  /** Flips a byte inside the journal line of `journaled`, keeping its length. */
-  function corrupt({ location }: JournaledRecord): void {
-    files.bytes(location.segment)[location.offset + 40] ^= 0x01;
-  }
-
   const records = [1, 2, 3, 4, 5].map((sequence) => messageRecord('s', sequence));
 
   beforeEach(() => {
@@ -176,7 +152,7 @@ describe(JournalWriteBack.name, () => {
 
   describe('the drain (nextBatch, then settle)', () => {
     it('stores the journal-only records oldest first, a batch at a time, and lets each batch go', async () => {
-      await onJournalOnly(records);
+      await onJournalOnly(journal, records);
 
       const outcome = await drain(sut, 's', database.store, 2);
 
@@ -190,7 +166,7 @@ describe(JournalWriteBack.name, () => {
     });
 
     it('stores records kept in memory at start as they are, without reading their lines again', async () => {
-      const journaled = await journalRecords(records.slice(0, 2));
+      const journaled = await journalRecords(journal, records.slice(0, 2));
       index.addJournalOnly(
         journaled.map(({ record, location }) => ({
           id: record.id,
@@ -214,25 +190,25 @@ describe(JournalWriteBack.name, () => {
     });
 
     it('lets a batch go only once the store has answered', async () => {
-      await onJournalOnly(records.slice(0, 2));
+      await onJournalOnly(journal, records.slice(0, 2));
       const gate = database.holdNext();
 
       const drained = drain(sut, 's', database.store, 1);
       await new Promise((resolve) => setImmediate(resolve));
 
       expect(database.batches).toEqual([['s-1']]);
-      expect(journalOnlyIds('s')).toEqual(['s-1', 's-2']);
+      expect(journalOnlyIds(index, 's')).toEqual(['s-1', 's-2']);
       gate.resolve();
       expect(await drained).toEqual({ kind: 'drained', stored: 2, setAside: 0 });
     });
 
     it('drains only the session asked for', async () => {
-      await onJournalOnly([records[0], messageRecord('t', 1)]);
+      await onJournalOnly(journal, [records[0], messageRecord('t', 1)]);
 
       await drain(sut, 's', database.store, 10);
 
       expect(database.batches).toEqual([['s-1']]);
-      expect(journalOnlyIds('t')).toEqual(['t-1']);
+      expect(journalOnlyIds(index, 't')).toEqual(['t-1']);
     });
 
     it('answers drained at once when the session has nothing on disk only', async () => {
@@ -245,13 +221,13 @@ describe(JournalWriteBack.name, () => {
     });
 
     it('sets aside the records the database refused, with their reasons, and lets them go', async () => {
-      const journaled = await onJournalOnly(records.slice(0, 3));
+      const journaled = await onJournalOnly(journal, records.slice(0, 3));
       database.refusing.set('s-2', 'value too long');
 
       const outcome = await drain(sut, 's', database.store, 10);
 
       expect(outcome).toEqual({ kind: 'drained', stored: 2, setAside: 1 });
-      expect(setAsideLines()).toEqual([
+      expect(setAsideLines(files)).toEqual([
         {
           at: expect.any(Number),
           reason: 'refused by the database: value too long',
@@ -278,7 +254,7 @@ describe(JournalWriteBack.name, () => {
       const parts = journalParts(files, index, writer, setAsideLog, events, failpoints);
       journal = parts.journal;
       sut = parts.writeBack;
-      await onJournalOnly(records.slice(0, 2));
+      await onJournalOnly(journal, records.slice(0, 2));
 
       await drain(sut, 's', database.store, 10);
 
@@ -286,7 +262,7 @@ describe(JournalWriteBack.name, () => {
     });
 
     it('lets go of a refused record once: a record of another session in its segment stays owed', async () => {
-      await onJournalOnly([records[0], messageRecord('t', 9)]);
+      await onJournalOnly(journal, [records[0], messageRecord('t', 9)]);
       database.refusing.set('s-1', 'value too long');
 
       const outcome = await drain(sut, 's', database.store, 10);
@@ -298,7 +274,7 @@ describe(JournalWriteBack.name, () => {
     });
 
     it('keeps the failed batch and every later one when the store fails', async () => {
-      await onJournalOnly(records);
+      await onJournalOnly(journal, records);
       const down = new Error('connection refused');
       database.failBatch(2, down);
 
@@ -309,38 +285,38 @@ describe(JournalWriteBack.name, () => {
         ['s-1', 's-2'],
         ['s-3', 's-4'],
       ]);
-      expect(journalOnlyIds('s')).toEqual(['s-3', 's-4', 's-5']);
+      expect(journalOnlyIds(index, 's')).toEqual(['s-3', 's-4', 's-5']);
       expect(index.liveRecords).toBe(3);
       expect(events.replays).toEqual([2]);
     });
 
     it('keeps the batch when the store answers failed', async () => {
-      await onJournalOnly(records.slice(0, 2));
+      await onJournalOnly(journal, records.slice(0, 2));
       const down = new Error('connection refused');
       database.failNext(down);
 
       const outcome = await drain(sut, 's', database.store, 10);
 
       expect(outcome).toEqual({ kind: 'failed', stored: 0, error: down });
-      expect(journalOnlyIds('s')).toEqual(['s-1', 's-2']);
+      expect(journalOnlyIds(index, 's')).toEqual(['s-1', 's-2']);
       expect(index.liveRecords).toBe(2);
       expect(events.replays).toEqual([]);
       expect(files.names()).toEqual([FIRST_SEGMENT]);
     });
 
     it('keeps the batch when the store rejects', async () => {
-      await onJournalOnly(records.slice(0, 2));
+      await onJournalOnly(journal, records.slice(0, 2));
       const crash = new Error('driver crashed');
       database.rejectNext(crash);
 
       const outcome = await drain(sut, 's', database.store, 10);
 
       expect(outcome).toEqual({ kind: 'failed', stored: 0, error: crash });
-      expect(journalOnlyIds('s')).toEqual(['s-1', 's-2']);
+      expect(journalOnlyIds(index, 's')).toEqual(['s-1', 's-2']);
     });
 
     it('stops, keeping the whole batch, when the refused records cannot be set aside', async () => {
-      await onJournalOnly(records.slice(0, 3));
+      await onJournalOnly(journal, records.slice(0, 3));
       database.refusing.set('s-2', 'value too long');
       const full = fsError('ENOSPC');
       files.failNext('openForAppend', full);
@@ -348,15 +324,15 @@ describe(JournalWriteBack.name, () => {
       const outcome = await drain(sut, 's', database.store, 10);
 
       expect(outcome).toEqual({ kind: 'failed', stored: 0, error: full });
-      expect(journalOnlyIds('s')).toEqual(['s-1', 's-2', 's-3']);
+      expect(journalOnlyIds(index, 's')).toEqual(['s-1', 's-2', 's-3']);
       expect(index.liveRecords).toBe(3);
       expect(events.setAsides).toEqual([]);
       expect(events.replays).toEqual([]);
     });
 
     it('sets aside records that no longer read back, and stores the others', async () => {
-      const journaled = await onJournalOnly(records.slice(0, 3));
-      corrupt(journaled[1]);
+      const journaled = await onJournalOnly(journal, records.slice(0, 3));
+      corrupt(files, journaled[1]);
       const { offset, length } = journaled[1].location;
       const line = Buffer.from(files.bytes(FIRST_SEGMENT).subarray(offset, offset + length));
 
@@ -377,16 +353,16 @@ describe(JournalWriteBack.name, () => {
         },
       ];
       expect(expected[0].raw).toContain('message 2 of s');
-      expect(setAsideLines()).toEqual(expected);
+      expect(setAsideLines(files)).toEqual(expected);
       expect(events.setAsides).toEqual([{ entries: expected, reason: 'corrupt' }]);
       expect(index.liveRecords).toBe(0);
       expect(index.hasJournalOnly('s')).toBe(false);
     });
 
     it('goes on past a batch of nothing but unreadable records, without calling the store', async () => {
-      const journaled = await onJournalOnly(records.slice(0, 3));
-      corrupt(journaled[0]);
-      corrupt(journaled[1]);
+      const journaled = await onJournalOnly(journal, records.slice(0, 3));
+      corrupt(files, journaled[0]);
+      corrupt(files, journaled[1]);
 
       const outcome = await drain(sut, 's', database.store, 2);
 
@@ -396,8 +372,8 @@ describe(JournalWriteBack.name, () => {
     });
 
     it('stops, keeping them, when unreadable records cannot be set aside', async () => {
-      const journaled = await onJournalOnly(records.slice(0, 2));
-      corrupt(journaled[0]);
+      const journaled = await onJournalOnly(journal, records.slice(0, 2));
+      corrupt(files, journaled[0]);
       const full = fsError('ENOSPC');
       files.failNext('openForAppend', full);
 
@@ -412,7 +388,7 @@ describe(JournalWriteBack.name, () => {
       });
       // Order within the session: the good record after the bad line waits for it.
       expect(database.batches).toEqual([]);
-      expect(journalOnlyIds('s')).toEqual(['s-1', 's-2']);
+      expect(journalOnlyIds(index, 's')).toEqual(['s-1', 's-2']);
       expect(blocked.list()).toEqual([
         {
           source: SET_ASIDE_LOG,
@@ -424,8 +400,8 @@ describe(JournalWriteBack.name, () => {
     });
 
     it('sets the bad line aside with its bytes once the log can be written again', async () => {
-      const journaled = await onJournalOnly(records.slice(0, 2));
-      corrupt(journaled[0]);
+      const journaled = await onJournalOnly(journal, records.slice(0, 2));
+      corrupt(files, journaled[0]);
       files.failNext('openForAppend', fsError('ENOSPC'));
       await drain(sut, 's', database.store, 10);
 
@@ -433,7 +409,7 @@ describe(JournalWriteBack.name, () => {
 
       expect(outcome).toEqual({ kind: 'drained', stored: 1, setAside: 0 });
       expect(database.batches).toEqual([['s-2']]);
-      expect(setAsideLines()).toEqual([
+      expect(setAsideLines(files)).toEqual([
         expect.objectContaining({ messageId: 's-1', raw: expect.stringContaining('message 1') }),
       ]);
       expect(blocked.size).toBe(0);
@@ -446,7 +422,7 @@ describe(JournalWriteBack.name, () => {
     it('never reads a line back from bytes of a torn write that the writer cut off since', async () => {
       // A find reads the segment while a torn batch is on it; the writer cuts the torn bytes
       // back off and writes the next batch at the same offsets.
-      const [first] = await onJournalOnly([records[0]]);
+      const [first] = await onJournalOnly(journal, [records[0]]);
       const other = [1, 2, 3].map((sequence) =>
         messageRecord('t', sequence, { content: 'x'.repeat(300) }),
       );
@@ -457,14 +433,14 @@ describe(JournalWriteBack.name, () => {
       expect(await journal.find('s', 's-1')).toEqual(records[0]);
       truncate.resolve();
       expect((await torn).kind).toBe('unavailable');
-      const [second] = await onJournalOnly([records[1]]);
+      const [second] = await onJournalOnly(journal, [records[1]]);
 
       const outcome = await drain(sut, 's', database.store, 10);
 
       expect(second.location.offset).toBe(first.location.length);
       expect(outcome).toEqual({ kind: 'drained', stored: 2, setAside: 0 });
       expect(database.batches).toEqual([['s-1', 's-2']]);
-      expect(setAsideLines()).toEqual([]);
+      expect(setAsideLines(files)).toEqual([]);
     });
 
     describe('a segment that cannot be read (an outage, not corruption)', () => {
@@ -473,7 +449,7 @@ describe(JournalWriteBack.name, () => {
         build(1);
         const journaled: JournaledRecord[] = [];
         for (const record of records.slice(0, 3))
-          journaled.push(...(await onJournalOnly([record])));
+          journaled.push(...(await onJournalOnly(journal, [record])));
         const second = journaled[1].location.segment;
         expect(new Set(journaled.map(({ location }) => location.segment)).size).toBe(3);
         const data = files.bytes(second);
@@ -493,9 +469,9 @@ describe(JournalWriteBack.name, () => {
           error: new Error(`${second}: ${reason}; its records stay owed`),
         });
         expect(database.batches).toEqual([['s-1']]);
-        expect(journalOnlyIds('s')).toEqual(['s-2', 's-3']);
+        expect(journalOnlyIds(index, 's')).toEqual(['s-2', 's-3']);
         expect(index.liveRecords).toBe(2);
-        expect(setAsideLines()).toEqual([]);
+        expect(setAsideLines(files)).toEqual([]);
         expect(events.setAsides).toEqual([]);
         expect(blocked.list()).toEqual([{ source: second, reason, records: 1, since: 0 }]);
         expect(blockedEvents).toEqual([`blocked ${second} (1): ${reason}`]);
@@ -521,7 +497,7 @@ describe(JournalWriteBack.name, () => {
 
       it('waits out a backoff before reading it again, doubling up to the cap', async () => {
         build(1, 100);
-        const journaled = await onJournalOnly(records.slice(0, 2));
+        const journaled = await onJournalOnly(journal, records.slice(0, 2));
         const first = journaled[0].location.segment;
         const data = files.bytes(first);
         await files.remove(first);
@@ -571,8 +547,8 @@ describe(JournalWriteBack.name, () => {
 
     it('still answers drained when a segment it emptied cannot be deleted', async () => {
       build(1);
-      await onJournalOnly(records.slice(0, 1));
-      await onJournalOnly(records.slice(1, 2));
+      await onJournalOnly(journal, records.slice(0, 1));
+      await onJournalOnly(journal, records.slice(1, 2));
       files.failNext('remove', fsError('EIO', 'unlink'));
 
       const outcome = await drain(sut, 's', database.store, 10);

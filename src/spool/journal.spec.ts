@@ -1,17 +1,21 @@
 import { Failpoints } from '../common/failpoints.js';
-import { type MessageRecord } from '../message/message-record.js';
 import { BlockedFiles } from './blocked-files.js';
 import { Journal } from './journal.js';
 import { type JournalEvents } from './journal-events.js';
-import { type JournaledRecord } from './journaled-record.js';
 import { JournalIndex } from './journal-index.js';
-import { formatSegmentName, SegmentNamer, SET_ASIDE_LOG } from './segment-names.js';
+import { formatSegmentName, SegmentNamer } from './segment-names.js';
 import { journalOver, journalWriter } from './testing/journal-parts.js';
 import { SetAsideLog } from './set-aside-log.js';
 import { type SetAsideEntry } from './set-aside-entry.js';
 import { FakeJournalFiles } from './testing/fake-journal-files.js';
 import { fsError } from './testing/file-faults.js';
 import { messageRecord } from './testing/records.js';
+import {
+  journalRecords,
+  onJournalOnly,
+  setAsideLines,
+  journalOnlyIds,
+} from './testing/journal-probes.js';
 
 const INSTANCE = 'aaaaaaaa';
 const FIRST_SEGMENT = formatSegmentName(5000, 0, INSTANCE);
@@ -61,32 +65,6 @@ describe(Journal.name, () => {
     sut = journalOver(files, index, writer, setAsideLog, events, new Failpoints(), blocked);
   }
 
-  /** Journals `records` and lets them leave memory: only the disk holds them now. */
-  async function onJournalOnly(records: MessageRecord[]): Promise<JournaledRecord[]> {
-    const journaled = await journal(records);
-    await sut.release(journaled);
-    return journaled;
-  }
-
-  async function journal(records: MessageRecord[]): Promise<JournaledRecord[]> {
-    const outcome = await sut.append(records);
-    if (outcome.kind !== 'written') throw new Error('not journaled');
-    return records.map((record, position) => ({ record, location: outcome.locations[position] }));
-  }
-
-  function setAsideLines(): unknown[] {
-    if (!files.has(SET_ASIDE_LOG)) return [];
-    return files
-      .text(SET_ASIDE_LOG)
-      .split('\n')
-      .filter((line) => line.length > 0)
-      .map((line) => JSON.parse(line));
-  }
-
-  function journalOnlyIds(sessionId: string): string[] {
-    return index.journalOnlyOf(sessionId, 100).map((entry) => entry.id);
-  }
-
   const records = [1, 2, 3, 4, 5].map((sequence) => messageRecord('s', sequence));
 
   beforeEach(() => {
@@ -109,7 +87,7 @@ describe(Journal.name, () => {
 
   describe('release', () => {
     it('makes journaled records journal-only, for the drain and find to read back', async () => {
-      const journaled = await journal(records.slice(0, 2));
+      const journaled = await journalRecords(sut, records.slice(0, 2));
 
       await sut.release(journaled);
 
@@ -126,9 +104,9 @@ describe(Journal.name, () => {
     });
 
     it('owes a second copy of a message that only the disk holds nothing', async () => {
-      const [first] = await journal(records.slice(0, 1));
+      const [first] = await journalRecords(sut, records.slice(0, 1));
       await sut.release([first]);
-      const [copy] = await journal(records.slice(0, 1));
+      const [copy] = await journalRecords(sut, records.slice(0, 1));
 
       await sut.release([copy]);
 
@@ -140,7 +118,7 @@ describe(Journal.name, () => {
 
   describe('resolve', () => {
     it('owes stored records no more, and deletes a segment left owing nothing', async () => {
-      const journaled = await journal(records.slice(0, 2));
+      const journaled = await journalRecords(sut, records.slice(0, 2));
 
       await sut.resolve(journaled.slice(0, 1));
       expect(index.liveRecords).toBe(1);
@@ -153,17 +131,17 @@ describe(Journal.name, () => {
     });
 
     it('lets go of journal-only entries it resolves', async () => {
-      const journaled = await onJournalOnly(records.slice(0, 2));
+      const journaled = await onJournalOnly(sut, records.slice(0, 2));
 
       await sut.resolve(journaled.slice(0, 1));
 
-      expect(journalOnlyIds('s')).toEqual([records[1].id]);
+      expect(journalOnlyIds(index, 's')).toEqual([records[1].id]);
     });
   });
 
   describe('setAside', () => {
     it('keeps refused records in the set-aside log with their reasons, then lets them go', async () => {
-      const [first, second] = await journal(records.slice(0, 2));
+      const [first, second] = await journalRecords(sut, records.slice(0, 2));
       const fresh = records[2];
 
       await sut.setAside([
@@ -190,19 +168,19 @@ describe(Journal.name, () => {
           record: fresh,
         },
       ];
-      expect(setAsideLines()).toEqual(expected);
-      expect(Object.keys(setAsideLines()[1] as object)).not.toContain('offset');
+      expect(setAsideLines(files)).toEqual(expected);
+      expect(Object.keys(setAsideLines(files)[1] as object)).not.toContain('offset');
       expect(events.setAsides).toEqual([{ entries: expected, reason: 'refused' }]);
       expect(index.liveBySessions()).toEqual([{ sessionId: 's', messages: 1 }]);
       expect(index.liveIn(second.location.segment)).toBe(1);
     });
 
     it('sets aside a record at offset 0 with its offset', async () => {
-      const [first] = await journal(records.slice(0, 1));
+      const [first] = await journalRecords(sut, records.slice(0, 1));
 
       await sut.setAside([{ ...first, reason: 'no' }]);
 
-      expect(setAsideLines()).toEqual([expect.objectContaining({ offset: 0 })]);
+      expect(setAsideLines(files)).toEqual([expect.objectContaining({ offset: 0 })]);
       expect(events.removals).toEqual([[FIRST_SEGMENT]]);
     });
 
@@ -214,7 +192,7 @@ describe(Journal.name, () => {
     });
 
     it('rejects, and keeps them owed, when the log cannot be written', async () => {
-      const journaled = await onJournalOnly(records.slice(0, 1));
+      const journaled = await onJournalOnly(sut, records.slice(0, 1));
       const full = fsError('ENOSPC');
       files.failNext('openForAppend', full);
 
@@ -222,13 +200,13 @@ describe(Journal.name, () => {
 
       expect(events.setAsides).toEqual([]);
       expect(index.liveRecords).toBe(1);
-      expect(journalOnlyIds('s')).toEqual([records[0].id]);
+      expect(journalOnlyIds(index, 's')).toEqual([records[0].id]);
     });
   });
 
   describe('forget', () => {
     it("lets go of the session's journal-only records accepted at or before the bound, and says how many", async () => {
-      await onJournalOnly([...records, messageRecord('t', 1)]);
+      await onJournalOnly(sut, [...records, messageRecord('t', 1)]);
 
       // records[2] was accepted exactly at the bound.
       expect(await sut.forget('s', records[2].acceptedAt)).toEqual({
@@ -236,8 +214,8 @@ describe(Journal.name, () => {
         newestAcceptedAt: records[2].acceptedAt,
       });
 
-      expect(journalOnlyIds('s')).toEqual(['s-4', 's-5']);
-      expect(journalOnlyIds('t')).toEqual(['t-1']);
+      expect(journalOnlyIds(index, 's')).toEqual(['s-4', 's-5']);
+      expect(journalOnlyIds(index, 't')).toEqual(['t-1']);
       expect(index.liveBySessions()).toEqual([
         { sessionId: 's', messages: 2 },
         { sessionId: 't', messages: 1 },
@@ -247,27 +225,27 @@ describe(Journal.name, () => {
     });
 
     it('forgets all of them by default', async () => {
-      await onJournalOnly([...records, messageRecord('t', 1)]);
+      await onJournalOnly(sut, [...records, messageRecord('t', 1)]);
 
       expect(await sut.forget('s')).toEqual({ count: 5, newestAcceptedAt: records[4].acceptedAt });
 
       expect(index.hasJournalOnly('s')).toBe(false);
-      expect(journalOnlyIds('t')).toEqual(['t-1']);
+      expect(journalOnlyIds(index, 't')).toEqual(['t-1']);
       expect(index.liveRecords).toBe(1);
     });
 
     it('forgets none accepted after the bound', async () => {
-      await onJournalOnly(records.slice(1, 3));
+      await onJournalOnly(sut, records.slice(1, 3));
 
       expect(await sut.forget('s', records[0].acceptedAt)).toEqual({ count: 0 });
 
-      expect(journalOnlyIds('s')).toEqual(['s-2', 's-3']);
+      expect(journalOnlyIds(index, 's')).toEqual(['s-2', 's-3']);
       expect(index.liveRecords).toBe(2);
     });
 
     it('leaves the records memory still holds owed: only the journal-only ones go', async () => {
-      await journal(records.slice(0, 2));
-      await onJournalOnly(records.slice(2, 4));
+      await journalRecords(sut, records.slice(0, 2));
+      await onJournalOnly(sut, records.slice(2, 4));
 
       expect((await sut.forget('s')).count).toBe(2);
 
@@ -276,7 +254,7 @@ describe(Journal.name, () => {
     });
 
     it('removes a segment whose records it let go of all', async () => {
-      await onJournalOnly(records.slice(0, 3));
+      await onJournalOnly(sut, records.slice(0, 3));
 
       expect((await sut.forget('s')).count).toBe(3);
 
@@ -286,7 +264,7 @@ describe(Journal.name, () => {
     });
 
     it('forgets nothing, and touches no file, for a session with nothing on disk only', async () => {
-      await onJournalOnly(records.slice(0, 1));
+      await onJournalOnly(sut, records.slice(0, 1));
       const calls = files.log.length;
 
       expect((await sut.forget('t')).count).toBe(0);

@@ -81,16 +81,8 @@ export function journalParts(
 }
 
 /** A Journal over its parts (see journalParts). */
-export function journalOver(
-  files: JournalFiles,
-  index: JournalIndex,
-  writer: JournalWriter,
-  setAsideLog: SetAsideLog,
-  events: JournalEvents,
-  failpoints: Failpoints = new Failpoints(),
-  blocked: BlockedFiles = quietBlockedFiles(),
-): Journal {
-  return journalParts(files, index, writer, setAsideLog, events, failpoints, blocked).journal;
+export function journalOver(...parts: Parameters<typeof journalParts>): Journal {
+  return journalParts(...parts).journal;
 }
 
 /** A JournalAdoption with its own BadLineKeeper and AdoptionOutages over `blocked`. */
