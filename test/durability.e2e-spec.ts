@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import {
   faultSuite,
   appendMessage,
+  dropWarnings,
   eventually,
   metricValue,
   occurrences,
@@ -212,15 +213,7 @@ describe('an unusable on-disk spool', () => {
       const locked = numbered('locked', cap + 3);
       const lockedIds = await appendAll(target, SESSION, locked, 'BUFFERED');
       const evicted = locked.length - cap;
-      const dropLines = target
-        .output()
-        .split('\n')
-        .filter((line) =>
-          line.includes(
-            `pending queue full for ${SESSION} (cap=${cap}): dropping oldest message to make room (on-disk spool unavailable)`,
-          ),
-        );
-      expect(dropLines).toHaveLength(evicted);
+      const dropLines = await dropWarnings(target, SESSION, cap, evicted);
       lockedIds.slice(0, evicted).forEach((id, index) => {
         expect(dropLines[index]).toContain(`lost message ${id}`);
       });

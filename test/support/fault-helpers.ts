@@ -323,3 +323,27 @@ export async function holdSqliteLock(
     kill,
   };
 }
+
+/**
+ * The reference warnings of `sessionId`'s messages dropped past the cap, once `count` of them
+ * are in the server's output. An answer can reach the test before the log line that the server
+ * wrote ahead of it (two pipes), so this waits for the lines; a metric pins the exact count.
+ */
+export async function dropWarnings(
+  target: ServerProcess,
+  sessionId: string,
+  cap: number,
+  count: number,
+): Promise<string[]> {
+  const warning = `pending queue full for ${sessionId} (cap=${cap}): dropping oldest message to make room (on-disk spool unavailable)`;
+  return eventually(() => {
+    const lines = target
+      .output()
+      .split('\n')
+      .filter((line) => line.includes(warning));
+    if (lines.length !== count) {
+      throw new Error(`${lines.length} drop warning(s) of ${sessionId}, expected ${count}`);
+    }
+    return lines;
+  });
+}
