@@ -11,10 +11,23 @@ import { heapAfterLargeReads, underAbuse } from './abuse.js';
 import { amplification } from './amplification.js';
 import { cheapReadsUnderLoad, coldFanOutInProcess, coldFanOutOverHttp } from './gate.js';
 import { liveDelivery } from './live.js';
+import { againstPostGraphile } from './peer.js';
 import { preAuthBurst } from './preauth.js';
 import { singleAppend } from './single-append.js';
 import { batchMemory, batchPostgres, batchSqlite } from './throughput.js';
 import { transferRoundTrip } from './transfer.js';
+
+/** Prints each figure (a median over its rounds) against its goal. */
+function printFigures(title, figures) {
+  console.log(`\n${title}, each figure (a median over its rounds) against its goal:`);
+  for (const { name, value, atLeast, atMost } of figures) {
+    const met = atLeast !== undefined ? value >= atLeast : value <= atMost;
+    const goal = atLeast !== undefined ? `>= ${atLeast}` : `<= ${atMost}`;
+    console.log(
+      `  ${name.padEnd(56)} ${value.toFixed(Number.isInteger(value) ? 0 : 2).padStart(7)}   goal ${goal.padEnd(8)} ${met ? 'met' : 'NOT MET'}`,
+    );
+  }
+}
 
 const sections = {
   healthy: async () => {
@@ -31,14 +44,7 @@ const sections = {
       ...(await singleAppend('SQLite, SQLITE_SYNCHRONOUS=FULL (default)', {}, { bare: true })),
       ...(await batchMemory()),
     ];
-    console.log('\nThroughput, each figure (a median over its rounds) against its goal:');
-    for (const { name, value, atLeast, atMost } of figures) {
-      const met = atLeast !== undefined ? value >= atLeast : value <= atMost;
-      const goal = atLeast !== undefined ? `>= ${atLeast}` : `<= ${atMost}`;
-      console.log(
-        `  ${name.padEnd(48)} ${value.toFixed(Number.isInteger(value) ? 0 : 2).padStart(7)}   goal ${goal.padEnd(8)} ${met ? 'met' : 'NOT MET'}`,
-      );
-    }
+    printFigures('Throughput', figures);
   },
   durability: async () => {
     await outageThroughput();
@@ -62,6 +68,9 @@ const sections = {
   transfer: async () => {
     // SQLite only: the two instances need databases of their own (one PostgreSQL URL is one).
     await transferRoundTrip('SQLite');
+  },
+  peer: async () => {
+    printFigures('Against PostGraphile', await againstPostGraphile());
   },
   gate: async () => {
     await coldFanOutInProcess();
