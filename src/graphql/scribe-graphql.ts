@@ -1,4 +1,5 @@
 import { type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Injectable } from '@nestjs/common';
 import { type Request } from 'express';
@@ -18,6 +19,7 @@ import { serialiseAnswer } from '../common/graphql/answer-serialiser.js';
 import { claimRequestsPlugin } from '../common/graphql/claim-requests.plugin.js';
 import { type GraphQLContext } from '../common/graphql/graphql-context.js';
 import { httpOperationsPlugin } from '../common/graphql/http-operations.plugin.js';
+import { noStorePlugin } from '../common/graphql/no-store.plugin.js';
 import { queryProtection } from '../common/graphql/query-protection.js';
 import { ResponseBudget } from '../common/graphql/response-budget.js';
 import { responseBudgetPlugin } from '../common/graphql/response-budget.plugin.js';
@@ -144,7 +146,9 @@ export class ScribeGraphQL {
       formatError: this.formatError,
       ...this.queryProtection(),
       stringifyResult: this.stringifyResult(),
-      plugins: this.plugins(),
+      // No-store without Apollo's cache-control plugin and its wrapper on every field (see
+      // noStorePlugin); a host's endpoint keeps Apollo's default.
+      plugins: [...this.plugins(), noStorePlugin(), ApolloServerPluginCacheControlDisabled()],
       context: ({ req }: { req: Request }): GraphQLContext => this.context(req),
     };
   }
