@@ -64,7 +64,7 @@ export class SessionDeleted {
 /**
  * Someone asked for the database to be tried now (SpoolService.retryNow): the write path runs
  * its background retry at once (probe while the database fails, then write back what is
- * pending and journal what memory alone holds) instead of waiting for the next interval. The
+ * held and journal what memory alone holds) instead of waiting for the next interval. The
  * journal emits it, the write path handles it: neither imports the other.
  */
 export class SpoolRetryRequested {

@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { SpoolDirectoryError } from './spool-directory.js';
 import { JournalIndex } from './journal-index.js';
 import { SET_ASIDE_LOG } from './segment-names.js';
@@ -280,7 +281,7 @@ describe('journalableNow', () => {
     );
 
     expect(result.writable).toBe(false);
-    expect(result.error).toContain('SPOOL_DIR_UNUSABLE');
+    expect(result.error).toContain(ScribeErrorCode.SpoolDirUnusable);
   });
 
   it('is not writable when the files fail otherwise (a full disk), open segment or not', async () => {

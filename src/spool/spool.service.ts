@@ -70,7 +70,7 @@ export class SpoolService implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Asks the write path to try the database now rather than at the next background retry:
-   * after the database is back (or its disk has room again), what is pending in memory and
+   * after the database is back (or its disk has room again), what is held in memory and
    * in the journal is written back at once. Returns at once; the retry runs in the background,
    * and a retry already under way is not started twice. Emits SpoolRetryRequested (the event
    * `'spool.retry-requested'`, SPOOL_RETRY_REQUESTED_EVENT), which TranscriptRecovery handles.

@@ -20,7 +20,7 @@ import { MessageEdits } from './changes/message-edits.js';
 import { WriteReports } from './write-reports.js';
 
 /**
- * The write path. Global for two things only: the read side finds what is pending
+ * The write path. Global for two things only: the read side finds what is held
  * (HeldMessages) without importing the write side, and DatabaseModule's DatabaseHealth finds
  * the writer's heartbeat (DatabaseHeartbeat) without knowing the write path.
  */

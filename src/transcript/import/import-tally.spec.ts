@@ -68,8 +68,14 @@ describe(ImportTally.name, () => {
         statuses: { PERSISTED: 1, QUEUED: 0, BUFFERED: 0 },
       },
     });
-    expect(tally.refusal('X', 'm', 'message 1').errors[0].extensions).toEqual({ code: 'X' });
-    expect(tally.refusal('X', 'm').errors[0].extensions).toEqual({ code: 'X' });
-    expect(tally.refusal('X', 'm', 'the line 3').errors[0].extensions).toEqual({ code: 'X' });
+    expect(
+      tally.refusal(ScribeErrorCode.BadRequest, 'm', 'message 1').errors[0].extensions,
+    ).toEqual({ code: ScribeErrorCode.BadRequest });
+    expect(tally.refusal(ScribeErrorCode.BadRequest, 'm').errors[0].extensions).toEqual({
+      code: ScribeErrorCode.BadRequest,
+    });
+    expect(
+      tally.refusal(ScribeErrorCode.BadRequest, 'm', 'the line 3').errors[0].extensions,
+    ).toEqual({ code: ScribeErrorCode.BadRequest });
   });
 });

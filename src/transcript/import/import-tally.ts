@@ -1,3 +1,4 @@
+import { type ScribeErrorCode } from '../../common/errors/scribe-error-code.js';
 import { AppendStatus, weakestStatus } from '../../message/append-status.js';
 import { type ImportAnswer } from '../transcript-importer.js';
 
@@ -63,7 +64,7 @@ export class ImportTally {
   }
 
   /** The answer of an import refused at a line: its error, and what was imported before it. */
-  refusal(code: string, message: string, field?: string) {
+  refusal(code: ScribeErrorCode, message: string, field?: string) {
     const line = field === undefined ? undefined : LINE.exec(field)?.[1];
     const extensions = line === undefined ? { code } : { code, line: Number(line) };
     return { errors: [{ message, extensions }], imported: this.counts };
