@@ -1,6 +1,8 @@
 import { MessageRole } from '../message/message-role.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
-import { conflictingField } from './idempotency.js';
+import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
+import { ScribeException } from '../common/errors/scribe.exception.js';
+import { conflictingField, refuseChangedRetries } from './idempotency.js';
 
 describe(conflictingField.name, () => {
   const accepted = acceptedRecord('s', 'hello', {
@@ -117,5 +119,45 @@ describe(`${conflictingField.name} of a message edited or redacted since`, () =>
     expect(conflictingField({ ...original, content: 'other' }, unchanged)).toBe('content');
     expect(conflictingField({ ...original, toolCalls: null }, unchanged)).toBe('toolCalls');
     expect(conflictingField({ ...original, metadata: { a: 2 } }, unchanged)).toBe('metadata');
+  });
+});
+
+describe(refuseChangedRetries.name, () => {
+  const accepted = acceptedRecord('s', 'hello', { clientMessageId: 'c-1' });
+  const earlier = new Map([['c-1', { record: accepted }]]);
+  const fieldOf = (index: number) => `input.messages.${index}`;
+  const message = (content: string, clientMessageId?: string) => ({
+    role: accepted.role,
+    content,
+    clientMessageId,
+  });
+
+  /** What refuseChangedRetries threw for `inputs`, or undefined. */
+  function refusal(inputs: Parameters<typeof refuseChangedRetries>[0]) {
+    try {
+      refuseChangedRetries(inputs, earlier, fieldOf);
+      return undefined;
+    } catch (error) {
+      return error as ScribeException;
+    }
+  }
+
+  it('lets exact retries and new ids through', () => {
+    expect(refusal([message('hello', 'c-1'), message('new', 'c-2'), message('x')])).toBe(undefined);
+  });
+
+  it('refuses the first retry that differs, naming its field, and a milder answer to non-readers', () => {
+    const refused = refusal([message('new', 'c-2'), message('changed', 'c-1')]);
+    expect(refused).toBeInstanceOf(ScribeException);
+    expect(refused?.code).toBe(ScribeErrorCode.IdempotencyConflict);
+    expect(refused?.field).toBe('input.messages.1.clientMessageId');
+    expect(refused?.message).toBe(
+      'input.messages.1: clientMessageId "c-1" was accepted before with another content; nothing was stored. Send a new clientMessageId for a new message.',
+    );
+    expect(refused?.toNonReaders?.code).toBe(ScribeErrorCode.IdempotencyConflict);
+    expect(refused?.toNonReaders?.field).toBe('input.messages.1.clientMessageId');
+    expect(refused?.toNonReaders?.message).toBe(
+      'input.messages.1: clientMessageId "c-1" was accepted before with something else; nothing was stored. Send a new clientMessageId for a new message.',
+    );
   });
 });

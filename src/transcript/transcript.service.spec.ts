@@ -952,6 +952,41 @@ describe(TranscriptService.name, () => {
       expect(store.writeCalls).toEqual([]);
     });
 
+    it('waits for an import under way, and refuses imports from then on', async () => {
+      const importOne = (content: string, n: number) =>
+        sut.importRecords(
+          's1',
+          [
+            {
+              id: `0190a5b4-7c1e-7d2a-9b3c-00000000090${n}`,
+              role: MessageRole.USER,
+              content,
+              createdAt: 1000,
+            },
+          ],
+          (index) => `line ${index}`,
+          'lines',
+        );
+      await importOne('over', 3);
+      const held = store.holdNextCall();
+      const underWay = importOne('under way', 1);
+      await store.callsReceived(1);
+      let closed = false;
+      const closing = sut.beforeApplicationShutdown().then(() => (closed = true));
+      await idle();
+      expect(closed).toBe(false);
+
+      const refusal = await rejectionOf(importOne('late', 2));
+      expect(refusal.code).toBe(ScribeErrorCode.ServiceUnavailable);
+      expect(refusal.message).toBe(
+        'This instance is shutting down and did not accept the import; retry it.',
+      );
+      held.resolve();
+      await underWay;
+      await closing;
+      expect(logger.messages('log')[0]).toBe('Shutting down: waited for 1 in-flight append(s)');
+    });
+
     it('accepts appends until then', () => {
       expect(sut.isAccepting).toBe(true);
       expect(intake.isAccepting).toBe(true);
@@ -1132,6 +1167,31 @@ describe(TranscriptService.name, () => {
           { sessionId: 'd-failed', pending: 0, consecutiveFailures: 1, hasSpooledMessages: false },
         ],
       });
+    });
+
+    it('feeds the database-up and appends-in-flight gauges', async () => {
+      expect(await metrics.render()).toMatch(/^scribe_database_up 1$/m);
+      const held = store.holdNextCall();
+      const underWay = append('s1', message('under way'));
+      await store.callsReceived(1);
+      expect(await metrics.render()).toMatch(/^scribe_appends_in_flight 1$/m);
+
+      held.resolve();
+      await underWay;
+      expect(await metrics.render()).toMatch(/^scribe_appends_in_flight 0$/m);
+      store.goDown();
+      await append('s1', message('down'));
+      expect(await metrics.render()).toMatch(/^scribe_database_up 0$/m);
+    });
+
+    it('times each append by its answer, a failed one as failed', async () => {
+      await append('s1', message('stored'));
+      store.refusingIds.add(messageIdFor('s1', 'bad'));
+      await rejectionOf(append('s1', message('bad', 'bad')));
+
+      const text = await metrics.render();
+      expect(text).toMatch(/^scribe_append_duration_seconds_count\{status="persisted"\} 1$/m);
+      expect(text).toMatch(/^scribe_append_duration_seconds_count\{status="failed"\} 1$/m);
     });
 
     it('feeds the pending-messages gauge', async () => {
