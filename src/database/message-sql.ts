@@ -82,14 +82,18 @@ export function lockSessions(dialect: Dialect, sessionIds: string[]): Statement 
 }
 
 /**
- * The greatest order key of each session that has messages (served by the unique index on
- * session and key): what a write's fresh records must sort after (see placeAfterStored).
+ * The greatest order key of each of the sessions, null for one without messages: what a
+ * write's fresh records must sort after (see placeAfterStored). One MAX per session, on the
+ * unique index on session and key, reads one index entry from its end: a MAX over the IN list
+ * grouped by session read every entry of the sessions (PostgreSQL and SQLite apply their min/max
+ * shortcut to an ungrouped aggregate only), and an append to a session of 10,000 messages spent
+ * 9.6 ms of PostgreSQL's CPU on it against 0.06 ms (issue 24's peer bench).
  */
 export function storedMaxKeys(dialect: Dialect, sessionIds: string[]): Statement {
   return {
     sql:
-      `SELECT "session_id", MAX("order_key") AS "max_key" FROM "messages" WHERE "session_id" IN (${rowsOf(dialect, sessionIds.length, 1, (mark) => mark)})` +
-      ` GROUP BY "session_id"`,
+      `SELECT "id" AS "session_id", (SELECT MAX("order_key") FROM "messages" WHERE "messages"."session_id" = "sessions"."id") AS "max_key"` +
+      ` FROM "sessions" WHERE "id" IN (${rowsOf(dialect, sessionIds.length, 1, (mark) => mark)})`,
     values: [...sessionIds],
   };
 }

@@ -44,7 +44,7 @@ describe(placeAfterStored.name, () => {
     ]);
     expect(run.asked).toEqual([
       {
-        sql: 'SELECT "session_id", MAX("order_key") AS "max_key" FROM "messages" WHERE "session_id" IN ($1) GROUP BY "session_id"',
+        sql: 'SELECT "id" AS "session_id", (SELECT MAX("order_key") FROM "messages" WHERE "messages"."session_id" = "sessions"."id") AS "max_key" FROM "sessions" WHERE "id" IN ($1)',
         values: ['s'],
       },
     ]);
