@@ -98,9 +98,6 @@ export class ScribeHttpFront implements OnModuleInit, OnModuleDestroy {
     express.use(config.guardAllPaths ? tracing : onlyWhere(isScribe, tracing));
     // A host owns its app's settings: `trust proxy` is set only when Scribe is told one.
     if (config.trustProxy !== false) express.set('trust proxy', config.trustProxy);
-    // Express hashes every body it sends for an ETag that no GraphQL POST is ever revalidated
-    // with (a hash of each answer, 2% of a page read's CPU). Scribe's own app only.
-    if (config.guardAllPaths) express.set('etag', false);
     if (config.corsOrigins.length > 0) {
       express.use(onlyWhere(isScribe, scribeCors(config.corsOrigins, config.corsAllowedHeaders)));
     }
