@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { classifyDatabaseError } from '../src/database/database-errors.js';
@@ -33,6 +34,24 @@ describe.each(databaseKinds())('the message store on %s', (database) => {
 
   afterAll(async () => {
     await app.close();
+  });
+
+  it('counts what a full load read, when a write commits between the session row and the pages', async () => {
+    await sut.write([{ sessionId: 'store-race', records: [record('store-race', 'r0')] }]);
+    const listMessages = sessions.listMessages.bind(sessions);
+    const spy = jest.spyOn(sessions, 'listMessages').mockImplementationOnce(async (...args) => {
+      // The session row was read with one message; this write lands before the first page.
+      await sut.write([{ sessionId: 'store-race', records: [record('store-race', 'r1')] }]);
+      return listMessages(...args);
+    });
+    try {
+      const full = await sessions.loadFull('store-race');
+      expect(full?.messages.map((message) => message.content)).toEqual(['r0', 'r1']);
+      expect(full?.session.messageCount).toBe(2);
+      expect(full?.session.revision).toBe(1);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('stores several sessions in one transaction and counts each', async () => {

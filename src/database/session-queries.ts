@@ -71,7 +71,18 @@ export class SessionQueries {
       messages.push(...page);
       if (page.length < FULL_LOAD_PAGE_ROWS) break;
     }
-    return { session, messages, bytes, complete: true };
+    // The session row and the pages are read in statements of their own, outside a transaction:
+    // a write committed between them is in the pages but not in the row's count, and a page of
+    // the transcript answered a totalCount short by that write's messages (read-gap, while the
+    // backlog was written back). The count is what was read. The revision stays the row's,
+    // older than the pages at worst: the gate reloads a copy behind a later revision, and a
+    // write-through that does not follow on from it drops the copy (applyStored).
+    return {
+      session: { ...session, messageCount: messages.length },
+      messages,
+      bytes,
+      complete: true,
+    };
   }
 
   /** The messages with these ids, in no particular order; ids not stored are left out. */
