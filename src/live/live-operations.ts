@@ -19,6 +19,7 @@ import { ServedSchema } from '../common/graphql/served-schema.js';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { ConnectionGuard, closeReason, crossOrigin } from './connection-guard.js';
 import { OpenConnections } from './open-connections.js';
+import { SharedExecution } from './shared-execution.js';
 import { checkSubscription } from './subscription-checks.js';
 
 /** WebSocket close codes (4000-4999 are the application's; graphql-ws uses 4400-4500). */
@@ -48,6 +49,7 @@ export class LiveOperations {
     private readonly config: ScribeConfig,
     private readonly guard: ConnectionGuard,
     private readonly connections: OpenConnections,
+    private readonly sharing: SharedExecution,
   ) {}
 
   /** graphql-ws's options; called once, at bootstrap, when every module's schema is built. */
@@ -69,6 +71,8 @@ export class LiveOperations {
     };
     return {
       schema: () => this.schema(),
+      // Each live event executed once per distinct operation, not once per subscriber.
+      subscribe: this.sharing.subscribe,
       // A stand-in request for each operation, so that each is authenticated afresh (an
       // expired token is refused) while the scope guard reads it as it reads HTTP's.
       context: (ctx): GraphQLContext => {

@@ -1,11 +1,17 @@
 import { type Provider } from '@nestjs/common';
 import { ScribeConfig } from '../config/scribe-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { EVENT_ONLY_SUBSCRIPTIONS } from './live.resolver.js';
 import { PRINCIPAL_SLOTS, SOURCE_SLOTS } from './live.tokens.js';
+import { SharedExecution } from './shared-execution.js';
 import { SlotCounts } from './slot-counts.js';
 
-/** The slot counts live connections are admitted by, sized from ScribeConfig. */
+/**
+ * The slot counts live connections are admitted by, sized from ScribeConfig; and how an event
+ * is executed for its subscribers.
+ */
 export const liveProviders: Provider[] = [
+  { provide: SharedExecution, useFactory: () => new SharedExecution(EVENT_ONLY_SUBSCRIPTIONS) },
   {
     provide: SOURCE_SLOTS,
     inject: [ScribeConfig],

@@ -23,6 +23,16 @@ import { MessageAppendedArgs, SessionUpdatedArgs } from './dto/live.args.js';
 import { LiveChannels } from './live-channels.js';
 import { MessageStream } from './message-stream.js';
 
+/**
+ * The subscriptions whose `resolve` reads the event alone, never the caller or the arguments:
+ * one event's result is the same for every subscriber that sent the same document, and
+ * SharedExecution executes it once for them all. A field added here must keep to that.
+ */
+export const EVENT_ONLY_SUBSCRIPTIONS: ReadonlySet<string> = new Set([
+  'messageAppended',
+  'messageEvents',
+]);
+
 @ScribeResolver()
 export class LiveResolver {
   constructor(
