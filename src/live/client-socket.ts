@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { type Socket } from 'node:net';
 import { WebSocket } from 'ws';
 
 const logger = new Logger('Subscriptions');
@@ -20,6 +21,12 @@ function isGoneError(error: unknown): boolean {
 type SendCallback = (error?: Error) => void;
 
 /**
+ * Bytes a connection may have waiting to be written while its sends are still told done at
+ * once (see ClientSocket). Past it, a send is done when written, as ws tells it.
+ */
+export const EARLY_DONE_BYTES = 64 * 1024;
+
+/**
  * The server's WebSocket for each connection, where what a client does wrong is the client's:
  * - A frame it got wrong: ws closes the connection with the matching code (1009 past the size
  *   limit, 1007, 1002) and then emits 'error', which graphql-ws would log on the console as
@@ -29,9 +36,19 @@ type SendCallback = (error?: Error) => void;
  *   connection is cut, so memory stays bounded.
  * - Going away: a send to a reset or closed socket fails, and graphql-ws logs a stack for each.
  *   Nobody is there to tell; it counts as sent.
+ * - Many events at once: graphql-ws sends a subscription's next event only when the last one
+ *   is written, and ws writes each frame with a system call of its own. One commit of several
+ *   messages, told to 100 subscribers, was hundreds of writes: the largest share of the
+ *   server's CPU under fan-out (issue 24's profile). The sends of one turn of the event loop
+ *   are held (corked) and written together when it ends, and while less than
+ *   EARLY_DONE_BYTES wait to be written a send is done at once, so that the next event joins
+ *   the same write. A client that does not keep up soon has more waiting than that: its sends
+ *   are then done only when written, and its feed fills (SLOW_CONSUMER) as before.
  */
 export class ClientSocket extends WebSocket {
   maxBufferedBytes = Number.POSITIVE_INFINITY;
+  /** Whether this turn's sends are held (corked) to be written together. */
+  private holding = false;
 
   override emit(event: string | symbol, ...args: unknown[]): boolean {
     if (event === 'error' && isClientFrameError(args[0])) {
@@ -59,10 +76,31 @@ export class ClientSocket extends WebSocket {
       settle();
       return;
     }
+    this.holdTurn();
+    const early = this.bufferedAmount < EARLY_DONE_BYTES;
+    // Told done already: a failure later ends the connection, as graphql-ws would end it.
+    const written: SendCallback = early
+      ? (error) => error && logger.debug(`A send failed once told done: ${error.message}`)
+      : settle;
     if (typeof options === 'function' || options === undefined) {
-      super.send(data as Buffer, settle);
+      super.send(data as Buffer, written);
     } else {
-      super.send(data as Buffer, options as Parameters<WebSocket['send']>[1], settle);
+      super.send(data as Buffer, options as Parameters<WebSocket['send']>[1], written);
     }
+    if (early) done?.();
+  }
+
+  /** Corks the connection's TCP socket until this turn's sends are made (see above). */
+  private holdTurn(): void {
+    // ws keeps the TCP socket to itself (`_socket`); it corks it around each frame, and a
+    // frame written under an outer cork waits for it.
+    const socket = (this as unknown as { _socket?: Socket })._socket;
+    if (this.holding || !socket || this.readyState !== WebSocket.OPEN) return;
+    this.holding = true;
+    socket.cork();
+    process.nextTick(() => {
+      this.holding = false;
+      socket.uncork();
+    });
   }
 }
