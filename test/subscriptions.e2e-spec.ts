@@ -1,7 +1,10 @@
 import { ApolloClient, InMemoryCache, gql } from '@apollo/client';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
+import { parse, type GraphQLSchema } from 'graphql';
 import { type Client } from 'graphql-ws';
 import { LiveChannels } from '../src/live/live-channels.js';
+import { SharedExecution } from '../src/live/shared-execution.js';
+import { ServedSchema } from '../src/common/graphql/served-schema.js';
 import { databaseKinds, type DatabaseKind } from './support/databases.js';
 import {
   errorCodes,
@@ -113,6 +116,29 @@ describe.each(databaseKinds())('subscriptions on %s', (database) => {
     await append('live-1', 'six');
     expect((await live.received(6))[5].node.content).toBe('six');
     expect(live.events).toHaveLength(6);
+  });
+
+  it("shares an event's execution among subscribers of one document, whatever their token", async () => {
+    // Sharing rests on the served schema: nothing under the event's type reads who asks.
+    const sharing = sut.app.get(SharedExecution);
+    const schema = sut.app.get(ServedSchema).schema as GraphQLSchema;
+    const events = `subscription($s: ID!) { messageEvents(sessionId: $s) { kind message { id content revision } } }`;
+    expect(sharing.keyOf({ schema, document: parse(LIVE) })).toBeDefined();
+    expect(sharing.keyOf({ schema, document: parse(events) })).toBeDefined();
+    expect(sharing.keyOf({ schema, document: parse(UPDATED) })).toBeUndefined();
+
+    const subscribers = [client('ro'), client('rw'), client('ro')].map((each) =>
+      subscribe(each, LIVE, { s: 'shared-1' }, 'messageAppended'),
+    );
+    await eventually(() => channels.openCount === 3);
+    const id = await append('shared-1', 'once for all');
+    for (const live of subscribers) {
+      expect((await live.received(1))[0].node).toEqual({
+        id,
+        content: 'once for all',
+        role: 'USER',
+      });
+    }
   });
 
   it('serves Apollo Client through its graphql-ws link', async () => {

@@ -168,10 +168,11 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
 }
 
 /**
- * The source's events, each mapped to its result; graphql-js's own mapping (not exported by
- * it): a mapping that throws ends the source, and ending the results ends the source.
+ * The source's events, each mapped to its result, as graphql-js maps them (its mapping is not
+ * exported): a mapping that throws ends the source, and ending the results ends the source.
+ * Exported for its spec.
  */
-function mapEvents(
+export function mapEvents(
   source: AsyncIterable<unknown>,
   map: (event: unknown) => Awaitable<ExecutionResult>,
 ): EventStream {
