@@ -63,7 +63,7 @@ const sections = {
     await amplification();
   },
   live: async () => {
-    await liveDelivery();
+    printFigures('Live delivery', await liveDelivery());
   },
   transfer: async () => {
     // SQLite only: the two instances need databases of their own (one PostgreSQL URL is one).
