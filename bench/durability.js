@@ -188,7 +188,7 @@ export async function replayRate({ messages = 100_000, sessions = 100, rounds = 
   console.log(
     `  replay rate, median ${median(rates).toFixed(0)} messages/s (goal >= 50,000); the driver alone, median ${median(limits).toFixed(0)} rows/s; replay / driver median ${median(ratios).toFixed(2)}`,
   );
-  return { rate: median(rates), limit: median(limits) };
+  return { rate: median(rates), limit: median(limits), ratio: median(ratios) };
 }
 
 /**

@@ -47,10 +47,14 @@ const sections = {
     printFigures('Throughput', figures);
   },
   durability: async () => {
-    await outageThroughput();
-    await replayRate();
+    const outage = await outageThroughput();
+    const replay = await replayRate();
     await durableLayerCost(await healthyAppendRate());
     await memoryAtCap();
+    printFigures('Durability', [
+      { name: 'outage (SQLite locked) / healthy, throughput', value: outage.ratio, atLeast: 0.5 },
+      { name: 'boot replay / the driver alone, rows/s', value: replay.ratio, atLeast: 0.9 },
+    ]);
   },
   abuse: async () => {
     await underAbuse();
