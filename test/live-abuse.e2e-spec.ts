@@ -8,6 +8,7 @@ import { createTestApp, type TestApp } from './support/test-app.js';
 const LIVE = `subscription($s: ID!) { messageAppended(sessionId: $s) { node { id } } }`;
 const SECRET = 'live-abuse-secret-live-abuse-secret';
 const jwt = new JwtService();
+const as = (token: string) => ({ authorization: `Bearer ${token}` });
 
 async function listening(variables: Record<string, string>) {
   const sut = await createTestApp('sqlite', variables);
@@ -91,6 +92,77 @@ describe('a client that never reads', () => {
       expect(sent).toBeLessThan(200_000);
     } finally {
       await sut.close();
+    }
+  });
+});
+
+// Found by the stranger's attack on issue 24's write batching: frames held for one turn were
+// counted as unread, so a client that read everything was cut by the second large frame of a
+// commit, and again each time it resumed with `after`.
+describe('a client that reads everything, sent large frames in one turn', () => {
+  const PAGE = `query($id: ID!) { session(id: $id) { messages(first: 10) { edges { cursor } } } }`;
+  const APPENDS = `mutation($input: AppendMessagesInput!) { appendMessages(input: $input) { status } }`;
+  const RESUME = `subscription($s: ID!, $after: String) {
+    messageAppended(sessionId: $s, after: $after) { cursor node { content } }
+  }`;
+  // 12,000 control characters: 24 KB as the feed counts them, 72 KB of JSON a frame.
+  const content = '\u0001'.repeat(12_000);
+  let sut: TestApp;
+  let url: string;
+  let channels: LiveChannels;
+
+  beforeAll(async () => {
+    ({ sut, url, channels } = await listening({
+      API_TOKENS: 'rw=read+append',
+      SUBSCRIPTION_BUFFER_BYTES: String(64 * 1024),
+    }));
+  });
+  afterAll(() => sut.close());
+
+  const appendTwo = async (sessionId: string) => {
+    const messages = [
+      { role: 'USER', content },
+      { role: 'USER', content },
+    ];
+    const answer = await sut.gql(APPENDS, { input: { sessionId, messages } }, as('rw'));
+    expect(answer.data?.appendMessages?.status).toBe('PERSISTED');
+  };
+
+  it('gets both messages of one commit live', async () => {
+    const raw = await acknowledged(url, 'Bearer rw');
+    raw.send({ id: '1', type: 'subscribe', payload: { query: RESUME, variables: { s: 'big-1' } } });
+    await eventually(() => channels.openCount === 1);
+    await appendTwo('big-1');
+    for (let i = 0; i < 2; i++) {
+      const event = await raw.next('next');
+      expect(event.payload.data.messageAppended.node.content).toBe(content);
+    }
+    raw.socket.close();
+    await raw.closed;
+  });
+
+  it('gets them replayed, each time it resumes with after', async () => {
+    await sut.gql(
+      APPENDS,
+      { input: { sessionId: 'big-2', messages: [{ role: 'USER', content: 'small' }] } },
+      as('rw'),
+    );
+    const after = (await sut.gql(PAGE, { id: 'big-2' }, as('rw'))).data.session.messages.edges[0]
+      .cursor as string;
+    await appendTwo('big-2');
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const raw = await acknowledged(url, 'Bearer rw');
+      raw.send({
+        id: '1',
+        type: 'subscribe',
+        payload: { query: RESUME, variables: { s: 'big-2', after } },
+      });
+      for (let i = 0; i < 2; i++) {
+        const event = await raw.next('next');
+        expect(event.payload.data.messageAppended.node.content).toBe(content);
+      }
+      raw.socket.close();
+      expect((await raw.closed).code).toBe(1005);
     }
   });
 });

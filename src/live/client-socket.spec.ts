@@ -94,6 +94,11 @@ function countWrites(tcp: Socket): number[] {
 }
 
 /** Makes the server's next writes to the kernel fail with `code`. */
+/** Writes the kernel never takes: what is written stays waiting. */
+function stallWrites(tcp: Socket): void {
+  Object.assign(tcp, { _write: () => undefined, _writev: () => undefined });
+}
+
 function failWrites(tcp: Socket, code: string): void {
   const fail = (callback: SendCallback) => callback(Object.assign(new Error(code), { code }));
   Object.assign(tcp, {
@@ -256,23 +261,63 @@ describe(ClientSocket.name, () => {
       expect(sentWithOptions.calls).toHaveLength(1);
     });
 
-    it('is at once with one byte fewer than EARLY_DONE_BYTES waiting', async () => {
+    it('is at once while what waits and this frame stay under EARLY_DONE_BYTES', async () => {
       const { server, receivedCount } = await connect();
       const sent = recorder();
+      const late = recorder();
 
-      server.send(frameOf(EARLY_DONE_BYTES - 1));
-      expect(server.bufferedAmount).toBe(EARLY_DONE_BYTES - 1);
+      server.send(frameOf(EARLY_DONE_BYTES - 6));
+      expect(server.bufferedAmount).toBe(EARLY_DONE_BYTES - 6);
       server.send('after', sent.callback);
+      expect(sent.calls).toStrictEqual([undefined]);
+      // One byte more: this one would reach EARLY_DONE_BYTES.
+      server.send('later', late.callback);
+      expect(late.calls).toStrictEqual([]);
 
+      await receivedCount(3);
       expect(sent.calls).toStrictEqual([undefined]);
-      await receivedCount(2);
-      expect(sent.calls).toStrictEqual([undefined]);
+      expect(late.calls).toHaveLength(1);
+    });
+
+    it('counts a frame by its bytes, not its characters', async () => {
+      const { server } = await connect();
+      const sent = recorder();
+      server.send(frameOf(EARLY_DONE_BYTES - 20));
+      // 10 characters, 25 bytes of UTF-8: past EARLY_DONE_BYTES by bytes only.
+      server.send('é'.repeat(5) + '€'.repeat(5), sent.callback);
+      expect(sent.calls).toStrictEqual([]);
+      expect(await sent.called).toBeFalsy();
+    });
+
+    it('is when written past half of what the connection may hold', async () => {
+      const { server, receivedCount } = await connect();
+      server.maxBufferedBytes = 2000;
+      const fits = recorder();
+      const over = recorder();
+
+      server.send(frameOf(900));
+      server.send('x'.repeat(99), fits.callback);
+      server.send('x', over.callback);
+
+      expect(fits.calls).toStrictEqual([undefined]);
+      expect(over.calls).toStrictEqual([]);
+      await receivedCount(3);
+      expect(over.calls).toHaveLength(1);
+    });
+
+    it('counts a Buffer by its bytes', async () => {
+      const { server } = await connect();
+      const sent = recorder();
+      server.send(Buffer.alloc(EARLY_DONE_BYTES), sent.callback);
+      expect(sent.calls).toStrictEqual([]);
+      expect(await sent.called).toBeFalsy();
     });
   });
 
   describe('past maxBufferedBytes', () => {
     it('cuts the connection, and counts the send as done', async () => {
       const { server, tcp, clientClosed, received } = await connect();
+      stallWrites(tcp);
       server.send(frameOf(1000));
       server.maxBufferedBytes = 999;
       const sent = recorder();
@@ -286,6 +331,23 @@ describe(ClientSocket.name, () => {
       expect(sent.calls).toStrictEqual([undefined]);
       expect(received).toEqual([]);
       expect(debugLines()).toContainEqual(expect.stringContaining('1000 bytes unread'));
+    });
+
+    it("writes this turn's held frames before judging: they are not unread", async () => {
+      const { server, tcp, receivedCount, received } = await connect();
+      const writes = countWrites(tcp);
+      server.send(frameOf(1000));
+      server.maxBufferedBytes = 999;
+      const sent = recorder();
+
+      server.send('not too many', sent.callback);
+
+      expect(server.readyState).toBe(WebSocket.OPEN);
+      // The held frame went out on its own; the next is held again for the turn.
+      expect(writes).toEqual([2]);
+      await receivedCount(2);
+      expect(received[1].text).toBe('not too many');
+      expect(sent.calls).toHaveLength(1);
     });
 
     it('cuts a connection once asked to without a callback too', async () => {
@@ -308,7 +370,8 @@ describe(ClientSocket.name, () => {
 
       expect(server.readyState).toBe(WebSocket.OPEN);
       await receivedCount(2);
-      expect(sent.calls).toStrictEqual([undefined]);
+      expect(sent.calls).toHaveLength(1);
+      expect(sent.calls[0]).toBeFalsy();
     });
   });
 
@@ -361,7 +424,7 @@ describe(ClientSocket.name, () => {
 
       // Sent after the close, a send fails with ws's "not open"; past EARLY_DONE_BYTES (ws
       // counts the payload of a send after the close as waiting) it is done only then.
-      expect(() => server.send('x'.repeat(EARLY_DONE_BYTES))).not.toThrow();
+      expect(() => server.send('x'.repeat(EARLY_DONE_BYTES - 2))).not.toThrow();
       server.send('gone', sent.callback);
 
       expect(sent.calls).toStrictEqual([]);

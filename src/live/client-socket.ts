@@ -47,8 +47,9 @@ export const EARLY_DONE_BYTES = 64 * 1024;
  */
 export class ClientSocket extends WebSocket {
   maxBufferedBytes = Number.POSITIVE_INFINITY;
-  /** Whether this turn's sends are held (corked) to be written together. */
-  private holding = false;
+  /** The turn whose sends are held (corked) to be written together, if one is. */
+  private held: number | undefined;
+  private turns = 0;
 
   override emit(event: string | symbol, ...args: unknown[]): boolean {
     if (event === 'error' && isClientFrameError(args[0])) {
@@ -68,6 +69,8 @@ export class ClientSocket extends WebSocket {
       }
       done?.(error);
     };
+    // This turn's frames are held, not unread: they go to the kernel before anything is judged.
+    if (this.bufferedAmount > this.maxBufferedBytes) this.releaseTurn();
     if (this.bufferedAmount > this.maxBufferedBytes) {
       logger.debug(
         `Cut a connection with ${this.bufferedAmount} bytes unread (SUBSCRIPTION_BUFFER_BYTES)`,
@@ -77,7 +80,11 @@ export class ClientSocket extends WebSocket {
       return;
     }
     this.holdTurn();
-    const early = this.bufferedAmount < EARLY_DONE_BYTES;
+    // Done at once only while this frame too fits, in a share of what the connection may hold:
+    // a frame done at once lets the next one follow in the same turn.
+    const size = typeof data === 'string' ? Buffer.byteLength(data) : byteLengthOf(data);
+    const early =
+      this.bufferedAmount + size < Math.min(EARLY_DONE_BYTES, this.maxBufferedBytes / 2);
     // Told done already: a failure later ends the connection, as graphql-ws would end it.
     const written: SendCallback = early
       ? (error) => error && logger.debug(`A send failed once told done: ${error.message}`)
@@ -95,12 +102,21 @@ export class ClientSocket extends WebSocket {
     // ws keeps the TCP socket to itself (`_socket`); it corks it around each frame, and a
     // frame written under an outer cork waits for it.
     const socket = (this as unknown as { _socket?: Socket })._socket;
-    if (this.holding || !socket || this.readyState !== WebSocket.OPEN) return;
-    this.holding = true;
+    if (this.held !== undefined || !socket || this.readyState !== WebSocket.OPEN) return;
+    const turn = (this.held = this.turns += 1);
     socket.cork();
-    process.nextTick(() => {
-      this.holding = false;
-      socket.uncork();
-    });
+    process.nextTick(() => this.releaseTurn(turn));
   }
+
+  /** Writes what this turn holds (the one given, or any). */
+  private releaseTurn(turn = this.held): void {
+    if (this.held === undefined || this.held !== turn) return;
+    this.held = undefined;
+    (this as unknown as { _socket?: Socket })._socket?.uncork();
+  }
+}
+
+/** The bytes of what ws sends that is not a string (a Buffer, an ArrayBuffer, a view). */
+function byteLengthOf(data: unknown): number {
+  return (data as { byteLength?: number } | null)?.byteLength ?? 0;
 }
