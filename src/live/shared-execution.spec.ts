@@ -84,10 +84,12 @@ describe(SharedExecution.name, () => {
   beforeEach(() => {
     channel = new Channel();
     runs = {};
-    const message = new GraphQLObjectType<Event>({
+    const message: GraphQLObjectType<Event> = new GraphQLObjectType<Event>({
       name: 'Message',
-      fields: {
+      fields: () => ({
         id: { type: GraphQLString },
+        // A type that reaches itself: checked once.
+        replyTo: { type: message },
         // As Nest builds a plain property's resolver: it reads the source only.
         body: {
           type: GraphQLString,
@@ -96,7 +98,7 @@ describe(SharedExecution.name, () => {
           },
         },
         tags: { type: new GraphQLList(GraphQLString) },
-      },
+      }),
     });
     const viewed = new GraphQLObjectType<Event>({
       name: 'Viewed',
@@ -304,6 +306,18 @@ describe(SharedExecution.name, () => {
     sut.keyOf(argsOf('subscription { viewed { id } }'));
     sut.keyOf(argsOf('subscription { viewed { id } }'));
     expect(getFields).toHaveBeenCalledTimes(2);
+  });
+
+  it('keeps a result for the turn it was made in only: a subscriber behind executes its own', async () => {
+    const [first, second] = await Promise.all([1, 2].map(() => subscribe(argsOf(QUERY))));
+    const event = { id: 'm1', body: 'b' };
+    const [now] = await resultsOf([first], event);
+    expect(runs.messages).toBe(1);
+    // The second subscriber's feed holds the event; it reads it a turn later.
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = (await second.next()).value as ExecutionResult;
+    expect(runs.messages).toBe(2);
+    expect(later).toEqual(now);
   });
 
   it('executes per subscriber an event that is not an object', async () => {

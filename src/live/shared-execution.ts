@@ -38,9 +38,11 @@ type EventStream = AsyncIterableIterator<ExecutionResult> & {
  * and, if the selection reads a variable (in a directive), their variables are equal too: the
  * field's own arguments (`sessionId`, `after`) choose the events, not what each one reads.
  *
- * Shared results are kept by the event object (a WeakMap): every subscriber of a session gets
- * the same object from LiveChannels, and a result lives no longer than its event. An event
- * replayed from the database is each subscriber's own, and executes as before.
+ * Shared results are kept by the event object: every subscriber of a session gets the same
+ * object from LiveChannels, and reads it in the same turn of the event loop when it keeps up.
+ * They are dropped after that turn, so that a stalled subscriber's feed, bounded by its own
+ * bytes, holds no copies made for others. An event replayed from the database is each
+ * subscriber's own, and executes as before.
  */
 export class SharedExecution {
   private readonly results = new WeakMap<object, Map<string, SharedResult>>();
@@ -87,6 +89,10 @@ export class SharedExecution {
     if (!byKey) {
       byKey = new Map();
       this.results.set(event, byKey);
+      // Kept for the subscribers that read the event in this fan-out, no longer: one that
+      // reads it later (behind, or stalled) executes its own, and the event held in its feed
+      // holds no copies for the others.
+      setImmediate(() => this.results.delete(event));
     }
     const kept = byKey.get(key);
     if (kept === undefined) {
