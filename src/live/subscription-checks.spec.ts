@@ -106,6 +106,22 @@ describe(checkSubscription.name, () => {
     expect(refusals({ query: 42 } as unknown as SubscribePayload)).toEqual(refusal);
   });
 
+  it("refuses a root field under a directive that reads a variable, which graphql-js's rule throws on", () => {
+    expect(
+      refusals({
+        query:
+          'subscription($id: ID!, $c: Boolean!) { messageAppended(sessionId: $id) @include(if: $c) { id } }',
+        variables: { id: 's', c: true },
+      }),
+    ).toEqual([
+      {
+        message:
+          'Argument "if" of required type "Boolean!" was provided the variable "$c" which was not provided a runtime value.',
+        code: ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED,
+      },
+    ]);
+  });
+
   describe('size', () => {
     it('takes a document of exactly MAX_QUERY_BYTES bytes, and refuses one byte more, unparsed', () => {
       const query = 'subscription { messageAppended(sessionId: "s1") { id } }';

@@ -60,9 +60,18 @@ export function checkSubscription(
   }
   // At most ten errors: a document can name thousands of unknown fields, and the answer to
   // each would cost more than the question.
-  const invalid = validate(schema, document, [...specifiedRules, ...validationRules], {
-    maxErrors: 10,
-  });
+  let invalid: readonly GraphQLError[];
+  try {
+    invalid = validate(schema, document, [...specifiedRules, ...validationRules], {
+      maxErrors: 10,
+    });
+  } catch (error) {
+    // graphql-js's single-root-field rule throws on a root field under a directive that reads
+    // a variable (it collects fields without the variables): graphql-ws would close the whole
+    // connection (4500). Refused as the document's fault, as Apollo refuses it over HTTP.
+    const message = error instanceof Error ? error.message : String(error);
+    return [requestError(message, ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED)];
+  }
   if (invalid.length > 0) return [...invalid];
   const operationName = payload.operationName ?? undefined;
   const variables = payload.variables ?? undefined;
