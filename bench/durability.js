@@ -111,7 +111,7 @@ export async function outageThroughput() {
  * only once the journal is written back, so time to ready is time to all readable.
  */
 export async function replayRate({ messages = 100_000, sessions = 100, rounds = 3 } = {}) {
-  const { NodeJournalFiles } = await import('../dist/spool/journal-files.js');
+  const { NodeJournalFiles } = await import('../dist/spool/node-journal-files.js');
   const { JournalIndex } = await import('../dist/spool/journal-index.js');
   const { JournalWriter } = await import('../dist/spool/journal-writer.js');
   const { SegmentNamer } = await import('../dist/spool/segment-names.js');
