@@ -115,6 +115,8 @@ export async function replayRate({ messages = 100_000, sessions = 100, rounds = 
   const { JournalIndex } = await import('../dist/spool/journal-index.js');
   const { JournalWriter } = await import('../dist/spool/journal-writer.js');
   const { SegmentNamer } = await import('../dist/spool/segment-names.js');
+  const { SegmentWatch } = await import('../dist/spool/segment-loss.js');
+  const { Failpoints } = await import('../dist/common/failpoints.js');
   const { OrderKeyGenerator } = await import('../dist/message/order-key.js');
   const { messageIdFor } = await import('../dist/message/message-id.js');
   const timeStart = async (dataDir) => {
@@ -146,7 +148,15 @@ export async function replayRate({ messages = 100_000, sessions = 100, rounds = 
   const journal = async (dataDir, records, dead) => {
     const files = new NodeJournalFiles(join(dataDir, 'pending_messages'));
     await files.ensureDirectory();
-    const writer = new JournalWriter(files, new JournalIndex(), new SegmentNamer(dead), 8 << 20);
+    const index = new JournalIndex();
+    const writer = new JournalWriter(
+      files,
+      index,
+      new SegmentNamer(dead),
+      new SegmentWatch(files, index),
+      8 << 20,
+      new Failpoints(),
+    );
     for (let start = 0; start < records.length; start += 1000) {
       const appended = await writer.append(records.slice(start, start + 1000));
       if (appended.kind !== 'written') throw appended.error;
