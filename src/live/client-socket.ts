@@ -47,9 +47,8 @@ export const EARLY_DONE_BYTES = 64 * 1024;
  */
 export class ClientSocket extends WebSocket {
   maxBufferedBytes = Number.POSITIVE_INFINITY;
-  /** The turn whose sends are held (corked) to be written together, if one is. */
-  private held: number | undefined;
-  private turns = 0;
+  /** Whether this turn's sends are held (corked) to be written together. */
+  private holding = false;
 
   override emit(event: string | symbol, ...args: unknown[]): boolean {
     if (event === 'error' && isClientFrameError(args[0])) {
@@ -102,16 +101,18 @@ export class ClientSocket extends WebSocket {
     // ws keeps the TCP socket to itself (`_socket`); it corks it around each frame, and a
     // frame written under an outer cork waits for it.
     const socket = (this as unknown as { _socket?: Socket })._socket;
-    if (this.held !== undefined || !socket || this.readyState !== WebSocket.OPEN) return;
-    const turn = (this.held = this.turns += 1);
+    if (this.holding || !socket || this.readyState !== WebSocket.OPEN) return;
+    this.holding = true;
     socket.cork();
-    process.nextTick(() => this.releaseTurn(turn));
+    // (Released early, this tick may end a hold made since: that costs batching, never order:
+    // cork and uncork stay paired.)
+    process.nextTick(() => this.releaseTurn());
   }
 
-  /** Writes what this turn holds (the one given, or any). */
-  private releaseTurn(turn = this.held): void {
-    if (this.held === undefined || this.held !== turn) return;
-    this.held = undefined;
+  /** Writes what this turn holds. */
+  private releaseTurn(): void {
+    if (!this.holding) return;
+    this.holding = false;
     (this as unknown as { _socket?: Socket })._socket?.uncork();
   }
 }
