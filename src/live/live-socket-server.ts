@@ -71,6 +71,8 @@ export class LiveSocketServer implements OnApplicationBootstrap, BeforeApplicati
   ) {}
 
   onApplicationBootstrap(): void {
+    // A standalone application context (a worker, a script) has no server to upgrade from.
+    if (!this.adapterHost.httpAdapter) return;
     const options = this.operations.options();
     this.sockets.options.maxPayload = this.config.queryLimits.maxBytes + MESSAGE_ROOM_BYTES;
     this.sockets.on('headers', (headers: string[], request: IncomingMessage) => {

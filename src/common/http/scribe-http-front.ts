@@ -5,7 +5,7 @@ import {
   type OnModuleDestroy,
   type OnModuleInit,
 } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { type AbstractHttpAdapter, HttpAdapterHost } from '@nestjs/core';
 import { type Express } from 'express';
 import { ScribeConfig } from '../../config/scribe-config.js';
 import { type ScribeOptions } from '../../config/scribe-options.js';
@@ -69,7 +69,9 @@ export class ScribeHttpFront implements OnModuleInit, OnModuleDestroy {
     @Optional() @Inject(SCRIBE_OPTIONS) private readonly options?: ScribeOptions,
   ) {
     adapterHost.init$.subscribe(() => {
-      const adapter = adapterHost.httpAdapter;
+      const adapter = adapterHost.httpAdapter as AbstractHttpAdapter | null | undefined;
+      // A standalone application context (a worker, a script) has no HTTP to guard.
+      if (!adapter) return;
       if (adapter.getType() !== 'express') {
         // Not thrown here: RxJS rethrows a subscriber's error out of band, an uncaught
         // exception that would kill the host's process. The start is refused by onModuleInit.

@@ -43,6 +43,8 @@ export class ScribeHttpModule implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
+    // A standalone application context (a worker, a script) serves no HTTP to guard.
+    if (!this.adapterHost.httpAdapter) return;
     const taken = this.paths.graphqlPathTaken();
     if (taken !== undefined) throw new Error(taken);
     this.closeGraphqlSubtree();
