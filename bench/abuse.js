@@ -2,7 +2,7 @@
 // kind of hostile request after another, against their idle p99 in the same run, on one server.
 import { fork } from 'node:child_process';
 import { setPriority } from 'node:os';
-import { fillSession, load, mib, pinTo, post, sampleRss, startServer } from './lib.js';
+import { fillSession, load, mib, pinLoad, post, sampleRss, startServer } from './lib.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = 3;
@@ -45,7 +45,8 @@ export async function underAbuse() {
   // The server gets a core of its own, as it would with its attackers on other machines; the
   // clients share the other (with the abusive one at the lowest priority).
   const server = await startServer({ ADMIN_TOKEN: 'bench' }, { cpu: 0 });
-  pinTo(process.pid, 1);
+  // Given back at the end: the sections after this one pin their own way.
+  const unpin = pinLoad(1);
   try {
     for (const sessionId of ['reader', 'big', 'v']) {
       await fillSession(server.url, sessionId, 1000, 500);
@@ -118,6 +119,7 @@ export async function underAbuse() {
       `  attacks: worst ratio ${Math.max(...ratios).toFixed(2)}, median ${median(ratios).toFixed(2)} (goal <= 2 each; the control row is what any client sending back to back costs)`,
     );
   } finally {
+    unpin();
     await server.stop();
   }
 }

@@ -71,6 +71,15 @@ export function pinTo(pid, cpu) {
   execFileSync('taskset', ['-a', '-pc', String(cpu), String(pid)], { stdio: 'ignore' });
 }
 
+/** Pins this process (the load) to `cpu`; returns what gives it back the CPUs it had. */
+export function pinLoad(cpu) {
+  const affinity = /list:\s*(\S+)/.exec(
+    execFileSync('taskset', ['-pc', String(process.pid)], { encoding: 'utf8' }),
+  )[1];
+  pinTo(process.pid, cpu);
+  return () => pinTo(process.pid, affinity);
+}
+
 /**
  * Runs `work({ serverCpu })` with this process (the load) pinned to one of its CPUs and
  * `serverCpu` another, for the servers the caller starts (`cpu: serverCpu`); then gives this

@@ -4,7 +4,7 @@
 // the event loop: the figure is how much of both the burst takes from everyone else.
 import { fork } from 'node:child_process';
 import { setPriority } from 'node:os';
-import { fillSession, load, median, mib, pinTo, sampleRss, startServer } from './lib.js';
+import { fillSession, load, median, mib, pinLoad, sampleRss, startServer } from './lib.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = 3;
@@ -18,7 +18,8 @@ const APPEND = `mutation($input: AppendMessageInput!) { appendMessage(input: $in
 export async function preAuthBurst() {
   // ADMIN_TOKEN alone keeps anonymous callers in (the timed clients), and a bad token out.
   const server = await startServer({ ADMIN_TOKEN: 'bench' }, { cpu: 0 });
-  pinTo(process.pid, 1);
+  // Given back at the end: the sections after this one pin their own way.
+  const unpin = pinLoad(1);
   try {
     await fillSession(server.url, 'reader', 1000, 500);
     const window = { url: server.url, clients: 2, durationMs: SECONDS * 1000 };
@@ -85,6 +86,7 @@ export async function preAuthBurst() {
       median(burst.map((row, round) => row[key] / idle[round][key])).toFixed(2);
     console.log(`  burst against idle: read p99 ${ratio('read')}x, append p99 ${ratio('append')}x`);
   } finally {
+    unpin();
     await server.stop();
   }
 }
