@@ -71,11 +71,16 @@ export function pinTo(pid, cpu) {
   execFileSync('taskset', ['-a', '-pc', String(cpu), String(pid)], { stdio: 'ignore' });
 }
 
-/** Pins this process (the load) to `cpu`; returns what gives it back the CPUs it had. */
-export function pinLoad(cpu) {
-  const affinity = /list:\s*(\S+)/.exec(
+/** The CPUs this process (the load) may run on, as taskset lists them ("0-1", "0,2"). */
+function affinityOfLoad() {
+  return /list:\s*(\S+)/.exec(
     execFileSync('taskset', ['-pc', String(process.pid)], { encoding: 'utf8' }),
   )[1];
+}
+
+/** Pins this process (the load) to `cpu`; returns what gives it back the CPUs it had. */
+export function pinLoad(cpu) {
+  const affinity = affinityOfLoad();
   pinTo(process.pid, cpu);
   return () => pinTo(process.pid, affinity);
 }
@@ -86,9 +91,7 @@ export function pinLoad(cpu) {
  * process back its CPUs. With one CPU, nothing is pinned (`serverCpu` undefined).
  */
 export async function withPinnedLoad(work) {
-  const affinity = /list:\s*(\S+)/.exec(
-    execFileSync('taskset', ['-pc', String(process.pid)], { encoding: 'utf8' }),
-  )[1];
+  const affinity = affinityOfLoad();
   const cpus = affinity.split(',').flatMap((range) => {
     const [first, last = first] = range.split('-').map(Number);
     return Array.from({ length: last - first + 1 }, (_, i) => first + i);
