@@ -126,4 +126,30 @@ describe.each(databaseKinds())('answers bounded in bytes on %s', (database) => {
       .send({ query: '{ __typename }' });
     expect(overlong.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
+  it('refuses a batch sent as variables past the bound on every request, and admits less', async () => {
+    // Two messages of 38 KB, appended under three or four aliases: 229 KB or 305 KB of
+    // arguments that the answer could echo, against 256 KB.
+    const input = {
+      sessionId: 'bulk',
+      messages: [0, 1].map((i) => ({ role: 'USER', content: String(i).padEnd(38_000, 'y') })),
+    };
+    const batch = (count: number) =>
+      `mutation($in: AppendMessagesInput!) { ${Array.from({ length: count }, (_, i) => `a${i}: appendMessages(input: $in) { status }`).join(' ')} }`;
+    // The first request of an operation is costed exactly and its shape kept; the later ones
+    // are judged on a bound (MutationWorstCase), and must be refused alike, naming one cost.
+    const refusals = new Set<string>();
+    for (let i = 0; i < 3; i++) {
+      const answer = await sut.gql(batch(4), { in: input });
+      expectRefused(answer);
+      refusals.add(answer.errors?.[0]?.message ?? '');
+    }
+    expect(refusals.size).toBe(1);
+    for (let i = 0; i < 2; i++) {
+      const answer = await sut.gql(batch(3), { in: input });
+      expect(answer.errors).toBeUndefined();
+      expect(answer.data.a2.status).toBe('PERSISTED');
+    }
+    const stored = await sut.gql('{ session(id: "bulk") { messageCount } }');
+    expect(stored.data.session.messageCount).toBe(12);
+  });
 });

@@ -1,4 +1,4 @@
-import { getNamedType, isLeafType } from 'graphql';
+import { getNamedType, isLeafType, type FieldNode } from 'graphql';
 import { type ComplexityEstimator } from 'graphql-query-complexity';
 import { pageSize } from './query-limits.js';
 
@@ -41,9 +41,13 @@ function leafBytes(parent: string, field: string, typeName: string, bounds: Answ
  * Worst-case bytes of a field's part of the answer, from the configured maxima: a leaf its
  * largest value; a page (`first`/`last`) its page size times an item, but never more than
  * MAX_PAGE_BYTES and one item, as pages are bounded; aliases each count, root fields included.
- * A mutation may answer what it was sent (a message's content): its arguments' bytes are added.
+ * A mutation may answer what it was sent (a message's content): its arguments' bytes are added,
+ * and told to `heard` (see MutationWorstCase).
  */
-export function answerBytesEstimator(bounds: AnswerBounds): ComplexityEstimator {
+export function answerBytesEstimator(
+  bounds: AnswerBounds,
+  heard?: (node: FieldNode, argumentBytes: number) => void,
+): ComplexityEstimator {
   return ({ type, field, node, args, childComplexity }) => {
     const key = (node.alias ?? node.name).value.length + KEY_PUNCTUATION;
     const named = getNamedType(field.type);
@@ -51,7 +55,11 @@ export function answerBytesEstimator(bounds: AnswerBounds): ComplexityEstimator 
     let below = childComplexity + OBJECT_PUNCTUATION;
     const size = pageSize(field, args);
     if (size !== undefined) below = Math.min(size * below, bounds.maxPageBytes + below);
-    if (type.name === 'Mutation') below += Buffer.byteLength(JSON.stringify(args), 'utf8');
+    if (type.name === 'Mutation') {
+      const argumentBytes = Buffer.byteLength(JSON.stringify(args), 'utf8');
+      heard?.(node, argumentBytes);
+      below += argumentBytes;
+    }
     return key + below;
   };
 }

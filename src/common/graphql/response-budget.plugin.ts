@@ -1,10 +1,10 @@
 import { type ApolloServerPlugin } from '@apollo/server';
-import { OperationTypeNode, type GraphQLSchema } from 'graphql';
-import { getComplexity } from 'graphql-query-complexity';
-import { answerBytesEstimator, type AnswerBounds } from './answer-bytes.js';
+import { OperationTypeNode } from 'graphql';
+import { type AnswerBounds } from './answer-bytes.js';
 import { untilWritten, writeDeadlineMs } from '../http/until-written.js';
 import { awaitSerialisation } from './answer-serialiser.js';
 import { type GraphQLContext } from './graphql-context.js';
+import { MutationWorstCase } from './mutation-worst-case.js';
 import { queryTooComplexError } from './query-limits.js';
 import { scribePart } from './scribe-fields.js';
 
@@ -21,15 +21,18 @@ export function responseBudgetPlugin(
   bounds: AnswerBounds,
   reading: Parameters<typeof writeDeadlineMs>[1],
 ): ApolloServerPlugin<GraphQLContext> {
-  const estimator = answerBytesEstimator(bounds);
+  const worstCase = new MutationWorstCase(bounds, maxBytes);
   return {
     requestDidStart: () =>
       Promise.resolve({
-        didResolveOperation: ({ schema, document, request, operation }) => {
+        didResolveOperation: ({ schema, document, request, operation, contextValue }) => {
           if (operation?.operation !== OperationTypeNode.MUTATION) return Promise.resolve();
           const part = scribePart(schema, document, operation);
           if (!part) return Promise.resolve();
-          const worst = worstCase(schema, part.document, request, estimator);
+          // The body's own variables are JSON.parse's: plain values (see MutationWorstCase).
+          const body = contextValue.req?.body as { variables?: unknown } | undefined;
+          const plain = request.variables === undefined || request.variables === body?.variables;
+          const worst = worstCase.of(schema, part, request, plain);
           if (worst === undefined || worst <= maxBytes) return Promise.resolve();
           return Promise.reject(
             queryTooComplexError(
@@ -75,24 +78,4 @@ export function responseBudgetPlugin(
         },
       }),
   };
-}
-
-function worstCase(
-  schema: GraphQLSchema,
-  document: Parameters<typeof getComplexity>[0]['query'],
-  request: { variables?: Record<string, unknown>; operationName?: string },
-  estimator: ReturnType<typeof answerBytesEstimator>,
-): number | undefined {
-  try {
-    return getComplexity({
-      schema,
-      query: document,
-      variables: request.variables,
-      operationName: request.operationName,
-      estimators: [estimator],
-    });
-  } catch {
-    // Variables that do not fit are the executor's to refuse; query-limits refuses the rest.
-    return undefined;
-  }
 }
