@@ -6,7 +6,7 @@ const schema = buildSchema(`
   scalar JSON
   type Query { session(id: ID!): Session, sessions(first: Int = 100): SessionConnection! }
   type Mutation { update(input: JSON): Session }
-  type Session { id: ID!, title: String, metadata: JSON, messageCount: Int!, messages(first: Int, last: Int): MessageConnection! }
+  type Session { id: ID!, title: String, name: String, extra: JSON, metadata: JSON, messageCount: Int!, messages(first: Int, last: Int): MessageConnection! }
   type SessionConnection { edges: [SessionEdge!]!, totalCount: Int! }
   type SessionEdge { node: Session! }
   type MessageConnection { edges: [MessageEdge!]! }
@@ -28,6 +28,8 @@ describe(answerBytesEstimator.name, () => {
     expect(bytes('{ session(id: "a") { metadata } }')).toBe(1025);
     // title: 5 + 4 + 30; id: 2 + 4 + 256; messageCount: 12 + 4 + 32
     expect(bytes('{ session(id: "a") { title id messageCount } }')).toBe(11 + 39 + 262 + 48 + 2);
+    // Any other string or JSON: 256 at most (ids, cursors, names).
+    expect(bytes('{ session(id: "a") { name extra } }')).toBe(11 + 264 + 265 + 2);
   });
 
   it("counts a message's content, metadata and tool calls at MAX_MESSAGE_BYTES each", () => {

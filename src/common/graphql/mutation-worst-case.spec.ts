@@ -71,7 +71,10 @@ const schema = new GraphQLSchema({
       append: { type: Result, args: { batch: arg(new GraphQLNonNull(Batch)) } },
       rename: { type: Result, args: { id: arg(GraphQLID), title: arg(GraphQLString) } },
       tag: { type: Result, args: { tags: arg(new GraphQLList(GraphQLString)) } },
-      paged: { type: Result, args: { first: arg(GraphQLInt), echo: arg(GraphQLBoolean, true) } },
+      paged: {
+        type: Result,
+        args: { first: arg(GraphQLInt), last: arg(GraphQLInt), echo: arg(GraphQLBoolean, true) },
+      },
       mood: { type: Result, args: { mood: arg(Mood) } },
       tree: { type: Result, args: { tree: arg(Tree) } },
       opaque: { type: Result, args: { value: arg(Opaque) } },
@@ -162,8 +165,8 @@ describe(MutationWorstCase.name, () => {
     const paged = partOf('mutation { paged(first: 3) { id } }');
     const pagedExact = exactOf(paged, {})!;
     sut.of(schema, paged, {}, true);
-    // `{"first":3,"echo":true}` is 23; bounded: braces 2, keys 9 + 8, 3 is 1, true is 4.
-    expect(sut.of(schema, paged, {}, true)).toBe(pagedExact - 23 + 24);
+    // `{"first":3,"echo":true}` is 23; bounded: braces 2, keys 9 + 8 + 8, 3 is 1, true is 4.
+    expect(sut.of(schema, paged, {}, true)).toBe(pagedExact - 23 + 32);
   });
 
   it('gives the exact cost once the bound passes the limit, and the same decision', () => {
@@ -180,6 +183,24 @@ describe(MutationWorstCase.name, () => {
     const near = { b: { id: 'b', items: [{ text: 'x'.repeat(398) }] } };
     expect(exactOf(part, near)).toBeLessThanOrEqual(max);
     expect(sut.of(schema, part, { variables: near }, true)).toBe(exactOf(part, near));
+  });
+
+  it('admits on a bound equal to the limit', () => {
+    const part = partOf('mutation($id: ID) { rename(id: $id) { title } }');
+    const exact = exactOf(part, { id: 'abc' })!;
+    // The bound of a request with `abc` is 12 bytes over its exact cost (see above).
+    const sut = new MutationWorstCase(bounds, exact + 12);
+    sut.of(schema, part, { variables: { id: 'abc' } }, true);
+    expect(sut.of(schema, part, { variables: { id: 'abc' } }, true)).toBe(exact + 12);
+    expect(sut.of(schema, part, { variables: { id: 'abcd' } }, true)).toBe(exact + 1);
+  });
+
+  it('bounds an operation with __typename among its root fields', () => {
+    const sut = new MutationWorstCase(bounds, 100_000);
+    const part = partOf('mutation($id: ID) { __typename rename(id: $id) { id } }');
+    const exact = exactOf(part, { id: 'abc' })!;
+    expect(sut.of(schema, part, { variables: { id: 'abc' } }, true)).toBe(exact);
+    expect(sut.of(schema, part, { variables: { id: 'abc' } }, true)).toBe(exact + 12);
   });
 
   it('answers undefined, as before, for variables that do not fit their types', () => {
@@ -219,6 +240,8 @@ describe(MutationWorstCase.name, () => {
       estimators: [answerBytesEstimator(bounds)],
     });
     expect(sut.of(other, part, { variables: { b: batch } }, true)).toBe(exact);
+    // The shape learned in the first schema is kept for it.
+    expect(sut.of(schema, part, { variables: { b: batch } }, true)).toBeGreaterThan(exact);
   });
 
   describe('costs exactly, every time, an operation whose variables reach beyond root arguments', () => {
@@ -245,6 +268,7 @@ describe(MutationWorstCase.name, () => {
       ],
       ['a default', 'mutation($id: ID = "x") { rename(id: $id) { id } }', { id: 'a' }],
       ['a page size', 'mutation($n: Int) { paged(first: $n) { id } }', { n: 2 }],
+      ['a page size from the end', 'mutation($n: Int) { paged(last: $n) { id } }', { n: 2 }],
       [
         'a scalar of unknown parsing',
         'mutation($v: Opaque) { opaque(value: $v) { id } }',
