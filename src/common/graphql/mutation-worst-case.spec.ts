@@ -227,6 +227,19 @@ describe(MutationWorstCase.name, () => {
     expect(sut.of(schema, part, { variables: { b: undefined } }, true)).toBeUndefined();
   });
 
+  it('costs exactly what JSON.stringify throws on: a BigInt, a nesting it cannot recurse', () => {
+    // A host's own body parser, ahead of Scribe's depth check, may pass either as "plain".
+    const sut = new MutationWorstCase(bounds, 100_000);
+    const part = partOf('mutation($b: Batch!) { append(batch: $b) { id } }');
+    const item = (meta: unknown) => ({ b: { id: 'b', items: [{ text: 'hi', meta }] } });
+    sut.of(schema, part, { variables: item(1) }, true);
+    const deep = JSON.parse('['.repeat(100_000) + ']'.repeat(100_000)) as unknown;
+    expect(() => JSON.stringify(deep)).toThrow(RangeError);
+    expect(sut.of(schema, part, { variables: item(deep) }, true)).toBe(exactOf(part, item(deep)));
+    expect(sut.of(schema, part, { variables: item(10n) }, true)).toBe(exactOf(part, item(10n)));
+    expect(exactOf(part, item(10n))).toBeUndefined();
+  });
+
   it("costs exactly in a schema other than the one an operation's shape was learned in", () => {
     const sut = new MutationWorstCase(bounds, 100_000);
     const part = partOf(APPEND);

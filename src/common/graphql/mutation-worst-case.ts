@@ -51,10 +51,18 @@ type Request = { variables?: Record<string, unknown>; operationName?: string };
 /** An argument's key in JSON, with its quotes, colon and comma. */
 const keyBytes = (name: string) => Buffer.byteLength(name, 'utf8') + 4;
 
-/** Bytes of a value as JSON; NaN for one JSON cannot hold, so that no bound is made of it. */
+/**
+ * Bytes of a value as JSON; NaN for one JSON cannot hold (a BigInt, a nesting deeper than
+ * JSON.stringify recurses: a host's own body parser may let one through), so that no bound is
+ * made of it and the exact cost, which catches what it throws, decides.
+ */
 const jsonBytes = (value: unknown) => {
-  const json = JSON.stringify(value) as string | undefined;
-  return json === undefined ? Number.NaN : Buffer.byteLength(json, 'utf8');
+  try {
+    const json = JSON.stringify(value) as string | undefined;
+    return json === undefined ? Number.NaN : Buffer.byteLength(json, 'utf8');
+  } catch {
+    return Number.NaN;
+  }
 };
 
 /**
