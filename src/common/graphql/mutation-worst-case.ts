@@ -84,16 +84,12 @@ const jsonBytes = (value: unknown) => {
 export class MutationWorstCase {
   private readonly shapes = new WeakMap<OperationDefinitionNode, Shape | null>();
   private readonly estimator: ReturnType<typeof answerBytesEstimator>;
-  /** The root fields of the operation being costed exactly, and their arguments' bytes. */
-  private hearing: { roots: Set<FieldNode>; bytes: number } | undefined;
 
   constructor(
-    bounds: AnswerBounds,
+    private readonly bounds: AnswerBounds,
     private readonly maxBytes: number,
   ) {
-    this.estimator = answerBytesEstimator(bounds, (node, bytes) => {
-      if (this.hearing?.roots.has(node)) this.hearing.bytes += bytes;
-    });
+    this.estimator = answerBytesEstimator(bounds);
   }
 
   /**
@@ -112,27 +108,34 @@ export class MutationWorstCase {
       this.shapes.set(part.operation, null);
       return this.exact(schema, part, request);
     }
-    this.hearing = { roots: new Set(plan.map((root) => root.node)), bytes: 0 };
-    try {
-      const exact = this.exact(schema, part, request);
-      if (exact !== undefined) {
-        const structure = exact - this.hearing.bytes;
-        this.shapes.set(part.operation, { schema, structure, roots: plan });
-      }
-      return exact;
-    } finally {
-      this.hearing = undefined;
+    // Costed exactly once more, hearing what its root fields' arguments add: the rest is
+    // the operation's for every request.
+    const roots = new Set(plan.map((root) => root.node));
+    let argumentBytes = 0;
+    const hearing = answerBytesEstimator(this.bounds, (node, bytes) => {
+      if (roots.has(node)) argumentBytes += bytes;
+    });
+    const exact = this.exact(schema, part, request, hearing);
+    if (exact !== undefined) {
+      const structure = exact - argumentBytes;
+      this.shapes.set(part.operation, { schema, structure, roots: plan });
     }
+    return exact;
   }
 
-  private exact(schema: GraphQLSchema, part: ScribePart, request: Request): number | undefined {
+  private exact(
+    schema: GraphQLSchema,
+    part: ScribePart,
+    request: Request,
+    estimator = this.estimator,
+  ): number | undefined {
     try {
       return getComplexity({
         schema,
         query: part.document,
         variables: request.variables,
         operationName: request.operationName,
-        estimators: [this.estimator],
+        estimators: [estimator],
       });
     } catch {
       // Variables that do not fit are the executor's to refuse; query-limits refuses the rest.
