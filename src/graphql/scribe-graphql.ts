@@ -1,5 +1,8 @@
 import { type ApolloServerPlugin } from '@apollo/server';
-import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
+} from '@apollo/server/plugin/disabled';
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Injectable } from '@nestjs/common';
 import { type Request } from 'express';
@@ -17,6 +20,7 @@ import { ScribeConfig } from '../config/scribe-config.js';
 import { MAX_TITLE_CHARACTERS } from '../session/dto/update-session.input.js';
 import { serialiseAnswer } from '../common/graphql/answer-serialiser.js';
 import { claimRequestsPlugin } from '../common/graphql/claim-requests.plugin.js';
+import { combinedPlugins } from '../common/graphql/combined-plugins.js';
 import { type GraphQLContext } from '../common/graphql/graphql-context.js';
 import { httpOperationsPlugin } from '../common/graphql/http-operations.plugin.js';
 import { noStorePlugin } from '../common/graphql/no-store.plugin.js';
@@ -61,7 +65,7 @@ export class ScribeGraphQL {
    * fields only, and the bounds on a document bound every operation (forHost has its own).
    */
   plugins(): ApolloServerPlugin<GraphQLContext>[] {
-    return this.pluginsWith(this.protection);
+    return combinedPlugins([...this.pluginsWith(this.protection), noStorePlugin()]);
   }
 
   private pluginsWith(
@@ -100,9 +104,7 @@ export class ScribeGraphQL {
       requestId = requestIdOf(req);
       req.res?.setHeader('x-request-id', requestId);
     }
-    const budget = new ResponseBudget(
-      this.config.responseLimits,
-      this.largeAnswers,
+    const budget = new ResponseBudget(this.config.responseLimits, this.largeAnswers, () =>
       requestAbortSignal(req),
     );
     return { req, requestId, budget };
@@ -147,8 +149,13 @@ export class ScribeGraphQL {
       ...this.queryProtection(),
       stringifyResult: this.stringifyResult(),
       // No-store without Apollo's cache-control plugin and its wrapper on every field (see
-      // noStorePlugin); a host's endpoint keeps Apollo's default.
-      plugins: [...this.plugins(), noStorePlugin(), ApolloServerPluginCacheControlDisabled()],
+      // noStorePlugin); a host's endpoint keeps Apollo's default. Nor Apollo's inline traces,
+      // which only a federated subgraph's schema turns on, but which costs every request.
+      plugins: [
+        ...this.plugins(),
+        ApolloServerPluginCacheControlDisabled(),
+        ApolloServerPluginInlineTraceDisabled(),
+      ],
       context: ({ req }: { req: Request }): GraphQLContext => this.context(req),
     };
   }
@@ -205,7 +212,10 @@ export class ScribeGraphQL {
       parseOptions: { ...protection.parseOptions, ...host.parseOptions, maxTokens },
       validationRules: [...(host.validationRules ?? []), ...(protection.validationRules ?? [])],
       stringifyResult: host.stringifyResult ?? this.stringifyResult(),
-      plugins: [...this.pluginsWith(protection), claimRequestsPlugin(), ...(host.plugins ?? [])],
+      plugins: [
+        ...combinedPlugins([...this.pluginsWith(protection), claimRequestsPlugin()]),
+        ...(host.plugins ?? []),
+      ],
       formatError: (formatted, error) =>
         raisedByScribe(error) || (scribeTokens && stoppedByTokenLimit(formatted))
           ? this.formatError(formatted, error)

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { BoundedSlots } from '../concurrency/bounded-slots.js';
 import { ScribeErrorCode } from '../errors/scribe-error-code.js';
 import { ScribeException } from '../errors/scribe.exception.js';
@@ -87,5 +88,25 @@ describe(ResponseBudget.name, () => {
     await tick();
     expect(slow.status()).toEqual({ active: 0, waiting: 0 });
     holder.end();
+  });
+
+  it('asks for its signal only when it waits for a slot, and stops waiting when it aborts', async () => {
+    const slots = new BoundedSlots(1, 60_000);
+    const holder = new ResponseBudget(limits, slots);
+    await holder.admit(500);
+    const controller = new AbortController();
+    const signal = jest.fn(() => controller.signal);
+    const sut = new ResponseBudget(limits, slots, signal);
+
+    await sut.admit(400);
+    expect(signal).not.toHaveBeenCalled();
+    const waiting = sut.admit(1);
+    expect(signal).toHaveBeenCalledTimes(1);
+    controller.abort();
+
+    await expect(waiting).rejects.toMatchObject({ code: ScribeErrorCode.ResponseSlotTimeout });
+    expect(slots.status()).toEqual({ active: 1, waiting: 0 });
+    holder.end();
+    sut.end();
   });
 });

@@ -33,7 +33,11 @@ export class ResponseBudget {
   constructor(
     private readonly limits: ResponseBudgetLimits,
     private readonly slots: BoundedSlots,
-    private readonly signal?: AbortSignal,
+    /**
+     * What stops the wait for a slot (the client went away). Asked for only when the answer
+     * waits: most never do, and a signal costs every request that makes one.
+     */
+    private readonly signal?: () => AbortSignal | undefined,
   ) {}
 
   /** Bytes reserved so far. */
@@ -50,7 +54,7 @@ export class ResponseBudget {
   async admit(bytes: number): Promise<void> {
     this.charge(bytes);
     if (this.reserved <= this.limits.largeBytes) return;
-    this.slot ??= this.slots.acquire(this.signal).then((release) => {
+    this.slot ??= this.slots.acquire(this.signal?.()).then((release) => {
       // A request that ended while it waited gives the slot straight back.
       if (release && this.ended) release();
       return release;

@@ -4,6 +4,7 @@ import { ClientClosedRequestError, requestAbortSignal } from './request-abort-si
 
 class FakeResponse extends EventEmitter {
   writableFinished = false;
+  closed = false;
 }
 
 function requestWith(response: FakeResponse): Request {
@@ -39,6 +40,32 @@ describe(requestAbortSignal.name, () => {
 
     expect(new Set(signals).size).toBe(1);
     expect(response.listenerCount('close')).toBe(1);
+  });
+
+  it('is aborted already when asked for after the client went away', () => {
+    const response = new FakeResponse();
+    response.closed = true;
+    const request = requestWith(response);
+
+    const sut = requestAbortSignal(request);
+
+    expect(sut?.aborted).toBe(true);
+    expect(sut?.reason).toBeInstanceOf(ClientClosedRequestError);
+    expect(requestAbortSignal(request)).toBe(sut);
+    expect(response.listenerCount('close')).toBe(0);
+  });
+
+  it('never aborts when asked for after the answer was sent', () => {
+    const response = new FakeResponse();
+    response.closed = true;
+    response.writableFinished = true;
+    const request = requestWith(response);
+
+    const sut = requestAbortSignal(request);
+
+    expect(sut?.aborted).toBe(false);
+    expect(requestAbortSignal(request)).toBe(sut);
+    expect(response.listenerCount('close')).toBe(0);
   });
 
   it('gives no signal without a response to watch', () => {

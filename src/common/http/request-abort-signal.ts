@@ -20,7 +20,13 @@ export function requestAbortSignal(request: Request | undefined): AbortSignal | 
   if (!request || !response) return undefined;
   // One signal per request, however many fields of one query ask for it.
   let signal = signals.get(request);
-  if (!signal) {
+  if (!signal && response.closed) {
+    // Asked for after the client went away: its 'close' has been and gone.
+    signal = response.writableFinished
+      ? new AbortController().signal
+      : AbortSignal.abort(new ClientClosedRequestError());
+    signals.set(request, signal);
+  } else if (!signal) {
     const controller = new AbortController();
     response.once('close', () => {
       if (!response.writableFinished) controller.abort(new ClientClosedRequestError());
