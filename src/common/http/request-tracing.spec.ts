@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { EventEmitter } from 'node:events';
 import { type Request, type Response } from 'express';
 import { CapturingLogger } from '../testing/capturing-logger.js';
@@ -110,6 +111,30 @@ describe(requestTracing.name, () => {
 });
 
 describe(accessLine.name, () => {
+  it("builds no access line when Nest's logger would drop it (debug off)", async () => {
+    const reads: number[] = [];
+    const { request, response } = exchange();
+    const now = () => {
+      reads.push(performance.now());
+      return 0;
+    };
+    try {
+      Logger.overrideLogger(['log']);
+      requestTracing({ atLogLevel: false }, now)(request, response, () => undefined);
+      await outside(() => response.emit('close'));
+      // Read once, at the start: the line's duration was never worked out.
+      expect(reads).toHaveLength(1);
+
+      Logger.overrideLogger(['log', 'debug']);
+      const second = exchange();
+      requestTracing({ atLogLevel: false }, now)(second.request, second.response, () => undefined);
+      await outside(() => second.response.emit('close'));
+      expect(reads).toHaveLength(3);
+    } finally {
+      Logger.overrideLogger(['log', 'error', 'warn', 'debug', 'verbose', 'fatal']);
+    }
+  });
+
   it('leaves the query string out', () => {
     expect(accessLine({ method: 'GET', url: '/health?x=1' }, 503, undefined, 1.25)).toBe(
       'GET /health - 503 1.3 ms',

@@ -75,6 +75,10 @@ export function requestTracing(
   now: () => number = () => performance.now(),
 ): RequestHandler {
   const logger = access.logger ?? new Logger('Access');
+  // Nest's own logger drops a debug line once it is written; the line (its path, its
+  // operation, its duration) is not built then, on every request.
+  const written = () =>
+    access.atLogLevel || access.logger !== undefined || Logger.isLevelEnabled('debug');
   return (request: Request, response: Response, next: NextFunction) => {
     const requestId = requestIdOf(request);
     const started = now();
@@ -82,6 +86,7 @@ export function requestTracing(
     response.setHeader('x-request-id', requestId);
     bindToRequest(request, requestId);
     response.once('close', () => {
+      if (!written()) return;
       const line = accessLine(
         { method: request.method, url: request.originalUrl },
         response.writableFinished ? response.statusCode : 'aborted',
