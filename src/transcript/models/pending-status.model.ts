@@ -1,5 +1,5 @@
 import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
-import { GraphQLDateTime } from 'graphql-scalars';
+import { DateTime } from '../../common/graphql/date-time.scalar.js';
 import { FieldScope } from '../../common/auth/field-scope.js';
 
 @FieldScope('admin')
@@ -30,7 +30,7 @@ export class PendingStatus {
   @Field(() => String, { nullable: true, description: 'The last database write error.' })
   lastDatabaseError: string | null;
 
-  @Field(() => GraphQLDateTime, { nullable: true, description: 'When the last error happened.' })
+  @Field(() => DateTime, { nullable: true, description: 'When the last error happened.' })
   lastDatabaseErrorAt: Date | null;
 
   @Field(() => Int, {

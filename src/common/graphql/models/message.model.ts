@@ -1,5 +1,6 @@
 import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
-import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
+import { GraphQLJSON } from 'graphql-scalars';
+import { DateTime } from '../date-time.scalar.js';
 import { FieldScope } from '../../auth/field-scope.js';
 import { AppendStatus } from '../../../message/append-status.js';
 import './append-status.enum.js';
@@ -56,7 +57,7 @@ export class Message {
   @Field(() => GraphQLJSON, { nullable: true, description: 'Free-form client metadata, as sent.' })
   metadata: unknown;
 
-  @Field(() => GraphQLDateTime, {
+  @Field(() => DateTime, {
     description:
       "When the message was written: when its append was accepted, or for an imported message the time its file gave (kept as it was; the order is the import's).",
   })
@@ -68,7 +69,7 @@ export class Message {
   })
   revision: number;
 
-  @Field(() => GraphQLDateTime, {
+  @Field(() => DateTime, {
     nullable: true,
     description: 'When it was last edited (editMessage); null if it never was.',
   })
@@ -80,7 +81,7 @@ export class Message {
   })
   redacted: boolean;
 
-  @Field(() => GraphQLDateTime, {
+  @Field(() => DateTime, {
     nullable: true,
     description: 'When it was redacted; null if it was not.',
   })

@@ -1,5 +1,6 @@
 import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
-import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
+import { GraphQLJSON } from 'graphql-scalars';
+import { DateTime } from '../date-time.scalar.js';
 import { FieldScope } from '../../auth/field-scope.js';
 import { ConnectionType } from '../../pagination/connection.js';
 import { type MessageRecord } from '../../../message/message-record.js';
@@ -39,12 +40,12 @@ export class Session {
   })
   metadata: unknown;
 
-  @Field(() => GraphQLDateTime, {
+  @Field(() => DateTime, {
     description: 'When the first message of the session was accepted.',
   })
   createdAt: Date;
 
-  @Field(() => GraphQLDateTime, { description: 'When a message of the session was last stored.' })
+  @Field(() => DateTime, { description: 'When a message of the session was last stored.' })
   updatedAt: Date;
 
   @Field(() => Int, { description: 'How many messages are stored.' })
