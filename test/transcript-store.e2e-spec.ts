@@ -1,7 +1,12 @@
 import { jest } from '@jest/globals';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { type DataSource } from 'typeorm';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { classifyDatabaseError } from '../src/database/database-errors.js';
+import { SCRIBE_CONNECTION } from '../src/database/database.tokens.js';
+import { SessionEntity } from '../src/database/entities/session.entity.js';
+import { sessionRecordFromEntity } from '../src/database/record-mappers.js';
 import { MessageStore } from '../src/database/message-store.js';
 import { type ReadyMessageStore } from '../src/database/ready-message-store.js';
 import { SessionListQueries } from '../src/database/session-list-queries.js';
@@ -75,6 +80,31 @@ describe.each(databaseKinds())('the message store on %s', (database) => {
     expect(await sessions.findMetadata('store-b')).toMatchObject({ messageCount: 1, revision: 1 });
     const full = await sessions.loadFull('store-a');
     expect(full?.messages[0]).toEqual(a[0]);
+  });
+
+  it("reads a session's row as TypeORM reads its entity, and none for an unknown id", async () => {
+    await sut.write([{ sessionId: 'store-row', records: [record('store-row', 'x')] }]);
+    const repository = app.app
+      .get<DataSource>(getDataSourceToken(SCRIBE_CONNECTION))
+      .getRepository(SessionEntity);
+    await repository.update('store-row', {
+      title: 'A title \u{1F600}',
+      metadata: { nested: { list: [1, 'two', null] }, big: 2 ** 53 - 1 },
+    });
+
+    const sessionRow = await sessions.findMetadata('store-row');
+
+    expect(sessionRow).toEqual(
+      sessionRecordFromEntity((await repository.findOneBy({ id: 'store-row' }))!),
+    );
+    expect(sessionRow).toMatchObject({
+      title: 'A title \u{1F600}',
+      metadata: { nested: { list: [1, 'two', null] }, big: 2 ** 53 - 1 },
+      messageCount: 1,
+      revision: 1,
+    });
+    expect(typeof sessionRow?.createdAt).toBe('number');
+    expect(await sessions.findMetadata('store-no-such-row')).toBeNull();
   });
 
   it('skips what is stored already (same id, or same client id in the session) and counts only what it inserted', async () => {
