@@ -72,6 +72,7 @@ describe(insertMessages.name, () => {
     expect(insertMessages('sqlite', [plain], 1, [1]).sql).toBe(
       insertMessages('sqlite', [other], 2, [9]).sql,
     );
+    // On PostgreSQL the stamp is written into the text.
     expect(insertMessages('postgres', [plain], 1, [1]).sql).not.toBe(
       insertMessages('postgres', [other], 2, [1]).sql,
     );
@@ -166,24 +167,51 @@ describe(insertMessages.name, () => {
     for (const [change, columns] of cases) {
       const record = acceptedRecord('s', 'x', change);
 
-      const statement = insertMessages('postgres', [record], 1, [1]);
+      const statement = insertMessages('sqlite', [record], 1, [1]);
 
-      expect(rowsOf(statement.sql)[0].split(', ').slice(11, 16).join(', ')).toBe(
-        columns.replace('?', '$7'),
-      );
+      expect(rowsOf(statement.sql)[0].split(', ').slice(11, 16).join(', ')).toBe(columns);
       expect(statement.values[6]).toBe(Object.values(change)[0]);
     }
   });
 
-  it('numbers PostgreSQL placeholders on through the rows, one per bound value', () => {
+  it('gives PostgreSQL each bound column as one array of its rows, typed, unnested in order', () => {
     const statement = insertMessages('postgres', [plain, tool], 7, [3, 4]);
 
-    expect(rowsOf(statement.sql)).toEqual([
-      '$1, $2, $3, $4, $5, $6, $7, NULL, $8, NULL, $9, NULL, NULL, NULL, NULL, NULL, $10, 7',
-      '$11, $12, $13, $14, $15, $16, $17, NULL, $18, NULL, $19, NULL, NULL, NULL, NULL, NULL, $20, 7',
+    expect(statement.sql).toBe(
+      'INSERT INTO "messages" ("id", "session_id", "order_key", "role", "content", "client_message_id", "tool_name", "tool_call_id", "tool_calls", "metadata", "accepted_at", "created_at", "revision", "edited_at", "redacted_at", "redaction_reason", "commit_seq", "stored_at")' +
+        ' SELECT "id", "session_id", "order_key", "role", "content", "client_message_id", "tool_name", NULL, "tool_calls", NULL, "accepted_at", NULL, NULL, NULL, NULL, NULL, "commit_seq", 7' +
+        ' FROM unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::varchar[], $5::text[], $6::varchar[], $7::varchar[], $8::text[], $9::bigint[], $10::bigint[])' +
+        ' AS "row"("id", "session_id", "order_key", "role", "content", "client_message_id", "tool_name", "tool_calls", "accepted_at", "commit_seq") ON CONFLICT DO NOTHING',
+    );
+    expect(statement.values).toEqual([
+      [plain.id, tool.id],
+      ['s', 's'],
+      [plain.orderKey, tool.orderKey],
+      [plain.role, tool.role],
+      ['plain', 'tool'],
+      [null, 'c-1'],
+      [null, 'search'],
+      [null, '[{"id":1}]'],
+      [plain.acceptedAt, tool.acceptedAt],
+      [3, 4],
     ]);
-    expect(statement.values).toHaveLength(20);
-    expect([statement.values[9], statement.values[19]]).toEqual([3, 4]);
+  });
+
+  it("types PostgreSQL's change columns as their columns are", () => {
+    const record = acceptedRecord('s', 'x', {
+      createdAt: 1,
+      revision: 2,
+      editedAt: 3,
+      redactedAt: 4,
+      redactionReason: 'why',
+    });
+
+    const statement = insertMessages('postgres', [record], 1, [1]);
+
+    expect(statement.sql).toContain(
+      '$7::bigint[], $8::integer[], $9::bigint[], $10::bigint[], $11::text[], $12::bigint[])',
+    );
+    expect(statement.values.slice(6)).toEqual([[1], [2], [3], [4], ['why'], [1]]);
   });
 
   it('refuses a stamp that is not a safe integer rather than write or bind it', () => {
