@@ -197,8 +197,13 @@ describe(insertMessages.name, () => {
     ]);
   });
 
-  it("types PostgreSQL's change columns as their columns are", () => {
+  it('types every PostgreSQL column as its column is, and takes a commit number a row', () => {
     const record = acceptedRecord('s', 'x', {
+      clientMessageId: 'c',
+      toolName: 'n',
+      toolCallId: 'i',
+      toolCalls: [],
+      metadata: {},
       createdAt: 1,
       revision: 2,
       editedAt: 3,
@@ -206,12 +211,25 @@ describe(insertMessages.name, () => {
       redactionReason: 'why',
     });
 
-    const statement = insertMessages('postgres', [record], 1, [1]);
+    const statement = insertMessages('postgres', [record], 1, [5, 6]);
 
     expect(statement.sql).toContain(
-      '$7::bigint[], $8::integer[], $9::bigint[], $10::bigint[], $11::text[], $12::bigint[])',
+      'unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::varchar[], $5::text[], $6::varchar[], $7::varchar[], $8::varchar[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::integer[], $14::bigint[], $15::bigint[], $16::text[], $17::bigint[])',
     );
-    expect(statement.values.slice(6)).toEqual([[1], [2], [3], [4], ['why'], [1]]);
+    expect(statement.values.slice(5)).toEqual([
+      ['c'],
+      ['n'],
+      ['i'],
+      ['[]'],
+      ['{}'],
+      [record.acceptedAt],
+      [1],
+      [2],
+      [3],
+      [4],
+      ['why'],
+      [5],
+    ]);
   });
 
   it('refuses a stamp that is not a safe integer rather than write or bind it', () => {

@@ -38,6 +38,8 @@ describe(combinedPlugins.name, () => {
     }
     expect(started).toEqual(['a', 'c']);
     expect(Object.keys(sut[2])).toEqual(['requestDidStart']);
+    // Only the plugins with a request hook are asked for a listener.
+    await expect(sut[2].requestDidStart!(context)).resolves.toEqual({});
   });
 
   it("calls every listener's hook in the plugins' order, before any is awaited", async () => {

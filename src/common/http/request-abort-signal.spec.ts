@@ -20,6 +20,10 @@ describe(requestAbortSignal.name, () => {
 
     expect(sut?.aborted).toBe(true);
     expect(sut?.reason).toBeInstanceOf(ClientClosedRequestError);
+    expect(sut?.reason).toMatchObject({
+      name: 'ClientClosedRequestError',
+      message: 'the client closed the request',
+    });
   });
 
   it('does not abort when the answer was sent before the connection closed', () => {
