@@ -1,6 +1,6 @@
 import { ArgsType, Field, InputType } from '@nestjs/graphql';
 import { IsObject, IsOptional } from 'class-validator';
-import { DateTime } from '../../common/graphql/date-time.scalar.js';
+import { GraphQLDateTime } from 'graphql-scalars';
 import { PageArgs } from '../../common/pagination/page.args.js';
 import { ScribeException } from '../../common/errors/scribe.exception.js';
 import { boundedTextProblem } from '../../common/validation/storable-values.js';
@@ -10,7 +10,7 @@ export const MAX_TITLE_FILTER_CHARACTERS = 200;
 
 @InputType({ description: 'Which sessions to list; every condition given must hold.' })
 export class SessionFilter {
-  @Field(() => DateTime, {
+  @Field(() => GraphQLDateTime, {
     nullable: true,
     description: 'Only sessions a message was stored in at or after this time.',
   })

@@ -1,5 +1,5 @@
 import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
-import { DateTime } from '../../common/graphql/date-time.scalar.js';
+import { GraphQLDateTime } from 'graphql-scalars';
 import { FieldScope } from '../../common/auth/field-scope.js';
 
 @FieldScope('admin')
@@ -30,7 +30,7 @@ export class PendingStatus {
   @Field(() => String, { nullable: true, description: 'The last database write error.' })
   lastDatabaseError: string | null;
 
-  @Field(() => DateTime, { nullable: true, description: 'When the last error happened.' })
+  @Field(() => GraphQLDateTime, { nullable: true, description: 'When the last error happened.' })
   lastDatabaseErrorAt: Date | null;
 
   @Field(() => Int, {

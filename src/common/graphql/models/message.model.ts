@@ -1,6 +1,5 @@
 import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
-import { GraphQLJSON } from 'graphql-scalars';
-import { DateTime } from '../date-time.scalar.js';
+import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
 import { FieldScope } from '../../auth/field-scope.js';
 import { AppendStatus } from '../../../message/append-status.js';
 import './append-status.enum.js';
@@ -57,7 +56,7 @@ export class Message {
   @Field(() => GraphQLJSON, { nullable: true, description: 'Free-form client metadata, as sent.' })
   metadata: unknown;
 
-  @Field(() => DateTime, {
+  @Field(() => GraphQLDateTime, {
     description:
       "When the message was written: when its append was accepted, or for an imported message the time its file gave (kept as it was; the order is the import's).",
   })
@@ -69,7 +68,7 @@ export class Message {
   })
   revision: number;
 
-  @Field(() => DateTime, {
+  @Field(() => GraphQLDateTime, {
     nullable: true,
     description: 'When it was last edited (editMessage); null if it never was.',
   })
@@ -81,7 +80,7 @@ export class Message {
   })
   redacted: boolean;
 
-  @Field(() => DateTime, {
+  @Field(() => GraphQLDateTime, {
     nullable: true,
     description: 'When it was redacted; null if it was not.',
   })

@@ -1,6 +1,5 @@
 import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
-import { GraphQLJSON } from 'graphql-scalars';
-import { DateTime } from '../date-time.scalar.js';
+import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
 import { FieldScope } from '../../auth/field-scope.js';
 import { ConnectionType } from '../../pagination/connection.js';
 import { type MessageRecord } from '../../../message/message-record.js';
@@ -40,12 +39,12 @@ export class Session {
   })
   metadata: unknown;
 
-  @Field(() => DateTime, {
+  @Field(() => GraphQLDateTime, {
     description: 'When the first message of the session was accepted.',
   })
   createdAt: Date;
 
-  @Field(() => DateTime, { description: 'When a message of the session was last stored.' })
+  @Field(() => GraphQLDateTime, { description: 'When a message of the session was last stored.' })
   updatedAt: Date;
 
   @Field(() => Int, { description: 'How many messages are stored.' })
