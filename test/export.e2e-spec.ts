@@ -1,6 +1,4 @@
-import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Controller, Get, Module, Param } from '@nestjs/common';
-import { GraphQLModule } from '@nestjs/graphql';
 import { JwtService } from '@nestjs/jwt';
 import { type Server } from 'node:http';
 import { type AddressInfo } from 'node:net';
@@ -9,7 +7,6 @@ import { deferred } from '../src/common/testing/deferred.js';
 import { scribeOptionsFromEnvironment } from '../src/config/scribe-options-from-environment.js';
 import { SessionQueries } from '../src/database/session-queries.js';
 import { EXPORT_DRAIN_TIMEOUT_MS } from '../src/export/export.tokens.js';
-import { ScribeGraphQL } from '../src/graphql/scribe-graphql.js';
 import { createScribeTestingModule, type ScribeTesting } from '../src/kit/index.js';
 import { TranscriptService } from '../src/transcript/transcript.service.js';
 import { createPostgresSchema, databaseKinds, type DatabaseKind } from './support/databases.js';
@@ -21,6 +18,7 @@ import {
   type RawAnswer,
 } from './support/raw-export.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { hostGraphQLModule } from './support/host-graphql.js';
 
 // GET /sessions/{id}/export: a stored transcript streamed as JSON Lines, JSON or Markdown,
 // behind the same credentials, scopes, session prefixes and HTTP steps as /graphql; a reader
@@ -557,14 +555,7 @@ describe("an export in GraphQL 'host' mode", () => {
   beforeAll(async () => {
     sut = await createScribeTestingModule({
       graphql: { mode: 'host' },
-      imports: [
-        HostRoutes,
-        GraphQLModule.forRootAsync<ApolloDriverConfig>({
-          driver: ApolloDriver,
-          inject: [ScribeGraphQL],
-          useFactory: (scribe: ScribeGraphQL) => scribe.forHost({ autoSchemaFile: true }),
-        }),
-      ],
+      imports: [HostRoutes, hostGraphQLModule()],
       options: {
         auth: { apiTokens: 'ops=admin' },
         http: { corsOrigins: [ORIGIN] },

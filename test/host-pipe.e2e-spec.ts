@@ -1,9 +1,7 @@
-import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Module, ValidationPipe, type ValidationPipeOptions } from '@nestjs/common';
 import { APP_PIPE } from '@nestjs/core';
-import { GraphQLModule } from '@nestjs/graphql';
-import { ScribeGraphQL } from '../src/graphql/scribe-graphql.js';
 import { createScribeTestingModule, type ScribeTesting } from '../src/kit/index.js';
+import { hostGraphQLModule } from './support/host-graphql.js';
 
 // A host's global ValidationPipe, the most common Nest setting, runs before Scribe's own pipe
 // on every Scribe argument: it must neither strip, refuse nor transform Scribe's inputs.
@@ -19,11 +17,7 @@ const hostPipes: [string, ValidationPipeOptions][] = [
   ['transform, whitelist', { transform: true, whitelist: true }],
 ];
 
-const hostGraphQL = GraphQLModule.forRootAsync<ApolloDriverConfig>({
-  driver: ApolloDriver,
-  inject: [ScribeGraphQL],
-  useFactory: (scribe: ScribeGraphQL) => scribe.forHost({ autoSchemaFile: true }),
-});
+const hostGraphQL = hostGraphQLModule();
 
 const APPEND = `mutation($i: AppendMessageInput!) {
   appendMessage(input: $i) { status message { content metadata } }

@@ -1,9 +1,8 @@
-import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Module } from '@nestjs/common';
-import { Args, Context, GraphQLModule, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { Args, Context, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { JwtService } from '@nestjs/jwt';
-import { ScribeGraphQL } from '../src/graphql/scribe-graphql.js';
 import { createScribeTestingModule, type ScribeTesting } from '../src/kit/index.js';
+import { hostGraphQLModule } from './support/host-graphql.js';
 
 // In host mode the GraphQL context is the host's. A host that keeps a `principal` of its own
 // there, and writes it while Scribe's fields run, must neither widen what a session_prefix
@@ -49,15 +48,7 @@ describe('a session_prefix token in host mode, beside a host that keeps its own 
     sut = await createScribeTestingModule({
       imports: [
         HostModule,
-        GraphQLModule.forRootAsync<ApolloDriverConfig>({
-          driver: ApolloDriver,
-          inject: [ScribeGraphQL],
-          useFactory: (scribe: ScribeGraphQL) =>
-            scribe.forHost({
-              autoSchemaFile: true,
-              context: () => ({ principal: { hostUser: 'alice' } }),
-            }),
-        }),
+        hostGraphQLModule({ context: () => ({ principal: { hostUser: 'alice' } }) }),
       ],
       graphql: { mode: 'host' },
       options: { auth: { apiTokens: 'ops=admin', jwtSecret: SECRET } },

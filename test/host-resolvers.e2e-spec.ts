@@ -9,6 +9,7 @@ import { ScribeGraphQL } from '../src/graphql/scribe-graphql.js';
 import { createScribeTestingModule, type ScribeTesting } from '../src/kit/index.js';
 import { LiveChannels } from '../src/live/live-channels.js';
 import { eventually, liveClient, subscribe } from './support/live-client.js';
+import { hostGraphQLModule } from './support/host-graphql.js';
 
 /** A host's type that nests as deep as a query asks. */
 @ObjectType()
@@ -81,11 +82,7 @@ const hostGraphQL = {
     autoSchemaFile: true,
     include: [HostModule],
   }),
-  host: GraphQLModule.forRootAsync<ApolloDriverConfig>({
-    driver: ApolloDriver,
-    inject: [ScribeGraphQL],
-    useFactory: (scribe: ScribeGraphQL) => scribe.forHost({ autoSchemaFile: true }),
-  }),
+  host: hostGraphQLModule(),
 };
 
 describe.each(['own', 'host'] as const)("Scribe in a host app, GraphQL in '%s' mode", (mode) => {
@@ -411,17 +408,11 @@ describe("a host's own options in 'host' mode", () => {
     sut = await createScribeTestingModule({
       imports: [
         HostModule,
-        GraphQLModule.forRootAsync<ApolloDriverConfig>({
-          driver: ApolloDriver,
-          inject: [ScribeGraphQL],
-          useFactory: (scribe: ScribeGraphQL) =>
-            scribe.forHost({
-              autoSchemaFile: true,
-              // The host's own token limit, higher than Scribe's; and stack traces in its
-              // answers, as Apollo gives them when NODE_ENV is unset.
-              parseOptions: { maxTokens: 5000 },
-              includeStacktraceInErrorResponses: true,
-            }),
+        hostGraphQLModule({
+          // The host's own token limit, higher than Scribe's; and stack traces in its
+          // answers, as Apollo gives them when NODE_ENV is unset.
+          parseOptions: { maxTokens: 5000 },
+          includeStacktraceInErrorResponses: true,
         }),
       ],
       graphql: { mode: 'host' },

@@ -1,9 +1,8 @@
-import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Module } from '@nestjs/common';
-import { Field, GraphQLModule, ObjectType, Query, Resolver } from '@nestjs/graphql';
+import { Field, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
-import { ScribeGraphQL } from '../src/graphql/scribe-graphql.js';
 import { createScribeTestingModule, type ScribeTesting } from '../src/kit/index.js';
+import { hostGraphQLModule } from './support/host-graphql.js';
 
 // Scribe's types use graphql-scalars' DateTime and JSON. A host's schema is one with Scribe's
 // in 'host' mode, and a GraphQL schema holds one type of a name: a host that types its own
@@ -35,14 +34,7 @@ describe("a host whose fields use graphql-scalars' DateTime and JSON, with Scrib
 
   beforeAll(async () => {
     sut = await createScribeTestingModule({
-      imports: [
-        HostModule,
-        GraphQLModule.forRootAsync<ApolloDriverConfig>({
-          driver: ApolloDriver,
-          inject: [ScribeGraphQL],
-          useFactory: (scribe: ScribeGraphQL) => scribe.forHost({ autoSchemaFile: true }),
-        }),
-      ],
+      imports: [HostModule, hostGraphQLModule()],
       graphql: { mode: 'host' },
     });
   });
