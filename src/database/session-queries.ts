@@ -47,8 +47,8 @@ export class SessionQueries {
   /**
    * A session's row, on every read of a session (the gate compares its revision with the
    * cached copy's). In SQL of its own, hydrated as TypeORM hydrates (the driver's conversions
-   * and the columns' transformers): `findOneBy` built a query builder for it each time, half of
-   * the read's cost and 3% of a page read's.
+   * and the columns' transformers): `findOneBy` built a query builder for it each time, 3% of a
+   * page read, about half of it TypeORM's own.
    */
   async findMetadata(id: string): Promise<SessionRecord | null> {
     this.readiness.assertReady();

@@ -31,8 +31,8 @@ type AnyHook = (...args: unknown[]) => Promise<unknown>;
  * Why: Apollo calls every hook of a request on every listener, whether it has the hook or not,
  * each call in a Promise.all of its own (eight hooks a request, more for some). With Scribe's
  * ten plugins that was over a hundred promises for `{ __typename }`, each also running Node
- * 20's AsyncLocalStorage hook, and a tenth of the request's CPU. Combined, a hook is called
- * on the listeners that have it, and Apollo awaits one promise for them all.
+ * 20's AsyncLocalStorage hook (promiseInitHook alone was 4.2% of the main thread). Combined, a
+ * hook is called on the listeners that have it, and Apollo awaits one promise for them all.
  *
  * The order and the outcome are Apollo's: every listener's hook is called, in the plugins'
  * order, before any is awaited; the first rejection is the hook's. Only hooks of that kind are

@@ -75,8 +75,8 @@ export function requestTracing(
   now: () => number = () => performance.now(),
 ): RequestHandler {
   const logger = access.logger ?? new Logger('Access');
-  // Nest's own logger drops a debug line once it is written; the line (its path, its
-  // operation, its duration) is not built then, on every request.
+  // Nest's logger drops a debug line unless debug is on: the line (its path, its operation,
+  // its duration) is then not built at all, on every request.
   const written = () =>
     access.atLogLevel || access.logger !== undefined || Logger.isLevelEnabled('debug');
   return (request: Request, response: Response, next: NextFunction) => {
