@@ -68,7 +68,7 @@ function combineListeners<TContext extends BaseContext>(
 ): GraphQLRequestListener<TContext> | undefined {
   // One listener is Apollo's to call as it is, whatever its hooks.
   if (listeners.length <= 1) return listeners[0];
-  for (const listener of listeners) checked(listener);
+  for (const listener of listeners) refuseOtherHooks(listener);
   const combined: Partial<Record<CombinedHook, AnyHook>> = {};
   for (const name of COMBINED_HOOKS) {
     const having = listeners.filter((listener) => typeof listener[name] === 'function');
@@ -85,14 +85,13 @@ function combineListeners<TContext extends BaseContext>(
   return combined as GraphQLRequestListener<TContext>;
 }
 
-/** `listener`, once every hook of it is one combinedPlugins combines; else throws. */
-function checked<TContext extends BaseContext>(
+/** Throws, naming the hook, when `listener` has a hook combinedPlugins does not combine. */
+function refuseOtherHooks<TContext extends BaseContext>(
   listener: GraphQLRequestListener<TContext>,
-): GraphQLRequestListener<TContext> {
+): void {
   for (const name of OTHER_HOOKS) {
     if (typeof listener[name] === 'function') {
       throw new Error(`combinedPlugins cannot combine a request listener's ${name}`);
     }
   }
-  return listener;
 }
