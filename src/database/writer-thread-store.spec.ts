@@ -3,7 +3,9 @@ import { Worker } from 'node:worker_threads';
 import { CapturingLogger } from '../common/testing/capturing-logger.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { classifyDatabaseError } from './database-errors.js';
+import { PostgresMessageStore, postgresWriterScript } from './postgres-message-store.js';
 import { SqliteMessageStore, sqliteWriterScript } from './sqlite-message-store.js';
+import { WRITER_THREAD_LOST, WriterThreadStore } from './writer-thread-store.js';
 
 // A writer thread that answers as told by its workerData, instead of SQLite.
 const FAKE_WRITER = `
@@ -13,6 +15,7 @@ parentPort.on('message', (request) => {
   if (request.op === workerData.throwOn) throw new Error('broken writer');
   if (workerData.failWith) return parentPort.postMessage({ id: request.id, error: workerData.failWith });
   if (request.op === 'prune') parentPort.postMessage({ log: 'the writer says so' });
+  if (request.op === 'prune' && workerData.warns) parentPort.postMessage({ log: 'a warning', level: 'warn' });
   if (request.op === 'close') parentPort.postMessage({ log: 'closed' });
   const value =
     request.op === 'write'
@@ -30,7 +33,7 @@ const SETTINGS = {
   instanceId: 'i',
 };
 
-describe(SqliteMessageStore.name, () => {
+describe(WriterThreadStore.name, () => {
   let logs: CapturingLogger;
   let started: Worker[];
   let sut: SqliteMessageStore | undefined;
@@ -53,6 +56,7 @@ describe(SqliteMessageStore.name, () => {
     failWith?: object;
     exitOn?: string;
     throwOn?: string;
+    warns?: boolean;
   }) {
     sut = new SqliteMessageStore(SETTINGS, () => {
       const worker = new Worker(FAKE_WRITER, {
@@ -136,7 +140,7 @@ describe(SqliteMessageStore.name, () => {
       .write([{ sessionId: 's', records: [acceptedRecord('s', 'x')] }])
       .catch((caught: unknown) => caught);
 
-    expect(error).toMatchObject({ code: 'SCRIBE_SQLITE_WRITER_LOST' });
+    expect(error).toMatchObject({ code: WRITER_THREAD_LOST });
     expect(classifyDatabaseError(error).kind).toBe('unavailable');
     expect(logs.messages('error')).toEqual(['the SQLite writer thread failed: exited with code 3']);
     await store.heartbeat();
@@ -150,7 +154,7 @@ describe(SqliteMessageStore.name, () => {
 
     // (Under Jest the thread's Error comes from another realm, and is described as its text.)
     expect(error).toMatchObject({
-      code: 'SCRIBE_SQLITE_WRITER_LOST',
+      code: WRITER_THREAD_LOST,
       message: expect.stringMatching(/^the SQLite writer thread failed: (Error: )?broken writer$/),
     });
     expect(logs.messages('error')).toEqual([(error as Error).message]);
@@ -171,8 +175,59 @@ describe(SqliteMessageStore.name, () => {
     expect(await exited).toBe(1);
   });
 
-  it('runs the built worker script (under a test runner, the one in dist/)', () => {
+  it('runs the built worker scripts (under a test runner, the ones in dist/)', () => {
     expect(sqliteWriterScript().href).toMatch(/\/dist\/database\/sqlite-writer\.worker\.js$/);
+    expect(postgresWriterScript().href).toMatch(/\/dist\/database\/postgres-writer\.worker\.js$/);
+  });
+
+  it("logs a writer's line at WARN when the writer says so", async () => {
+    storeWith({ warns: true });
+    await sut?.onModuleInit();
+    expect(logs.messages('warn')).toEqual(['a warning']);
+    expect(logs.messages('error')).toEqual(['the writer says so']);
+  });
+
+  describe('on PostgreSQL', () => {
+    let store: PostgresMessageStore | undefined;
+    afterEach(() => store?.onApplicationShutdown());
+
+    it('writes through its own thread, and names PostgreSQL when the thread dies', async () => {
+      store = new PostgresMessageStore({ url: 'postgres://nowhere', instanceId: 'i' }, () => {
+        const worker = new Worker(FAKE_WRITER, {
+          eval: true,
+          workerData: { skipped: [], ops: [], exitOn: 'heartbeat' },
+        });
+        started.push(worker);
+        return worker;
+      });
+      const record = acceptedRecord('s', 'x');
+
+      const [written] = await store.write([{ sessionId: 's', records: [record] }]);
+      const error: unknown = await store.heartbeat().catch((caught: unknown) => caught);
+
+      expect(written).toEqual({ inserted: [record], skipped: [], revision: 1 });
+      expect(error).toMatchObject({ code: WRITER_THREAD_LOST });
+      expect(logs.messages('error')).toEqual([
+        'the PostgreSQL writer thread failed: exited with code 3',
+      ]);
+    });
+
+    it("runs the built writer, whose driver's errors arrive with their codes", async () => {
+      // Port 1: nothing listens, and the driver's connection is refused at once.
+      store = new PostgresMessageStore({
+        url: 'postgres://postgres@127.0.0.1:1/none',
+        instanceId: 'i',
+      });
+
+      const error: unknown = await store.heartbeat().catch((caught: unknown) => caught);
+      await store.onModuleInit();
+
+      expect(error).toMatchObject({ code: 'ECONNREFUSED' });
+      expect(classifyDatabaseError(error)).toEqual({ kind: 'unavailable', diskFull: false });
+      expect(logs.messages('warn')).toEqual([
+        expect.stringMatching(/^Old heartbeat rows not pruned at start: .*ECONNREFUSED/),
+      ]);
+    });
   });
 
   it("logs the writer's lines at ERROR, and only warns when pruning at start fails", async () => {

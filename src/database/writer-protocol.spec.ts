@@ -1,6 +1,5 @@
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
-import { errorData, errorFrom, packWrites, unpackWrites } from './sqlite-writer-protocol.js';
-import { positionsOf } from './sqlite-writer.js';
+import { errorData, errorFrom, packWrites, positionsOf, unpackWrites } from './writer-protocol.js';
 
 describe(positionsOf.name, () => {
   const [a, b, c] = [acceptedRecord('s', 'a'), acceptedRecord('s', 'b'), acceptedRecord('s', 'c')];

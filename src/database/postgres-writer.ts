@@ -1,0 +1,122 @@
+import pg from 'pg';
+import { describeError } from '../common/errors/describe-error.js';
+import { MESSAGES_CHANNEL, SCHEMA_SUFFIX_SQL, messageNotices } from './commit-notices.js';
+import { beat, pruneHeartbeats } from './heartbeat-sql.js';
+import { beginWrite } from './message-sql.js';
+import { TCP_KEEPALIVE } from './postgres-keepalive.js';
+import { type SessionWrite } from './message-store.js';
+import { writeSessions } from './session-writes.js';
+import { StoredAtStamps } from './statement-runner.js';
+import { positionsOf, type WrittenPositions } from './writer-protocol.js';
+import { type ThreadWriter } from './writer-worker.js';
+
+export interface PostgresStoreSettings {
+  url: string;
+  instanceId: string;
+}
+
+/**
+ * Writes through a connection of its own (a pool of one), not TypeORM's, so that the write
+ * path controls its transactions: a connection any statement of which failed is destroyed
+ * rather than returned, and the next write connects afresh. Reads keep TypeORM's pool. Runs
+ * in the store's worker thread (see PostgresMessageStore); `warn` hears what must be logged.
+ */
+export class PostgresWriter implements ThreadWriter {
+  private readonly pool: pg.Pool;
+  private readonly stamps = new StoredAtStamps();
+
+  constructor(
+    private readonly settings: PostgresStoreSettings,
+    private readonly warn: (message: string) => void,
+  ) {
+    this.pool = new pg.Pool({
+      connectionString: settings.url,
+      max: 1,
+      // Fail a write within seconds when the server is unreachable, instead of hanging.
+      connectionTimeoutMillis: 3000,
+      query_timeout: 5000,
+      ...TCP_KEEPALIVE,
+    });
+    // An idle connection that the server or the network dropped: the next write reconnects.
+    this.pool.on('error', (error) =>
+      this.warn(`PostgreSQL write connection lost: ${describeError(error)}`),
+    );
+  }
+
+  async prune(): Promise<void> {
+    const statement = pruneHeartbeats('postgres', Date.now());
+    await this.transaction('BEGIN', (client) => client.query(statement.sql, statement.values));
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  async write(writes: SessionWrite[]): Promise<WrittenPositions[]> {
+    const results = await this.transaction(beginWrite('postgres'), async (client) => {
+      const written = await writeSessions(
+        {
+          rows: async (statement) =>
+            (await client.query<Record<string, unknown>>(statement.sql, statement.values)).rows,
+          changes: async (statement) =>
+            (await client.query(statement.sql, statement.values)).rowCount ?? 0,
+        },
+        'postgres',
+        writes,
+        this.stamps.next(),
+        this.settings.instanceId,
+      );
+      // Inside the transaction: PostgreSQL delivers notices only if it commits, and in the
+      // order transactions commit, so every instance hears a session's writes in one order.
+      const notices = writes.flatMap((write, index) =>
+        messageNotices(
+          write.sessionId,
+          written[index].inserted.map((record) => record.id),
+        ),
+      );
+      if (notices.length > 0) {
+        await client.query(
+          `SELECT pg_notify($1 || ${SCHEMA_SUFFIX_SQL}, notice) FROM unnest($2::text[]) AS notice`,
+          [MESSAGES_CHANNEL, notices],
+        );
+      }
+      return written;
+    });
+    return results.map((result, index) => positionsOf(writes[index].records, result));
+  }
+
+  async heartbeat(): Promise<void> {
+    await this.transaction('BEGIN', async (client) => {
+      const statement = beat('postgres', this.settings.instanceId, Date.now());
+      await client.query(statement.sql, statement.values);
+    });
+  }
+
+  private async transaction<T>(
+    begin: string,
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<T> {
+    const client = await this.pool.connect();
+    // A checked-out client is the caller's to watch: the pool stops listening to it, and an
+    // 'error' event nobody hears (the socket reset by an outage) would end the process. The
+    // query in flight fails with it anyway, and that is how the write learns of it.
+    const onError = (error: Error) =>
+      this.warn(`PostgreSQL write connection lost: ${describeError(error)}`);
+    client.on('error', onError);
+    let result: T;
+    try {
+      await client.query(begin);
+      result = await work(client);
+      await client.query('COMMIT');
+    } catch (error) {
+      // Destroyed, not rolled back and reused: after a failed COMMIT or a broken socket its
+      // state is unknown, and a fresh connection costs little next to an outage.
+      client.off('error', onError);
+      client.release(true);
+      throw error;
+    }
+    client.off('error', onError);
+    client.release();
+    return result;
+  }
+}

@@ -1,0 +1,150 @@
+import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { type Worker } from 'node:worker_threads';
+import { describeError } from '../common/errors/describe-error.js';
+import {
+  MessageStore,
+  numberInserted,
+  type SessionWrite,
+  type WrittenSession,
+} from './message-store.js';
+import {
+  errorFrom,
+  packWrites,
+  type WriterCall,
+  type WriterReply,
+  type WrittenPositions,
+} from './writer-protocol.js';
+
+/** The code of the error a call fails with when the writer thread died: an outage. */
+export const WRITER_THREAD_LOST = 'SCRIBE_WRITER_THREAD_LOST';
+
+/**
+ * A message store whose writer (which owns the write connection and its transactions) runs in
+ * a worker thread of its own. A transaction is several statements, and with the connection on
+ * the main thread each one waited for an event loop busy parsing and answering requests: on
+ * SQLite half of a write transaction's time went to that wait, on PostgreSQL 3–5 ms a
+ * statement (npm run bench). In its own thread the transaction runs unbroken, and the main
+ * thread hands over a group in one message. A thread that dies fails what it was asked (the
+ * callers journal it) and the next call starts another. `database` names it in the log.
+ */
+export class WriterThreadStore<Settings>
+  extends MessageStore
+  implements OnModuleInit, OnApplicationShutdown
+{
+  protected readonly logger: Logger;
+  private worker: Worker | null = null;
+  private readonly waiting = new Map<
+    number,
+    { resolve: (value: unknown) => void; reject: (error: Error) => void }
+  >();
+  private lastId = 0;
+
+  /** `startWorker` starts the writer's thread with the settings (tests start fakes). */
+  constructor(
+    private readonly database: string,
+    private readonly settings: Settings,
+    private readonly startWorker: (settings: Settings) => Worker,
+  ) {
+    super();
+    this.logger = new Logger(new.target.name);
+  }
+
+  // Housekeeping only: an instance must start (and journal) while the database is down or
+  // another process holds its write lock, so a failure here is a warning.
+  async onModuleInit(): Promise<void> {
+    await this.call({ op: 'prune' }).catch((error: unknown) =>
+      this.logger.warn(`Old heartbeat rows not pruned at start: ${describeError(error)}`),
+    );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    await this.call({ op: 'close' }).catch((error: unknown) => {
+      this.logger.warn(
+        `Closing the ${this.database} write connection failed: ${describeError(error)}`,
+      );
+    });
+    this.worker = null;
+    await worker.terminate();
+  }
+
+  async write(writes: SessionWrite[]): Promise<WrittenSession[]> {
+    const positions = (await this.call({
+      op: 'write',
+      writes: packWrites(writes),
+    })) as WrittenPositions[];
+    const results = positions.map(({ skipped, revision, seqs, orderKeys }, index) => {
+      const { records } = writes[index];
+      const skippedAt = new Set(skipped);
+      return {
+        inserted: records.filter((_, position) => !skippedAt.has(position)),
+        skipped: skipped.map((position) => records[position]),
+        revision,
+        seqs,
+        ...(orderKeys ? { orderKeys } : {}),
+      };
+    });
+    numberInserted(results);
+    return results;
+  }
+
+  async heartbeat(): Promise<void> {
+    await this.call({ op: 'heartbeat' });
+  }
+
+  protected call(call: WriterCall): Promise<unknown> {
+    const worker = this.worker ?? this.start();
+    const id = ++this.lastId;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      worker.postMessage({ id, ...call });
+    });
+  }
+
+  private start(): Worker {
+    const worker = this.startWorker(this.settings);
+    // Never what keeps the process alive: the server is, and shutdown ends the thread.
+    worker.unref();
+    worker.on('message', (reply: WriterReply) => this.answer(reply));
+    worker.on('error', (error) => this.lost(worker, error));
+    worker.on('exit', (code) => this.lost(worker, new Error(`exited with code ${code}`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private answer(reply: WriterReply): void {
+    if ('log' in reply) {
+      if (reply.level === 'warn') this.logger.warn(reply.log);
+      else this.logger.error(reply.log);
+      return;
+    }
+    const waiter = this.waiting.get(reply.id);
+    this.waiting.delete(reply.id);
+    if (reply.error) waiter?.reject(errorFrom(reply.error));
+    else waiter?.resolve(reply.value);
+  }
+
+  /** The thread died: what it was asked fails as an outage, and the next call starts anew. */
+  private lost(worker: Worker, cause: Error): void {
+    if (this.worker !== worker) return;
+    this.worker = null;
+    const error = Object.assign(
+      new Error(`the ${this.database} writer thread failed: ${describeError(cause)}`),
+      { code: WRITER_THREAD_LOST },
+    );
+    this.logger.error(error.message);
+    for (const waiter of this.waiting.values()) waiter.reject(error);
+    this.waiting.clear();
+  }
+}
+
+/**
+ * A writer thread's script, `name` beside this file once built. A test runner that runs the
+ * sources (.ts) uses the build in dist/, which `npm test` makes first.
+ */
+export function writerScript(name: string): URL {
+  return import.meta.url.endsWith('.ts')
+    ? new URL(`../../dist/database/${name}`, import.meta.url)
+    : new URL(`./${name}`, import.meta.url);
+}
