@@ -140,7 +140,8 @@ describe(WriterThreadStore.name, () => {
       .write([{ sessionId: 's', records: [acceptedRecord('s', 'x')] }])
       .catch((caught: unknown) => caught);
 
-    expect(error).toMatchObject({ code: WRITER_THREAD_LOST });
+    // The code operators find in the log and the pending view, by its name.
+    expect(error).toMatchObject({ code: 'SCRIBE_WRITER_THREAD_LOST' });
     expect(classifyDatabaseError(error).kind).toBe('unavailable');
     expect(logs.messages('error')).toEqual(['the SQLite writer thread failed: exited with code 3']);
     await store.heartbeat();
