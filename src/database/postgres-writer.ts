@@ -6,7 +6,6 @@ import { beginWrite } from './message-sql.js';
 import { TCP_KEEPALIVE } from './postgres-keepalive.js';
 import { type SessionWrite } from './message-store.js';
 import { writeSessions } from './session-writes.js';
-import { StoredAtStamps } from './statement-runner.js';
 import { positionsOf, type WrittenPositions } from './writer-protocol.js';
 import { type ThreadWriter } from './writer-worker.js';
 
@@ -23,7 +22,6 @@ export interface PostgresStoreSettings {
  */
 export class PostgresWriter implements ThreadWriter {
   private readonly pool: pg.Pool;
-  private readonly stamps = new StoredAtStamps();
 
   constructor(
     private readonly settings: PostgresStoreSettings,
@@ -52,7 +50,7 @@ export class PostgresWriter implements ThreadWriter {
     await this.pool.end();
   }
 
-  async write(writes: SessionWrite[]): Promise<WrittenPositions[]> {
+  async write(writes: SessionWrite[], storedAt: number): Promise<WrittenPositions[]> {
     const results = await this.transaction(beginWrite('postgres'), async (client) => {
       const written = await writeSessions(
         {
@@ -63,7 +61,7 @@ export class PostgresWriter implements ThreadWriter {
         },
         'postgres',
         writes,
-        this.stamps.next(),
+        storedAt,
         this.settings.instanceId,
       );
       // Inside the transaction: PostgreSQL delivers notices only if it commits, and in the

@@ -9,7 +9,6 @@ import { type SessionWrite } from './message-store.js';
 import { writeSessions } from './session-writes.js';
 import { positionsOf, type WrittenPositions } from './writer-protocol.js';
 import { type ThreadWriter } from './writer-worker.js';
-import { StoredAtStamps } from './statement-runner.js';
 import { SqliteConnection } from './sqlite-connection.js';
 
 export interface SqliteStoreSettings {
@@ -36,7 +35,6 @@ interface FileIdentity {
  */
 export class SqliteWriter implements ThreadWriter {
   private connection: SqliteConnection | null = null;
-  private readonly stamps = new StoredAtStamps();
   // One transaction at a time on the one connection.
   private readonly turns = new Mutex();
   private identity: FileIdentity | null = null;
@@ -57,7 +55,7 @@ export class SqliteWriter implements ThreadWriter {
   }
 
   /** Stores the writes in one transaction (see writeSessions). */
-  async write(writes: SessionWrite[]): Promise<WrittenPositions[]> {
+  async write(writes: SessionWrite[], storedAt: number): Promise<WrittenPositions[]> {
     const results = await this.transaction(beginWrite('sqlite'), (connection) =>
       writeSessions(
         {
@@ -66,7 +64,7 @@ export class SqliteWriter implements ThreadWriter {
         },
         'sqlite',
         writes,
-        this.stamps.next(),
+        storedAt,
         this.settings.instanceId,
       ),
     );

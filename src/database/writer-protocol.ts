@@ -5,7 +5,8 @@ import { type SessionWrite, type WrittenSession } from './message-store.js';
 
 /** What the store asks of its writer thread. */
 export type WriterCall =
-  { op: 'write'; writes: PackedWrites } | { op: 'heartbeat' | 'prune' | 'settings' | 'close' };
+  | { op: 'write'; writes: PackedWrites; storedAt: number }
+  | { op: 'heartbeat' | 'prune' | 'settings' | 'close' };
 
 /** A call with the id its answer comes back under. */
 export type WriterRequest = { id: number } & WriterCall;

@@ -12,6 +12,7 @@ const FAKE_WRITER = `
 const { parentPort, workerData } = require('node:worker_threads');
 parentPort.on('message', (request) => {
   if (request.op === workerData.exitOn) process.exit(3);
+  if (request.op === workerData.silentOn) return;
   if (request.op === workerData.throwOn) throw new Error('broken writer');
   if (workerData.failWith) return parentPort.postMessage({ id: request.id, error: workerData.failWith });
   if (request.op === 'prune') parentPort.postMessage({ log: 'the writer says so' });
@@ -19,7 +20,7 @@ parentPort.on('message', (request) => {
   if (request.op === 'close') parentPort.postMessage({ log: 'closed' });
   const value =
     request.op === 'write'
-      ? request.writes.sessionIds.map((sessionId, index) => ({ skipped: workerData.skipped[index] ?? [], revision: index + 1, ...(workerData.orderKeys ? { seqs: [index + 1], orderKeys: workerData.orderKeys[index] } : {}) }))
+      ? request.writes.sessionIds.map((sessionId, index) => ({ skipped: workerData.skipped[index] ?? [], revision: workerData.echoStamp ? request.storedAt : index + 1, ...(workerData.orderKeys ? { seqs: [index + 1], orderKeys: workerData.orderKeys[index] } : {}) }))
       : request.op === 'settings' ? { ops: workerData.ops } : undefined;
   workerData.ops.push(request.op);
   parentPort.postMessage({ id: request.id, value });
@@ -57,6 +58,7 @@ describe(WriterThreadStore.name, () => {
     exitOn?: string;
     throwOn?: string;
     warns?: boolean;
+    silentOn?: string;
   }) {
     sut = new SqliteMessageStore(SETTINGS, () => {
       const worker = new Worker(FAKE_WRITER, {
@@ -145,6 +147,32 @@ describe(WriterThreadStore.name, () => {
     expect(classifyDatabaseError(error).kind).toBe('unavailable');
     expect(logs.messages('error')).toEqual(['the SQLite writer thread failed: exited with code 3']);
     await store.heartbeat();
+    expect(started).toHaveLength(2);
+  });
+
+  it('stamps each transaction once, across the threads that replace one another', async () => {
+    const store = new WriterThreadStore(
+      'SQLite',
+      SETTINGS,
+      () => {
+        const worker = new Worker(FAKE_WRITER, {
+          eval: true,
+          workerData: { skipped: [], ops: [], exitOn: 'heartbeat', echoStamp: true },
+        });
+        started.push(worker);
+        return worker;
+      },
+      () => 1000,
+    );
+    const write = () => store.write([{ sessionId: 's', records: [acceptedRecord('s', 'x')] }]);
+
+    const [first] = await write();
+    await store.heartbeat().catch(() => undefined);
+    const [second] = await write();
+    await store.onApplicationShutdown();
+
+    // The writer answers the stamp it was given as the revision.
+    expect([first.revision, second.revision]).toEqual([1000, 1001]);
     expect(started).toHaveLength(2);
   });
 
@@ -241,6 +269,23 @@ describe(WriterThreadStore.name, () => {
     expect(logs.messages('warn')).toEqual([
       'Old heartbeat rows not pruned at start: SQLITE_BUSY: locked',
     ]);
+  });
+
+  it('fails, as an outage, a call the thread had not answered when shutdown ended it', async () => {
+    const store = storeWith({ silentOn: 'write' });
+    const unanswered = store
+      .write([{ sessionId: 's', records: [acceptedRecord('s', 'x')] }])
+      .catch((caught: unknown) => caught);
+    await store.heartbeat();
+
+    await store.onApplicationShutdown();
+
+    const error = await unanswered;
+    expect(error).toMatchObject({
+      code: WRITER_THREAD_LOST,
+      message: 'the SQLite writer thread was ended at shutdown',
+    });
+    expect(classifyDatabaseError(error).kind).toBe('unavailable');
   });
 
   it('closes the connection before it ends the thread at shutdown, and starts none to do so', async () => {

@@ -7,6 +7,7 @@ import {
   type SessionWrite,
   type WrittenSession,
 } from './message-store.js';
+import { StoredAtStamps } from './statement-runner.js';
 import {
   errorFrom,
   packWrites,
@@ -38,15 +39,19 @@ export class WriterThreadStore<Settings>
     { resolve: (value: unknown) => void; reject: (error: Error) => void }
   >();
   private lastId = 0;
+  // Here, not in the thread: a thread that replaces a lost one must not issue a stamp again.
+  private readonly stamps: StoredAtStamps;
 
   /** `startWorker` starts the writer's thread with the settings (tests start fakes). */
   constructor(
     private readonly database: string,
     private readonly settings: Settings,
     private readonly startWorker: (settings: Settings) => Worker,
+    now: () => number = Date.now,
   ) {
     super();
     this.logger = new Logger(new.target.name);
+    this.stamps = new StoredAtStamps(now);
   }
 
   // Housekeeping only: an instance must start (and journal) while the database is down or
@@ -66,13 +71,17 @@ export class WriterThreadStore<Settings>
       );
     });
     this.worker = null;
+    const asked = this.lastId;
     await worker.terminate();
+    // A call still unanswered waited on the thread just ended (a later one started another).
+    this.fail(threadLost(`the ${this.database} writer thread was ended at shutdown`), asked);
   }
 
   async write(writes: SessionWrite[]): Promise<WrittenSession[]> {
     const positions = (await this.call({
       op: 'write',
       writes: packWrites(writes),
+      storedAt: this.stamps.next(),
     })) as WrittenPositions[];
     const results = positions.map(({ skipped, revision, seqs, orderKeys }, index) => {
       const { records } = writes[index];
@@ -129,14 +138,24 @@ export class WriterThreadStore<Settings>
   private lost(worker: Worker, cause: Error): void {
     if (this.worker !== worker) return;
     this.worker = null;
-    const error = Object.assign(
-      new Error(`the ${this.database} writer thread failed: ${describeError(cause)}`),
-      { code: WRITER_THREAD_LOST },
-    );
+    const error = threadLost(`the ${this.database} writer thread failed: ${describeError(cause)}`);
     this.logger.error(error.message);
-    for (const waiter of this.waiting.values()) waiter.reject(error);
-    this.waiting.clear();
+    this.fail(error, this.lastId);
   }
+
+  /** Fails the calls still waiting, up to the one numbered `upTo`. */
+  private fail(error: Error, upTo: number): void {
+    for (const [id, waiter] of this.waiting) {
+      if (id > upTo) continue;
+      this.waiting.delete(id);
+      waiter.reject(error);
+    }
+  }
+}
+
+/** What a call fails with when its thread ended before it answered: an outage. */
+function threadLost(message: string): Error {
+  return Object.assign(new Error(message), { code: WRITER_THREAD_LOST });
 }
 
 /**

@@ -12,8 +12,11 @@ import {
 
 /** A database's writer, in the thread that owns its write connection. */
 export interface ThreadWriter {
-  /** Stores the writes in one transaction (see MessageStore.write), answered by position. */
-  write(writes: SessionWrite[]): Promise<WrittenPositions[]>;
+  /**
+   * Stores the writes in one transaction (see MessageStore.write), answered by position;
+   * `storedAt` is the transaction's stamp (see StoredAtStamps).
+   */
+  write(writes: SessionWrite[], storedAt: number): Promise<WrittenPositions[]>;
   heartbeat(): Promise<void>;
   /** Removes the heartbeat rows of instances long gone. */
   prune(): Promise<void>;
@@ -45,7 +48,7 @@ export function serveWriter(start: (log: WriterLog) => ThreadWriter): void {
 function perform(writer: ThreadWriter, request: WriterRequest): Promise<unknown> {
   switch (request.op) {
     case 'write':
-      return writer.write(unpackWrites(request.writes));
+      return writer.write(unpackWrites(request.writes), request.storedAt);
     case 'heartbeat':
       return writer.heartbeat();
     case 'prune':
