@@ -154,6 +154,50 @@ describeOnPostgres('durability of acknowledged appends across a PostgreSQL outag
     },
   );
 
+  // A session's row locked elsewhere (another instance's long transaction, an operator's
+  // session): the append waits out the write's timeout and is journaled, and PostgreSQL itself
+  // gives up the writer's statement, rather than keep a backend waiting behind the lock.
+  faultTest(
+    'an append that waits out a row lock held elsewhere is QUEUED, and leaves no statement waiting',
+    async () => {
+      const dataDir = await temporaryDataDir();
+      cleanups.add(dataDir.remove);
+      const schema = await createPostgresSchema();
+      cleanups.add(schema.drop);
+      const target = await server({
+        DATA_DIR: dataDir.path,
+        DATABASE_URL: schema.url,
+        DB_RETRY_INTERVAL_MS: '200',
+      });
+      expect((await appendMessage(target, SESSION, 'before')).status).toBe('PERSISTED');
+      const holder = new pg.Client({ connectionString: schema.url });
+      await holder.connect();
+      cleanups.add(() => holder.end());
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [SESSION]);
+      const blockedBy = (pid?: number) =>
+        holder.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity
+           WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid)) AND ($1::int IS NULL OR pid = $1)`,
+          [pid ?? null],
+        );
+
+      const answered = appendMessage(target, SESSION, 'during');
+      const writer = await eventually(async () => {
+        const { rows } = await blockedBy();
+        expect(rows).toHaveLength(1);
+        return rows[0].pid;
+      });
+
+      expect((await answered).status).toBe('QUEUED');
+      expect((await blockedBy(writer)).rows).toEqual([]);
+      await holder.query('ROLLBACK');
+      await eventually(async () =>
+        expect((await readTranscript(target, SESSION)).contents).toEqual(['before', 'during']),
+      );
+    },
+  );
+
   // Not an outage but a poison message: PostgreSQL cannot store U+0000 in a text column
   // (22021), so such an append must be refused up front or stored; and whatever happens to it,
   // other sessions must keep persisting while the database is up.

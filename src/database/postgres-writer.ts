@@ -33,6 +33,10 @@ export class PostgresWriter implements ThreadWriter {
       // Fail a write within seconds when the server is unreachable, instead of hanging.
       connectionTimeoutMillis: 3000,
       query_timeout: 5000,
+      // And PostgreSQL gives up first, on its side: a statement the driver stopped waiting for
+      // would otherwise go on waiting in its backend (for a row lock held elsewhere, say), one
+      // more backend for every write that timed out.
+      statement_timeout: 4500,
       ...TCP_KEEPALIVE,
     });
     // An idle connection that the server or the network dropped: the next write reconnects.
