@@ -32,11 +32,11 @@ const ENV_SYNTAX = [
 // specs included: each is a member of ScribeErrorCode, whose values are the wire codes (Apollo's
 // own are in its ApolloServerErrorCode). The e2e specs under test/ pin the wire as clients read
 // it, in literals. Not the codes a driver, the OS or Node set on an Error (`SQLITE_FULL`,
-// `SCRIBE_WRITER_THREAD_LOST`, errno's `ENOSPC`, Node's `ERR_…`), which a fake or a wrapper
+// `SCRIBE_SQLITE_WRITER_LOST`, errno's `ENOSPC`, Node's `ERR_…`), which a fake or a wrapper
 // may write out: those are no wire code.
 const WIRE_CODE_SYNTAX = {
   selector:
-    "Property[key.name='code'][value.type='Literal'][value.value=/^(?!SQLITE_|SCRIBE_WRITER_|ERR_|E[A-Z]+$)[A-Z][A-Z_]+$/]",
+    "Property[key.name='code'][value.type='Literal'][value.value=/^(?!SQLITE_|SCRIBE_SQLITE_|ERR_|E[A-Z]+$)[A-Z][A-Z_]+$/]",
   message:
     "a wire code is a member of ScribeErrorCode (src/common/errors/scribe-error-code.ts), or of ApolloServerErrorCode for Apollo's own: not a string",
 };

@@ -1,22 +1,137 @@
-import { Worker } from 'node:worker_threads';
-import { type PostgresStoreSettings } from './postgres-writer.js';
-import { WriterThreadStore, writerScript } from './writer-thread-store.js';
+import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import pg from 'pg';
+import { describeError } from '../common/errors/describe-error.js';
+import { MESSAGES_CHANNEL, SCHEMA_SUFFIX_SQL, messageNotices } from './commit-notices.js';
+import { beat, pruneHeartbeats } from './heartbeat-sql.js';
+import { beginWrite } from './message-sql.js';
+import { TCP_KEEPALIVE } from './postgres-keepalive.js';
+import {
+  MessageStore,
+  numberInserted,
+  type SessionWrite,
+  type WrittenSession,
+} from './message-store.js';
+import { writeSessions } from './session-writes.js';
+import { StoredAtStamps } from './statement-runner.js';
 
-/**
- * The PostgreSQL message store: a PostgresWriter in a thread of its own (see
- * WriterThreadStore). A group's transaction is six round trips; from the main thread each
- * reply waited 3–5 ms for an event loop busy with requests, as long as the group's INSERT took.
- */
-export class PostgresMessageStore extends WriterThreadStore<PostgresStoreSettings> {
-  constructor(
-    settings: PostgresStoreSettings,
-    startWorker: (settings: PostgresStoreSettings) => Worker = (workerData) =>
-      new Worker(postgresWriterScript(), { workerData }),
-  ) {
-    super('PostgreSQL', settings, startWorker);
-  }
+export interface PostgresStoreSettings {
+  url: string;
+  instanceId: string;
 }
 
-export function postgresWriterScript(): URL {
-  return writerScript('postgres-writer.worker.js');
+/**
+ * Writes through a connection of its own (a pool of one), not TypeORM's, so that the write
+ * path controls its transactions: a connection any statement of which failed is destroyed
+ * rather than returned, and the next write connects afresh. Reads keep TypeORM's pool.
+ */
+export class PostgresMessageStore
+  extends MessageStore
+  implements OnModuleInit, OnApplicationShutdown
+{
+  private readonly logger = new Logger(PostgresMessageStore.name);
+  private readonly pool: pg.Pool;
+  private readonly stamps = new StoredAtStamps();
+
+  constructor(private readonly settings: PostgresStoreSettings) {
+    super();
+    this.pool = new pg.Pool({
+      connectionString: settings.url,
+      max: 1,
+      // Fail a write within seconds when the server is unreachable, instead of hanging.
+      connectionTimeoutMillis: 3000,
+      query_timeout: 5000,
+      // And PostgreSQL gives up first, on its side: a statement the driver stopped waiting for
+      // would otherwise go on waiting in its backend (for a row lock held elsewhere, say), one
+      // more backend for every write that timed out.
+      statement_timeout: 4500,
+      ...TCP_KEEPALIVE,
+    });
+    // An idle connection that the server or the network dropped: the next write reconnects.
+    this.pool.on('error', (error) =>
+      this.logger.warn(`PostgreSQL write connection lost: ${describeError(error)}`),
+    );
+  }
+
+  // Housekeeping only: an instance must start (and journal) while the database is down.
+  async onModuleInit(): Promise<void> {
+    const statement = pruneHeartbeats('postgres', Date.now());
+    await this.transaction('BEGIN', (client) =>
+      client.query(statement.sql, statement.values),
+    ).catch((error: unknown) =>
+      this.logger.warn(`Old heartbeat rows not pruned at start: ${describeError(error)}`),
+    );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool.end();
+  }
+
+  async write(writes: SessionWrite[]): Promise<WrittenSession[]> {
+    const results = await this.transaction(beginWrite('postgres'), async (client) => {
+      const written = await writeSessions(
+        {
+          rows: async (statement) =>
+            (await client.query<Record<string, unknown>>(statement.sql, statement.values)).rows,
+          changes: async (statement) =>
+            (await client.query(statement.sql, statement.values)).rowCount ?? 0,
+        },
+        'postgres',
+        writes,
+        this.stamps.next(),
+        this.settings.instanceId,
+      );
+      // Inside the transaction: PostgreSQL delivers notices only if it commits, and in the
+      // order transactions commit, so every instance hears a session's writes in one order.
+      const notices = writes.flatMap((write, index) =>
+        messageNotices(
+          write.sessionId,
+          written[index].inserted.map((record) => record.id),
+        ),
+      );
+      if (notices.length > 0) {
+        await client.query(
+          `SELECT pg_notify($1 || ${SCHEMA_SUFFIX_SQL}, notice) FROM unnest($2::text[]) AS notice`,
+          [MESSAGES_CHANNEL, notices],
+        );
+      }
+      return written;
+    });
+    numberInserted(results);
+    return results;
+  }
+
+  async heartbeat(): Promise<void> {
+    await this.transaction('BEGIN', async (client) => {
+      const statement = beat('postgres', this.settings.instanceId, Date.now());
+      await client.query(statement.sql, statement.values);
+    });
+  }
+
+  private async transaction<T>(
+    begin: string,
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<T> {
+    const client = await this.pool.connect();
+    // A checked-out client is the caller's to watch: the pool stops listening to it, and an
+    // 'error' event nobody hears (the socket reset by an outage) would end the process. The
+    // query in flight fails with it anyway, and that is how the write learns of it.
+    const onError = (error: Error) =>
+      this.logger.warn(`PostgreSQL write connection lost: ${describeError(error)}`);
+    client.on('error', onError);
+    let result: T;
+    try {
+      await client.query(begin);
+      result = await work(client);
+      await client.query('COMMIT');
+    } catch (error) {
+      // Destroyed, not rolled back and reused: after a failed COMMIT or a broken socket its
+      // state is unknown, and a fresh connection costs little next to an outage.
+      client.off('error', onError);
+      client.release(true);
+      throw error;
+    }
+    client.off('error', onError);
+    client.release();
+    return result;
+  }
 }

@@ -7,8 +7,7 @@ import { beat, pruneHeartbeats } from './heartbeat-sql.js';
 import { beginWrite } from './message-sql.js';
 import { type SessionWrite } from './message-store.js';
 import { writeSessions } from './session-writes.js';
-import { positionsOf, type WrittenPositions } from './writer-protocol.js';
-import { type ThreadWriter } from './writer-worker.js';
+import { positionsOf, type WrittenPositions } from './sqlite-writer-protocol.js';
 import { SqliteConnection } from './sqlite-connection.js';
 
 export interface SqliteStoreSettings {
@@ -33,7 +32,7 @@ interface FileIdentity {
  * Runs in the store's worker thread (see SqliteMessageStore); `onError` hears what must be
  * logged.
  */
-export class SqliteWriter implements ThreadWriter {
+export class SqliteWriter {
   private connection: SqliteConnection | null = null;
   // One transaction at a time on the one connection.
   private readonly turns = new Mutex();

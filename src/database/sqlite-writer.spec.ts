@@ -1,5 +1,11 @@
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
-import { errorData, errorFrom, packWrites, positionsOf, unpackWrites } from './writer-protocol.js';
+import {
+  errorData,
+  errorFrom,
+  packWrites,
+  positionsOf,
+  unpackWrites,
+} from './sqlite-writer-protocol.js';
 
 describe(positionsOf.name, () => {
   const [a, b, c] = [acceptedRecord('s', 'a'), acceptedRecord('s', 'b'), acceptedRecord('s', 'c')];

@@ -3,9 +3,11 @@ import { Worker } from 'node:worker_threads';
 import { CapturingLogger } from '../common/testing/capturing-logger.js';
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
 import { classifyDatabaseError } from './database-errors.js';
-import { PostgresMessageStore, postgresWriterScript } from './postgres-message-store.js';
-import { SqliteMessageStore, sqliteWriterScript } from './sqlite-message-store.js';
-import { WRITER_THREAD_LOST, WriterThreadStore } from './writer-thread-store.js';
+import {
+  SqliteMessageStore,
+  WRITER_THREAD_LOST,
+  sqliteWriterScript,
+} from './sqlite-message-store.js';
 
 // A writer thread that answers as told by its workerData, instead of SQLite.
 const FAKE_WRITER = `
@@ -16,7 +18,6 @@ parentPort.on('message', (request) => {
   if (request.op === workerData.throwOn) throw new Error('broken writer');
   if (workerData.failWith) return parentPort.postMessage({ id: request.id, error: workerData.failWith });
   if (request.op === 'prune') parentPort.postMessage({ log: 'the writer says so' });
-  if (request.op === 'prune' && workerData.warns) parentPort.postMessage({ log: 'a warning', level: 'warn' });
   if (request.op === 'close') parentPort.postMessage({ log: 'closed' });
   const value =
     request.op === 'write'
@@ -34,7 +35,7 @@ const SETTINGS = {
   instanceId: 'i',
 };
 
-describe(WriterThreadStore.name, () => {
+describe(SqliteMessageStore.name, () => {
   let logs: CapturingLogger;
   let started: Worker[];
   let sut: SqliteMessageStore | undefined;
@@ -57,7 +58,6 @@ describe(WriterThreadStore.name, () => {
     failWith?: object;
     exitOn?: string;
     throwOn?: string;
-    warns?: boolean;
     silentOn?: string;
   }) {
     sut = new SqliteMessageStore(SETTINGS, () => {
@@ -143,7 +143,7 @@ describe(WriterThreadStore.name, () => {
       .catch((caught: unknown) => caught);
 
     // The code operators find in the log and the pending view, by its name.
-    expect(error).toMatchObject({ code: 'SCRIBE_WRITER_THREAD_LOST' });
+    expect(error).toMatchObject({ code: 'SCRIBE_SQLITE_WRITER_LOST' });
     expect(classifyDatabaseError(error).kind).toBe('unavailable');
     expect(logs.messages('error')).toEqual(['the SQLite writer thread failed: exited with code 3']);
     await store.heartbeat();
@@ -151,8 +151,7 @@ describe(WriterThreadStore.name, () => {
   });
 
   it('stamps each transaction once, across the threads that replace one another', async () => {
-    const store = new WriterThreadStore(
-      'SQLite',
+    const store = new SqliteMessageStore(
       SETTINGS,
       () => {
         const worker = new Worker(FAKE_WRITER, {
@@ -204,71 +203,8 @@ describe(WriterThreadStore.name, () => {
     expect(await exited).toBe(1);
   });
 
-  it('runs the built worker scripts (under a test runner, the ones in dist/)', () => {
+  it('runs the built worker script (under a test runner, the one in dist/)', () => {
     expect(sqliteWriterScript().href).toMatch(/\/dist\/database\/sqlite-writer\.worker\.js$/);
-    expect(postgresWriterScript().href).toMatch(/\/dist\/database\/postgres-writer\.worker\.js$/);
-  });
-
-  it("logs a writer's line at WARN when the writer says so", async () => {
-    storeWith({ warns: true });
-    await sut?.onModuleInit();
-    expect(logs.messages('warn')).toEqual(['a warning']);
-    expect(logs.messages('error')).toEqual(['the writer says so']);
-  });
-
-  describe('on PostgreSQL', () => {
-    let store: PostgresMessageStore | undefined;
-    afterEach(() => store?.onApplicationShutdown());
-
-    it('writes through its own thread, and names PostgreSQL when the thread dies', async () => {
-      store = new PostgresMessageStore({ url: 'postgres://nowhere', instanceId: 'i' }, () => {
-        const worker = new Worker(FAKE_WRITER, {
-          eval: true,
-          workerData: { skipped: [], ops: [], exitOn: 'heartbeat' },
-        });
-        started.push(worker);
-        return worker;
-      });
-      const record = acceptedRecord('s', 'x');
-
-      const [written] = await store.write([{ sessionId: 's', records: [record] }]);
-      const error: unknown = await store.heartbeat().catch((caught: unknown) => caught);
-
-      expect(written).toEqual({ inserted: [record], skipped: [], revision: 1 });
-      expect(error).toMatchObject({ code: WRITER_THREAD_LOST });
-      expect(logs.messages('error')).toEqual([
-        'the PostgreSQL writer thread failed: exited with code 3',
-      ]);
-    });
-
-    it("runs the built writer, whose driver's errors arrive with their codes", async () => {
-      // Port 1: nothing listens, and the driver's connection is refused at once.
-      store = new PostgresMessageStore({
-        url: 'postgres://postgres@127.0.0.1:1/none',
-        instanceId: 'i',
-      });
-
-      const error: unknown = await store.heartbeat().catch((caught: unknown) => caught);
-      await store.onModuleInit();
-
-      expect(error).toMatchObject({ code: 'ECONNREFUSED' });
-      expect(classifyDatabaseError(error)).toEqual({ kind: 'unavailable', diskFull: false });
-      expect(logs.messages('warn')).toEqual([
-        expect.stringMatching(/^Old heartbeat rows not pruned at start: .*ECONNREFUSED/),
-      ]);
-    });
-  });
-
-  it("logs the writer's lines at ERROR, and only warns when pruning at start fails", async () => {
-    storeWith({});
-    await sut?.onModuleInit();
-    expect(logs.messages('error')).toEqual(['the writer says so']);
-
-    storeWith({ failWith: { name: 'Error', message: 'locked', code: 'SQLITE_BUSY' } });
-    await sut?.onModuleInit();
-    expect(logs.messages('warn')).toEqual([
-      'Old heartbeat rows not pruned at start: SQLITE_BUSY: locked',
-    ]);
   });
 
   it('fails, as an outage, a call the thread had not answered when shutdown ended it', async () => {

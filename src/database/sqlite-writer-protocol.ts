@@ -1,5 +1,3 @@
-// What a message store and its writer thread say to each other (see WriterThreadStore): the
-// calls, the answers, errors and writes as they cross the thread boundary.
 import { type MessageRecord } from '../message/message-record.js';
 import { type SessionWrite, type WrittenSession } from './message-store.js';
 
@@ -19,11 +17,11 @@ export interface ErrorData {
   errno?: number;
 }
 
-/** The writer thread's answer to request `id`, or a line for the store's log (ERROR unless told). */
+/** The writer thread's answer to request `id`, or a line for the store's log. */
 export type WriterReply =
   | { id: number; value: unknown; error?: undefined }
   | { id: number; error: ErrorData }
-  | { log: string; level?: 'warn' };
+  | { log: string };
 
 /** What one write did, told by position: the records at `skipped` were stored already. */
 export interface WrittenPositions {
