@@ -51,6 +51,21 @@ describeOnPostgres('durability of acknowledged appends across a PostgreSQL outag
     return { proxy, url, storedDirectly };
   }
 
+  /** A server on a schema of its own (its URL, to reach the rows around the server). */
+  async function serverOnOwnSchema(): Promise<{ target: ServerProcess; url: string }> {
+    const dataDir = await temporaryDataDir();
+    cleanups.add(dataDir.remove);
+    const schema = await createPostgresSchema();
+    cleanups.add(schema.drop);
+    const target = await server({
+      DATA_DIR: dataDir.path,
+      DATABASE_URL: schema.url,
+      MAX_PENDING_PER_SESSION: String(CAP),
+      DB_RETRY_INTERVAL_MS: '200',
+    });
+    return { target, url: schema.url };
+  }
+
   async function appendAll(
     target: ServerProcess,
     contents: string[],
@@ -160,17 +175,9 @@ describeOnPostgres('durability of acknowledged appends across a PostgreSQL outag
   faultTest(
     'an append that waits out a row lock held elsewhere is QUEUED, and leaves no statement waiting',
     async () => {
-      const dataDir = await temporaryDataDir();
-      cleanups.add(dataDir.remove);
-      const schema = await createPostgresSchema();
-      cleanups.add(schema.drop);
-      const target = await server({
-        DATA_DIR: dataDir.path,
-        DATABASE_URL: schema.url,
-        DB_RETRY_INTERVAL_MS: '200',
-      });
+      const { target, url } = await serverOnOwnSchema();
       expect((await appendMessage(target, SESSION, 'before')).status).toBe('PERSISTED');
-      const holder = new pg.Client({ connectionString: schema.url });
+      const holder = new pg.Client({ connectionString: url });
       await holder.connect();
       cleanups.add(() => holder.end());
       await holder.query('BEGIN');
@@ -204,16 +211,7 @@ describeOnPostgres('durability of acknowledged appends across a PostgreSQL outag
   faultTest(
     'a message PostgreSQL cannot store (a NUL character) is refused or stored, and never stalls the writes of other sessions',
     async () => {
-      const dataDir = await temporaryDataDir();
-      cleanups.add(dataDir.remove);
-      const schema = await createPostgresSchema();
-      cleanups.add(schema.drop);
-      const target = await server({
-        DATA_DIR: dataDir.path,
-        DATABASE_URL: schema.url,
-        MAX_PENDING_PER_SESSION: String(CAP),
-        DB_RETRY_INTERVAL_MS: '200',
-      });
+      const { target } = await serverOnOwnSchema();
       const poison = 'bad\u0000byte';
 
       const answer = await target.gql(APPEND, {
