@@ -224,6 +224,18 @@ describe(SqliteMessageStore.name, () => {
     expect(classifyDatabaseError(error).kind).toBe('unavailable');
   });
 
+  it("logs the writer's lines at ERROR, and only warns when pruning at start fails", async () => {
+    storeWith({});
+    await sut?.onModuleInit();
+    expect(logs.messages('error')).toEqual(['the writer says so']);
+
+    storeWith({ failWith: { name: 'Error', message: 'locked', code: 'SQLITE_BUSY' } });
+    await sut?.onModuleInit();
+    expect(logs.messages('warn')).toEqual([
+      'Old heartbeat rows not pruned at start: SQLITE_BUSY: locked',
+    ]);
+  });
+
   it('closes the connection before it ends the thread at shutdown, and starts none to do so', async () => {
     const store = storeWith({});
     await store.onApplicationShutdown();

@@ -7,14 +7,13 @@ import {
   type SessionWrite,
   type WrittenSession,
 } from './message-store.js';
-import { type SqliteStoreSettings } from './sqlite-writer.js';
+import { type SqliteStoreSettings, type WrittenPositions } from './sqlite-writer.js';
 import { StoredAtStamps } from './statement-runner.js';
 import {
   errorFrom,
   packWrites,
   type WriterCall,
   type WriterReply,
-  type WrittenPositions,
 } from './sqlite-writer-protocol.js';
 
 /** The code of the error a call fails with when the writer thread died: an outage. */

@@ -1,5 +1,5 @@
 import { type MessageRecord } from '../message/message-record.js';
-import { type SessionWrite, type WrittenSession } from './message-store.js';
+import { type SessionWrite } from './message-store.js';
 
 /** What the store asks of its writer thread. */
 export type WriterCall =
@@ -22,39 +22,6 @@ export type WriterReply =
   | { id: number; value: unknown; error?: undefined }
   | { id: number; error: ErrorData }
   | { log: string };
-
-/** What one write did, told by position: the records at `skipped` were stored already. */
-export interface WrittenPositions {
-  skipped: number[];
-  revision: number | null;
-  /** The commit numbers of the records not skipped, in order. */
-  seqs: number[];
-  /** Their order keys as stored, when the write gave them new ones (WrittenSession.orderKeys). */
-  orderKeys?: string[];
-}
-
-/**
- * The positions of the skipped records. A record listed twice is inserted once: its first
- * copy counts as inserted, as writeSessions tells it.
- */
-export function positionsOf(records: MessageRecord[], result: WrittenSession): WrittenPositions {
-  const insertedLeft = new Map<MessageRecord, number>();
-  for (const record of result.inserted) {
-    insertedLeft.set(record, (insertedLeft.get(record) ?? 0) + 1);
-  }
-  const skipped: number[] = [];
-  records.forEach((record, index) => {
-    const left = insertedLeft.get(record) ?? 0;
-    if (left > 0) insertedLeft.set(record, left - 1);
-    else skipped.push(index);
-  });
-  return {
-    skipped,
-    revision: result.revision,
-    seqs: result.seqs ?? [],
-    ...(result.orderKeys ? { orderKeys: result.orderKeys } : {}),
-  };
-}
 
 export function errorData(error: unknown): ErrorData {
   if (!(error instanceof Error)) return { name: 'Error', message: String(error) };

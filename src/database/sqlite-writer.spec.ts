@@ -1,11 +1,6 @@
 import { acceptedRecord } from '../message/testing/message-record.fixture.js';
-import {
-  errorData,
-  errorFrom,
-  packWrites,
-  positionsOf,
-  unpackWrites,
-} from './sqlite-writer-protocol.js';
+import { errorData, errorFrom, packWrites, unpackWrites } from './sqlite-writer-protocol.js';
+import { positionsOf } from './sqlite-writer.js';
 
 describe(positionsOf.name, () => {
   const [a, b, c] = [acceptedRecord('s', 'a'), acceptedRecord('s', 'b'), acceptedRecord('s', 'c')];

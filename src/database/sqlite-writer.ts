@@ -5,9 +5,9 @@ import { type SqliteSynchronousMode } from '../config/store-settings.js';
 import { DatabaseFileChangedError } from './database-errors.js';
 import { beat, pruneHeartbeats } from './heartbeat-sql.js';
 import { beginWrite } from './message-sql.js';
-import { type SessionWrite } from './message-store.js';
+import { type MessageRecord } from '../message/message-record.js';
+import { type SessionWrite, type WrittenSession } from './message-store.js';
 import { writeSessions } from './session-writes.js';
-import { positionsOf, type WrittenPositions } from './sqlite-writer-protocol.js';
 import { SqliteConnection } from './sqlite-connection.js';
 
 export interface SqliteStoreSettings {
@@ -15,6 +15,16 @@ export interface SqliteStoreSettings {
   synchronous: SqliteSynchronousMode;
   busyTimeoutMs: number;
   instanceId: string;
+}
+
+/** What one write did, told by position: the records at `skipped` were stored already. */
+export interface WrittenPositions {
+  skipped: number[];
+  revision: number | null;
+  /** The commit numbers of the records not skipped, in order. */
+  seqs: number[];
+  /** Their order keys as stored, when the write gave them new ones (WrittenSession.orderKeys). */
+  orderKeys?: string[];
 }
 
 interface FileIdentity {
@@ -53,7 +63,7 @@ export class SqliteWriter {
     );
   }
 
-  /** Stores the writes in one transaction (see writeSessions). */
+  /** Stores the writes in one transaction (see writeSessions), stamped `storedAt`. */
   async write(writes: SessionWrite[], storedAt: number): Promise<WrittenPositions[]> {
     const results = await this.transaction(beginWrite('sqlite'), (connection) =>
       writeSessions(
@@ -180,4 +190,27 @@ export class SqliteWriter {
     void connection?.close().catch(() => undefined);
     return this.fileChanged;
   }
+}
+
+/**
+ * The positions of the skipped records. A record listed twice is inserted once: its first
+ * copy counts as inserted, as writeSessions tells it.
+ */
+export function positionsOf(records: MessageRecord[], result: WrittenSession): WrittenPositions {
+  const insertedLeft = new Map<MessageRecord, number>();
+  for (const record of result.inserted) {
+    insertedLeft.set(record, (insertedLeft.get(record) ?? 0) + 1);
+  }
+  const skipped: number[] = [];
+  records.forEach((record, index) => {
+    const left = insertedLeft.get(record) ?? 0;
+    if (left > 0) insertedLeft.set(record, left - 1);
+    else skipped.push(index);
+  });
+  return {
+    skipped,
+    revision: result.revision,
+    seqs: result.seqs ?? [],
+    ...(result.orderKeys ? { orderKeys: result.orderKeys } : {}),
+  };
 }
