@@ -205,6 +205,41 @@ describeOnPostgres('durability of acknowledged appends across a PostgreSQL outag
     },
   );
 
+  // The write path has more than one write connection: a transaction stuck behind one
+  // session's row lock leaves the others free for the writes of other sessions.
+  faultTest(
+    "a write waiting on one session's row lock does not hold back other sessions' writes",
+    async () => {
+      const { target, url } = await serverOnOwnSchema();
+      expect((await appendMessage(target, SESSION, 'before')).status).toBe('PERSISTED');
+      const holder = new pg.Client({ connectionString: url });
+      await holder.connect();
+      cleanups.add(() => holder.end());
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [SESSION]);
+      const blocked = async () =>
+        (
+          await holder.query(
+            'SELECT pid FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))',
+          )
+        ).rows;
+
+      const answered = appendMessage(target, SESSION, 'during');
+      await eventually(async () => expect(await blocked()).toHaveLength(1));
+      const other = await appendMessage(target, 'elsewhere', 'free');
+
+      // Stored while the first write still waits on the lock.
+      expect(other.status).toBe('PERSISTED');
+      expect(await blocked()).toHaveLength(1);
+      await holder.query('ROLLBACK');
+      expect(['PERSISTED', 'QUEUED']).toContain((await answered).status);
+      await eventually(async () =>
+        expect((await readTranscript(target, SESSION)).contents).toEqual(['before', 'during']),
+      );
+      expect((await readTranscript(target, 'elsewhere')).contents).toEqual(['free']);
+    },
+  );
+
   // Not an outage but a poison message: PostgreSQL cannot store U+0000 in a text column
   // (22021), so such an append must be refused up front or stored; and whatever happens to it,
   // other sessions must keep persisting while the database is up.

@@ -59,6 +59,14 @@ export function numberInserted(results: readonly WrittenSession[]): void {
  */
 export abstract class MessageStore {
   /**
+   * How many `write` (or `heartbeat`) calls may run at once, each in its own transaction on a
+   * connection of its own. One unless the store says otherwise.
+   */
+  get concurrentWrites(): number {
+    return 1;
+  }
+
+  /**
    * Stores every write in one transaction, all of them or none, skipping records stored
    * already; one result per write. Rejects with the driver's error (see classifyDatabaseError).
    */

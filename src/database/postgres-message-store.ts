@@ -14,15 +14,25 @@ import {
 import { writeSessions } from './session-writes.js';
 import { StoredAtStamps } from './statement-runner.js';
 
+/**
+ * Write transactions at once. A write is a chain of round trips (BEGIN, the session rows, the
+ * inserts, COMMIT), each waiting on the server and then on a busy event loop: with one
+ * connection, PostgreSQL and Node take turns and neither is busy. A second lets one transaction
+ * be on its way while the other waits (npm run bench). More would only queue behind the row
+ * locks and the WAL flush, and take connections from other instances.
+ */
+export const POSTGRES_WRITE_CONNECTIONS = 2;
+
 export interface PostgresStoreSettings {
   url: string;
   instanceId: string;
 }
 
 /**
- * Writes through a connection of its own (a pool of one), not TypeORM's, so that the write
- * path controls its transactions: a connection any statement of which failed is destroyed
- * rather than returned, and the next write connects afresh. Reads keep TypeORM's pool.
+ * Writes through connections of its own (a pool of POSTGRES_WRITE_CONNECTIONS), not TypeORM's,
+ * so that the write path controls its transactions: a connection any statement of which failed
+ * is destroyed rather than returned, and the next write connects afresh. Reads keep TypeORM's
+ * pool.
  */
 export class PostgresMessageStore
   extends MessageStore
@@ -36,7 +46,7 @@ export class PostgresMessageStore
     super();
     this.pool = new pg.Pool({
       connectionString: settings.url,
-      max: 1,
+      max: POSTGRES_WRITE_CONNECTIONS,
       // Fail a write within seconds when the server is unreachable, instead of hanging.
       connectionTimeoutMillis: 3000,
       query_timeout: 5000,
@@ -50,6 +60,10 @@ export class PostgresMessageStore
     this.pool.on('error', (error) =>
       this.logger.warn(`PostgreSQL write connection lost: ${describeError(error)}`),
     );
+  }
+
+  override get concurrentWrites(): number {
+    return POSTGRES_WRITE_CONNECTIONS;
   }
 
   // Housekeeping only: an instance must start (and journal) while the database is down.

@@ -19,6 +19,11 @@ class SwitchedReadiness extends DatabaseReadiness {
 
 class RecordingStore extends MessageStore {
   readonly calls: string[] = [];
+  connections?: number;
+
+  override get concurrentWrites(): number {
+    return this.connections ?? super.concurrentWrites;
+  }
 
   async write(writes: SessionWrite[]): Promise<WrittenSession[]> {
     this.calls.push(`write ${writes.length}`);
@@ -41,6 +46,15 @@ class RecordingStore extends MessageStore {
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe(ReadyMessageStore.name, () => {
+  it('runs as many writes at once as the store it guards, and a store runs one unless it says', () => {
+    const store = new RecordingStore();
+    const sut = new ReadyMessageStore(store, new SwitchedReadiness());
+
+    expect(sut.concurrentWrites).toBe(1);
+    store.connections = 3;
+    expect(sut.concurrentWrites).toBe(3);
+  });
+
   it('refuses writes and heartbeats as an outage until the database is ready, then passes them on', async () => {
     const readiness = new SwitchedReadiness();
     const store = new RecordingStore();

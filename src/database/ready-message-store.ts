@@ -23,6 +23,10 @@ export class ReadyMessageStore extends MessageStore implements OnModuleInit, OnA
     return this.store;
   }
 
+  override get concurrentWrites(): number {
+    return this.store.concurrentWrites;
+  }
+
   // Not waited for: the database may be down for a long time, and the instance must start.
   onModuleInit(): void {
     void this.readiness.ready.then(async () => {

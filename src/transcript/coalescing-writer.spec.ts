@@ -40,9 +40,10 @@ const MAX = MAX_RECORDS_PER_TRANSACTION;
  * many run at once. Calls can be held until the test opens them, and failed: `holdNextCall` and
  * `failNextCall` apply to the next call to arrive. Besides, a transaction that holds a record
  * whose id is in `refusing` is refused as a whole, and a record whose id is in `stored` is
- * skipped.
+ * skipped. It has `connections` write connections (concurrentWrites).
  */
 class FakeMessageStore extends MessageStore {
+  connections = 1;
   readonly calls: (SessionWrite[] | typeof HEARTBEAT)[] = [];
   readonly refusing = new Set<string>();
   readonly stored = new Set<string>();
@@ -53,6 +54,10 @@ class FakeMessageStore extends MessageStore {
   private readonly failures: unknown[] = [];
   private readonly failuresByCall = new Map<number, unknown>();
   private waiters: { count: number; gate: Deferred }[] = [];
+
+  override get concurrentWrites(): number {
+    return this.connections;
+  }
 
   holdNextCall(): Deferred {
     const gate = deferred();
@@ -489,7 +494,7 @@ describe(CoalescingWriter.name, () => {
     });
   });
 
-  it('never runs two transactions at once', async () => {
+  it('never runs two transactions at once on a store of one connection', async () => {
     const gates = [store.holdNextCall(), store.holdNextCall(), store.holdNextCall()];
     store.refusing.add('bad-0');
     const settled: Promise<unknown>[] = [
@@ -521,5 +526,88 @@ describe(CoalescingWriter.name, () => {
       ['e'],
       HEARTBEAT,
     ]);
+  });
+
+  describe('on a store of two connections', () => {
+    beforeEach(() => {
+      store.connections = 2;
+    });
+
+    it('starts a write submitted while a transaction runs in a transaction of its own at once', async () => {
+      const gates = [store.holdNextCall(), store.holdNextCall(), store.holdNextCall()];
+      const first = sut.submit(write('first'));
+      const second = sut.submit(write('second'));
+
+      expect(store.shape).toEqual([['first'], ['second']]);
+      expect(store.active).toBe(2);
+      const behind = ['a', 'b'].map((id) => sut.submit(write(id)));
+      expect(store.shape).toEqual([['first'], ['second']]);
+
+      gates[1].resolve();
+      expect(kindOf(await second)).toBe('written');
+      await store.callsReceived(3);
+      expect(store.shape).toEqual([['first'], ['second'], ['a', 'b']]);
+      gates[0].resolve();
+      gates[2].resolve();
+      await Promise.all([first, ...behind]);
+      expect(store.peak).toBe(2);
+    });
+
+    it('never runs more transactions at once than the store has connections', async () => {
+      const gates = Array.from({ length: 6 }, () => store.holdNextCall());
+      const settled: Promise<unknown>[] = ['a', 'b', 'c', 'd', 'e', 'f'].map((id, index) =>
+        index === 3 ? sut.heartbeat() : sut.submit(write(id)),
+      );
+      expect(store.calls).toHaveLength(2);
+      for (const gate of gates) gate.resolve();
+      await Promise.all(settled);
+
+      expect(store.peak).toBe(2);
+      expect(store.shape).toEqual([['a'], ['b'], ['c'], HEARTBEAT, ['e', 'f']]);
+    });
+
+    it("does not start a session's write while another write of that session is in a transaction", async () => {
+      const gate = store.holdNextCall();
+      const done: string[] = [];
+      const first = sut.submit(write('same')).then(() => done.push('first'));
+      const again = sut.submit(write('same', 2)).then(() => done.push('again'));
+      const other = sut.submit(write('other')).then(() => done.push('other'));
+
+      // A connection is free, but the head of the queue waits for its session, and the rest
+      // wait in order behind it.
+      expect(store.shape).toEqual([['same']]);
+      gate.resolve();
+      await Promise.all([first, again, other]);
+
+      expect(store.shape).toEqual([['same'], ['same', 'other']]);
+      expect(store.recordShape).toEqual([['same-0'], ['same-0', 'same-1', 'other-0']]);
+      expect(done).toEqual(['first', 'again', 'other']);
+    });
+
+    it('runs a heartbeat on a free connection while a write is in a transaction', async () => {
+      const gate = store.holdNextCall();
+      const held = sut.submit(write('held'));
+
+      await expect(sut.heartbeat()).resolves.toEqual(BEAT);
+      expect(store.shape).toEqual([['held'], HEARTBEAT]);
+      gate.resolve();
+      expect(kindOf(await held)).toBe('written');
+    });
+
+    it('fails what waits behind a failed transaction, but not the one running beside it', async () => {
+      const gates = [store.holdNextCall(), store.holdNextCall()];
+      const down = new Error('connection refused');
+      store.failNextCall(down);
+      const failing = sut.submit(write('failing'));
+      const beside = sut.submit(write('beside'));
+      const behind = sut.submit(write('behind'));
+      gates[0].resolve();
+
+      expect(kindOf(await failing)).toBe('unavailable: connection refused');
+      expect(kindOf(await behind)).toBe('unavailable: connection refused');
+      gates[1].resolve();
+      expect(kindOf(await beside)).toBe('written');
+      expect(store.shape).toEqual([['failing'], ['beside']]);
+    });
   });
 });

@@ -17,17 +17,23 @@ export const MAX_RECORDS_PER_TRANSACTION = 10_000;
 /**
  * Group commit: writes submitted while a transaction is running are stored together in the
  * next one, so concurrent appends share a transaction instead of queueing for one each.
- * Transactions run one at a time (SQLite has a single writer, and it keeps order simple).
- * Callers hold their session's lock while a write is pending, so a session never has two
- * writes in one group. A failure is an outcome, never a rejection: a write the database
- * refuses (a constraint, a bad value) must not fail the others it shared a transaction with,
- * so those are retried alone; with `isolateRefusals` (replays, whose records were promised to
- * their clients already) a refused write is split until the refused records are found, and
- * the rest is stored in order.
+ * As many transactions run at once as the store has write connections (MessageStore's
+ * concurrentWrites: SQLite has a single writer; on PostgreSQL a write is a chain of round trips,
+ * and while one transaction waits on the server the next can be on its way). Callers hold their
+ * session's lock while a write is pending, so a session never has two writes in one group; and
+ * a group never starts while a write of one of its sessions is in a transaction, so that a
+ * session's writes commit in the order they were submitted. A failure is an outcome, never a
+ * rejection: a write the database refuses (a constraint, a bad value) must not fail the others
+ * it shared a transaction with, so those are retried alone; with `isolateRefusals` (replays,
+ * whose records were promised to their clients already) a refused write is split until the
+ * refused records are found, and the rest is stored in order.
  */
 export class CoalescingWriter implements DatabaseHeartbeat {
   private waiting: Submission[] = [];
-  private running = false;
+  /** Transactions running now. */
+  private running = 0;
+  /** The sessions of the writes in the transactions running now. */
+  private readonly writing = new Set<string>();
 
   constructor(
     private readonly store: MessageStore,
@@ -38,43 +44,61 @@ export class CoalescingWriter implements DatabaseHeartbeat {
   submit(write: SessionWrite, { isolateRefusals = false } = {}): Promise<WriteAttempt> {
     return new Promise((resolve) => {
       this.waiting.push({ write, isolateRefusals, resolve });
-      if (!this.running) void this.run();
+      this.startWhatCan();
     });
   }
 
   /**
    * Commits a heartbeat in turn with the writes: whether a write can commit now. A write of
-   * nothing: `written` with nothing in it, or `unavailable`.
+   * nothing: `written` with nothing in it, or `unavailable`. It takes a connection of its own,
+   * as a transaction of its own.
    */
   heartbeat(): Promise<Written | Unavailable> {
     // Never `refused`: a heartbeat writes nothing a database could refuse (see beat).
     return new Promise<WriteAttempt>((resolve) => {
       this.waiting.push({ isolateRefusals: false, resolve });
-      if (!this.running) void this.run();
+      this.startWhatCan();
     }) as Promise<Written | Unavailable>;
   }
 
-  private async run(): Promise<void> {
-    this.running = true;
-    try {
-      while (this.waiting.length > 0) {
-        const group = this.takeGroup();
-        if (group[0].write) await this.writeGroup(group);
-        else await this.beat(group[0]);
+  /** Starts transactions for what waits, in order, while a connection is free for them. */
+  private startWhatCan(): void {
+    while (this.waiting.length > 0 && this.running < this.store.concurrentWrites) {
+      if (!this.waiting[0].write) {
+        const beat = this.waiting.shift() as Submission;
+        this.start([], () => this.beat(beat));
+        continue;
       }
-    } finally {
-      this.running = false;
+      const group = this.takeGroup();
+      // The head's session has a write in a transaction: it waits for that one to end.
+      if (group.length === 0) return;
+      this.start(
+        group.map((submission) => (submission.write as SessionWrite).sessionId),
+        () => this.writeGroup(group),
+      );
     }
   }
 
-  /** The longest run of writes from the head that fits one transaction; a heartbeat runs alone. */
+  private start(sessions: string[], transaction: () => Promise<void>): void {
+    this.running += 1;
+    for (const session of sessions) this.writing.add(session);
+    void transaction().finally(() => {
+      this.running -= 1;
+      for (const session of sessions) this.writing.delete(session);
+      this.startWhatCan();
+    });
+  }
+
+  /**
+   * The longest run of writes from the head that fits one transaction and whose sessions have
+   * no write in a transaction now.
+   */
   private takeGroup(): Submission[] {
-    if (!this.waiting[0].write) return this.waiting.splice(0, 1);
     let records = 0;
     let count = 0;
     while (count < this.waiting.length) {
       const write = this.waiting[count].write;
-      if (!write) break;
+      if (!write || this.writing.has(write.sessionId)) break;
       if (count > 0 && records + write.records.length > MAX_RECORDS_PER_TRANSACTION) break;
       records += write.records.length;
       count += 1;
