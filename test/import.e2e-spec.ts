@@ -424,6 +424,40 @@ describe.each(databaseKinds())('POST /sessions/{id}/import on %s', (database) =>
     expect(await target.count('squat')).toBe(1);
   });
 
+  // Each import's transaction holds the ids it inserted until it commits: the same ids in two
+  // orders, into two sessions at once, can deadlock two write transactions (PostgreSQL's two
+  // write connections). The victim must wait and find them stored, not be journaled as an
+  // outage (QUEUED) whose replay would then drop them as stored.
+  it('imports the same messages into two sessions at once: each stored once, none QUEUED', async () => {
+    for (let round = 0; round < 3; round++) {
+      const ids = Array.from({ length: 1000 }, () => uuidV4());
+      const file = (session: string, order: string[]) =>
+        [HEAD(session), ...order.map((id) => messageLine({ id, content: `m ${id}` }))].join('\n');
+      const sessions = [`race-x${round}`, `race-y${round}`];
+      const answers = await Promise.all([
+        target.import(sessions[0], file(sessions[0], ids)),
+        target.import(sessions[1], file(sessions[1], [...ids].reverse())),
+      ]);
+
+      for (const answer of answers) {
+        if (answer.status === 409) {
+          expect(answer.body.errors[0].message).toMatch(/another session's message/);
+        } else {
+          expect(answer.status).toBe(200);
+          expect(answer.body.status).toBe('PERSISTED');
+        }
+      }
+      const counts = await Promise.all(sessions.map((session) => target.count(session)));
+      expect(counts[0] + counts[1]).toBe(ids.length);
+    }
+    const after = await target.sut.gql(
+      APPEND_MANY,
+      { input: { sessionId: 'race-after', messages: [message(1)] } },
+      ADMIN,
+    );
+    expect(after.data?.appendMessages.status).toBe('PERSISTED');
+  });
+
   it('refuses a line that says more happened to a stored message than the store knows (409)', async () => {
     const [head, ...rest] = lines(file);
     const later = JSON.parse(rest[20]);

@@ -6,6 +6,7 @@ import {
   DatabaseWriteError,
   classifyDatabaseError,
   fromDatabase,
+  isRetriedTransactionFailure,
   readFailure,
   writeFailure,
 } from './database-errors.js';
@@ -142,5 +143,26 @@ describe(classifyDatabaseError.name, () => {
     const wrapped = { driverError: coded('SQLITE_FULL', 'database or disk is full') };
 
     expect(classifyDatabaseError(wrapped)).toEqual({ kind: 'unavailable', diskFull: true });
+  });
+});
+
+describe(isRetriedTransactionFailure.name, () => {
+  it.each([
+    ['40P01', true],
+    ['40001', true],
+    ['40002', false],
+    ['23505', false],
+    ['57P01', false],
+    ['SQLITE_BUSY', false],
+  ])('takes SQLSTATE or driver code %s for a transaction to try again: %s', (code, retried) => {
+    expect(isRetriedTransactionFailure(coded(code, 'x'))).toBe(retried);
+  });
+
+  it('reads the code of the driver error TypeORM wraps, and takes an error without one as none', () => {
+    expect(isRetriedTransactionFailure({ driverError: coded('40P01', 'deadlock detected') })).toBe(
+      true,
+    );
+    expect(isRetriedTransactionFailure(new Error('connection terminated'))).toBe(false);
+    expect(isRetriedTransactionFailure(undefined)).toBe(false);
   });
 });

@@ -41,6 +41,21 @@ function kindOf(code: string | undefined): DatabaseFailureKind {
   return /^(22|23|54)[0-9A-Z]{3}$/.test(code) ? 'refused' : 'unavailable';
 }
 
+/** How often a transaction PostgreSQL chose as a deadlock's victim is tried again. */
+export const DEADLOCK_RETRIES = 3;
+
+// deadlock_detected, serialization_failure: PostgreSQL rolled the transaction back, nothing
+// was changed, and trying it again is safe.
+const RETRIED_CODES = new Set(['40P01', '40001']);
+
+/**
+ * Whether a transaction failed only because PostgreSQL chose it as a deadlock's victim (or it
+ * failed serialization): it changed nothing, and is tried again rather than counted a failure.
+ */
+export function isRetriedTransactionFailure(error: unknown): boolean {
+  return RETRIED_CODES.has(errorCode(driverErrorOf(error)) ?? '');
+}
+
 /** Whether a driver error is a broken constraint (a duplicate key) rather than an outage. */
 export function isConstraintViolation(error: unknown): boolean {
   const code = errorCode(driverErrorOf(error));

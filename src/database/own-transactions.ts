@@ -3,12 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Mutex } from 'async-mutex';
 import { DataSource, type EntityManager } from 'typeorm';
 import { SQLITE_BUSY_TIMEOUT_MS } from './data-source-options.js';
+import { DEADLOCK_RETRIES, isRetriedTransactionFailure } from './database-errors.js';
 import { SCRIBE_CONNECTION } from './database.tokens.js';
-
-/** How often a transaction PostgreSQL chose as a deadlock's victim is tried again. */
-const DEADLOCK_RETRIES = 3;
-// deadlock_detected, serialization_failure: nothing was changed, and trying again is safe.
-const RETRIED_CODES = new Set(['40P01', '40001']);
 
 /**
  * Transactions on the API's own connection (not the write path's, which has its own): edits,
@@ -65,8 +61,7 @@ export class OwnTransactions {
       try {
         return await this.dataSource.transaction(work);
       } catch (error) {
-        const code = (error as { code?: unknown }).code;
-        if (attempt > DEADLOCK_RETRIES || !RETRIED_CODES.has(code as string)) throw error;
+        if (attempt > DEADLOCK_RETRIES || !isRetriedTransactionFailure(error)) throw error;
       }
     }
   }

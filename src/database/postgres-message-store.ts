@@ -2,6 +2,7 @@ import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/c
 import pg from 'pg';
 import { describeError } from '../common/errors/describe-error.js';
 import { MESSAGES_CHANNEL, SCHEMA_SUFFIX_SQL, messageNotices } from './commit-notices.js';
+import { DEADLOCK_RETRIES, isRetriedTransactionFailure } from './database-errors.js';
 import { beat, pruneHeartbeats } from './heartbeat-sql.js';
 import { beginWrite } from './message-sql.js';
 import { TCP_KEEPALIVE } from './postgres-keepalive.js';
@@ -121,7 +122,28 @@ export class PostgresMessageStore
     });
   }
 
+  /**
+   * `work` in a transaction, tried again when PostgreSQL chose it as a deadlock's victim: it
+   * changed nothing. Two write transactions (of this instance's connections, or of two
+   * instances) can deadlock only on ids stored in other sessions, as two imports of the same
+   * messages into two sessions hold; answered as an outage, such a write would be journaled,
+   * and the replay would find its ids stored and drop it. Tried again, it waits for the other,
+   * and finds them stored, as a write that came second does.
+   */
   private async transaction<T>(
+    begin: string,
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.transactionOnce(begin, work);
+      } catch (error) {
+        if (attempt > DEADLOCK_RETRIES || !isRetriedTransactionFailure(error)) throw error;
+      }
+    }
+  }
+
+  private async transactionOnce<T>(
     begin: string,
     work: (client: pg.PoolClient) => Promise<T>,
   ): Promise<T> {
