@@ -214,6 +214,7 @@ export async function durableLayerCost(httpAppendsPerSecond) {
   const { CoalescingWriter } = await dist('transcript/coalescing-writer');
   const { DurableWriter } = await dist('transcript/durable-writer');
   const { JournalReplay } = await dist('transcript/journal-replay');
+  const { StoredElsewhere } = await dist('transcript/stored-elsewhere');
   const { WriteReports } = await dist('transcript/write-reports');
   const { HeldMoves } = await dist('transcript/held-moves');
   const { RetryLookup } = await dist('transcript/retry-lookup');
@@ -228,6 +229,7 @@ export async function durableLayerCost(httpAppendsPerSecond) {
   const { EventEmitter2 } = await import('@nestjs/event-emitter');
   const { Logger } = await import('@nestjs/common');
   const store = {
+    concurrentWrites: 1,
     write: async (writes) =>
       writes.map((write) => ({ inserted: write.records, skipped: [], revision: 1 })),
     heartbeat: async () => {},
@@ -251,11 +253,12 @@ export async function durableLayerCost(httpAppendsPerSecond) {
     journal,
     health,
     reports,
-    new JournalReplay(writer, journal, moves, reports),
+    new JournalReplay(writer, journal, moves, reports, new StoredElsewhere(queries)),
     metrics,
     200,
     new Failpoints(),
     moves,
+    new StoredElsewhere(queries),
   );
   const retries = new RetryLookup(spool, index, journal, queries);
   const orderKeys = new OrderKeyGenerator('bench001');

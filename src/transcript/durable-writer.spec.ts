@@ -21,6 +21,8 @@ import { WriteReports } from './write-reports.js';
 import { DurableWriter, type BacklogPruner } from './durable-writer.js';
 import { SessionBacklog, type Backlog } from './session-backlog.js';
 import { FakeMessageStore, classifyFakeError, writerOver } from './testing/fake-message-store.js';
+import { FakeSessionQueries } from './testing/fake-session-queries.js';
+import { ID_STORED_ELSEWHERE, StoredElsewhere } from './stored-elsewhere.js';
 import { FakeSpool } from './testing/fake-spool.js';
 
 const SPOOL_DIR = '/fake/pending_messages';
@@ -106,6 +108,8 @@ class FakePruner implements BacklogPruner {
 
 describe(DurableWriter.name, () => {
   let store: FakeMessageStore;
+  // The write-back's reads of whose a skipped id is (StoredElsewhere).
+  let queries: FakeSessionQueries;
   let spool: FakeSpool;
   let logger: CapturingLogger;
   let health: DatabaseHealth;
@@ -132,6 +136,8 @@ describe(DurableWriter.name, () => {
     health = new DatabaseHealth({ isReady: true }, backgroundRetry, () => 0, logger);
     moves = new HeldMoves();
     const reports = new WriteReports(health, events, metrics);
+    queries = new FakeSessionQueries(store);
+    const elsewhere = new StoredElsewhere(queries.asQueries);
     sut = new DurableWriter(
       writer,
       spool.asService,
@@ -139,11 +145,12 @@ describe(DurableWriter.name, () => {
       spool.asJournal,
       health,
       reports,
-      new JournalReplay(writer, spool.asJournal, moves, reports),
+      new JournalReplay(writer, spool.asJournal, moves, reports, elsewhere),
       metrics,
       cap,
       new Failpoints(),
       moves,
+      elsewhere,
       pruner,
     );
   }
@@ -851,6 +858,84 @@ describe(DurableWriter.name, () => {
       expect(store.contents()).toEqual(['a', 'c']);
       expect(spool.setAsideRecords.map((entry) => entry.record)).toEqual([bad]);
       expect(spool.owedRecords()).toEqual([]);
+    });
+
+    // Two imports held in two sessions while the database was away, with the same ids: the
+    // one written back second finds them stored, as the other session's messages.
+    it("sets aside a held record whose id was stored meanwhile as another session's message", async () => {
+      store.goDown();
+      const [a, taken, c] = records('s1', 'a', 'taken', 'c');
+      await acceptEach([a, taken, c]);
+      const [, takenEntry] = await pending('s1');
+      store.heal();
+      store.storedElsewhere({ ...taken, sessionId: 's2', content: 'theirs' });
+
+      expect(await flush('s1')).toBe('done');
+
+      expect(store.contents('s1')).toEqual(['a', 'c']);
+      expect(spool.setAsideRecords).toEqual([
+        { record: taken, reason: ID_STORED_ELSEWHERE, location: takenEntry.location },
+      ]);
+      expect(spool.owedRecords()).toEqual([]);
+      expect(backlog.total).toBe(0);
+    });
+
+    it("sets aside a record replayed from disk whose id is another session's message", async () => {
+      build({ cap: 1 });
+      store.goDown();
+      const [a, taken, c] = records('s1', 'a', 'taken', 'c');
+      await acceptEach([a, taken, c]);
+      store.heal();
+      store.storedElsewhere({ ...taken, sessionId: 's2' });
+
+      expect(await flush('s1')).toBe('done');
+
+      expect(store.contents('s1')).toEqual(['a', 'c']);
+      expect(spool.setAsideRecords.map(({ record, reason }) => ({ record, reason }))).toEqual([
+        { record: taken, reason: ID_STORED_ELSEWHERE },
+      ]);
+      expect(spool.owedRecords()).toEqual([]);
+    });
+
+    it('lets go of a skipped record stored in its own session, setting nothing aside', async () => {
+      store.goDown();
+      const [a, b] = records('s1', 'a', 'b');
+      await acceptEach([a, b]);
+      store.heal();
+      store.storedElsewhere(a);
+
+      expect(await flush('s1')).toBe('done');
+
+      expect(store.contents('s1')).toEqual(['a', 'b']);
+      expect(spool.setAsideRecords).toEqual([]);
+      expect(backlog.total).toBe(0);
+    });
+
+    it('keeps what it wrote back, and stops, while it cannot read whose a skipped id is', async () => {
+      for (const cap of [5, 1]) {
+        build({ cap });
+        store.rows.length = 0;
+        spool.setAsideRecords.length = 0;
+        store.goDown();
+        // With a cap of 1 the first is replayed from disk, the other written from memory.
+        const [taken, a] = records(`cap-${cap}`, 'taken', 'a');
+        await acceptEach([taken, a]);
+        store.heal();
+        store.storedElsewhere({ ...taken, sessionId: 'other' });
+        queries.readError = new Error('connection refused');
+
+        expect(await flush(a.sessionId)).toBe('stopped');
+        expect(spool.setAsideRecords).toEqual([]);
+        // Each of the two still held in memory or owed by the journal.
+        const held = (await pending(a.sessionId)).map((entry) => entry.record);
+        expect(new Set([...held, ...spool.owedRecords(a.sessionId)])).toEqual(new Set([a, taken]));
+
+        queries.readError = null;
+        expect(await flush(a.sessionId)).toBe('done');
+        expect(store.contents(a.sessionId)).toEqual(['a']);
+        expect(spool.setAsideRecords.map(({ record }) => record)).toEqual([taken]);
+        expect(spool.owedRecords()).toEqual([]);
+      }
     });
 
     it('keeps refused records, and stops, when they cannot be set aside', async () => {

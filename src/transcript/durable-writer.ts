@@ -13,6 +13,7 @@ import { CoalescingWriter } from './coalescing-writer.js';
 import { BACKLOG_PRUNER, MAX_PENDING_PER_SESSION } from './transcript.tokens.js';
 import { HeldMoves } from './held-moves.js';
 import { JournalReplay, WRITE_BACK_CHUNK } from './journal-replay.js';
+import { StoredElsewhere } from './stored-elsewhere.js';
 import { WriteReports } from './write-reports.js';
 import { type BacklogEntry, type Backlog } from './session-backlog.js';
 import { describeError } from '../common/errors/describe-error.js';
@@ -48,6 +49,7 @@ export class DurableWriter {
     @Inject(MAX_PENDING_PER_SESSION) private readonly maxPendingPerSession: number,
     private readonly failpoints: Failpoints,
     private readonly moves: HeldMoves,
+    private readonly elsewhere: StoredElsewhere,
     @Inject(BACKLOG_PRUNER) private readonly pruner: BacklogPruner = KEEP_ALL,
   ) {}
 
@@ -166,7 +168,9 @@ export class DurableWriter {
     this.reports.stored(backlog.sessionId, attempt);
     // A crash test's kill lands here: stored in the database, still in the journal.
     this.failpoints.reach('transcript.flush-committed');
-    const { refused, kept } = splitRefused(chunk, attempt.refused);
+    const elsewhere = await this.elsewhere.refusals(backlog.sessionId, attempt.skipped);
+    if (elsewhere === undefined) return 'stopped';
+    const { refused, kept } = splitRefused(chunk, [...attempt.refused, ...elsewhere]);
     if ((await this.setAside(refused)) === 'stopped') return 'stopped';
     backlog.shift(chunk.length);
     // Setting aside let go of the refused records' journal lines already.

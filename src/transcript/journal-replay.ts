@@ -5,6 +5,7 @@ import { type JournaledRecord } from '../spool/journaled-record.js';
 import { CoalescingWriter } from './coalescing-writer.js';
 import { HeldMoves } from './held-moves.js';
 import { type Backlog } from './session-backlog.js';
+import { StoredElsewhere } from './stored-elsewhere.js';
 import { WriteReports } from './write-reports.js';
 
 // Records per transaction when a session's backlog or journal is written back.
@@ -23,6 +24,7 @@ export class JournalReplay {
     private readonly journal: Journal,
     private readonly moves: HeldMoves,
     private readonly reports: WriteReports,
+    private readonly elsewhere: StoredElsewhere,
   ) {}
 
   /**
@@ -54,7 +56,9 @@ export class JournalReplay {
         if (attempt.kind === 'unavailable') this.reports.failed(backlog, attempt.error, 0);
         if (attempt.kind !== 'written') return 'stopped';
         this.reports.stored(backlog.sessionId, attempt);
-        refused = attempt.refused;
+        const elsewhere = await this.elsewhere.refusals(backlog.sessionId, attempt.skipped);
+        if (elsewhere === undefined) return 'stopped';
+        refused = [...attempt.refused, ...elsewhere];
       } catch {
         return 'stopped';
       }

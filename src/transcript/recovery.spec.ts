@@ -19,6 +19,7 @@ import { DurableWriter } from './durable-writer.js';
 import { TranscriptRecovery } from './recovery.js';
 import { SessionBacklog, type Backlog } from './session-backlog.js';
 import { FakeMessageStore, writerOver } from './testing/fake-message-store.js';
+import { storedElsewhereOver } from './testing/fake-session-queries.js';
 import { FakeSpool } from './testing/fake-spool.js';
 
 const SPOOL_DIR = '/fake/pending_messages';
@@ -109,11 +110,12 @@ describe(TranscriptRecovery.name, () => {
       spool.asJournal,
       health,
       reports,
-      new JournalReplay(writer, spool.asJournal, moves, reports),
+      new JournalReplay(writer, spool.asJournal, moves, reports, storedElsewhereOver(store)),
       metrics,
       cap,
       new Failpoints(),
       moves,
+      storedElsewhereOver(store),
     );
     if (!gated) durable.gate.resolve();
     sut = recovery(retryIntervalMs, idleProbeMs);

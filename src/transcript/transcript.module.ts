@@ -8,6 +8,7 @@ import { DurableWriter } from './durable-writer.js';
 import { BacklogAndJournal } from './backlog-and-journal.js';
 import { HeldMoves } from './held-moves.js';
 import { JournalReplay } from './journal-replay.js';
+import { StoredElsewhere } from './stored-elsewhere.js';
 import { TranscriptRecovery } from './recovery.js';
 import { RetryLookup } from './retry-lookup.js';
 import { SessionBacklog } from './session-backlog.js';
@@ -35,6 +36,7 @@ import { WriteReports } from './write-reports.js';
     SessionEraser,
     WriteReports,
     JournalReplay,
+    StoredElsewhere,
     DurableWriter,
     TranscriptRecovery,
     RetryLookup,

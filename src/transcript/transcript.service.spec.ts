@@ -28,7 +28,7 @@ import { RetryLookup } from './retry-lookup.js';
 import { type DatabaseReadiness } from '../database/database-readiness.js';
 import { SessionBacklog } from './session-backlog.js';
 import { FakeMessageStore, writerOver } from './testing/fake-message-store.js';
-import { FakeSessionQueries } from './testing/fake-session-queries.js';
+import { FakeSessionQueries, storedElsewhereOver } from './testing/fake-session-queries.js';
 import { FakeSpool } from './testing/fake-spool.js';
 import { PartlyImported, TranscriptImporter, type ImportedMessage } from './transcript-importer.js';
 import { TranscriptBoot } from './transcript-boot.js';
@@ -106,11 +106,12 @@ describe(TranscriptService.name, () => {
       spool.asJournal,
       health,
       reports,
-      new JournalReplay(writer, spool.asJournal, moves, reports),
+      new JournalReplay(writer, spool.asJournal, moves, reports, storedElsewhereOver(store)),
       metrics,
       config.maxPendingPerSession,
       new Failpoints(),
       moves,
+      storedElsewhereOver(store),
     );
     recovery = new TranscriptRecovery(
       backlog,

@@ -1,5 +1,6 @@
 import { type SessionQueries } from '../../database/session-queries.js';
 import { type MessageRecord } from '../../message/message-record.js';
+import { StoredElsewhere } from '../stored-elsewhere.js';
 import { type FakeMessageStore } from './fake-message-store.js';
 
 /** The one read the write path makes (a retry's lookup), over a fake store's rows. */
@@ -61,4 +62,9 @@ export class FakeSessionQueries implements Pick<
   get asQueries(): SessionQueries {
     return this as unknown as SessionQueries;
   }
+}
+
+/** The write-back's check of skipped ids (StoredElsewhere), over a fake store's rows. */
+export function storedElsewhereOver(store: FakeMessageStore): StoredElsewhere {
+  return new StoredElsewhere(new FakeSessionQueries(store).asQueries);
 }
