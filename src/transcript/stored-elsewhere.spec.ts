@@ -42,6 +42,10 @@ describe(StoredElsewhere.name, () => {
       { record: alsoTheirs, reason: ID_STORED_ELSEWHERE },
     ]);
     expect(queries.lookedUp).toEqual([['mine', 'theirs', 'gone', 'also']]);
+    // What an operator reads in spoolStatus.setAside.
+    expect(ID_STORED_ELSEWHERE).toMatch(
+      /^its id was stored meanwhile as another session's message/,
+    );
   });
 
   it('reads nothing when nothing was skipped', async () => {
