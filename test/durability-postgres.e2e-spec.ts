@@ -66,6 +66,30 @@ describeOnPostgres('durability of acknowledged appends across a PostgreSQL outag
     return { target, url: schema.url };
   }
 
+  /**
+   * SESSION's row locked by another client in an open transaction (another instance's long
+   * transaction, an operator's session); `blockedBy()` lists the backends waiting on it (only
+   * `pid`, when given), `release()` rolls it back.
+   */
+  async function lockSessionRow(url: string) {
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    cleanups.add(() => holder.end());
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [SESSION]);
+    return {
+      blockedBy: async (pid?: number) =>
+        (
+          await holder.query<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity
+             WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid)) AND ($1::int IS NULL OR pid = $1)`,
+            [pid ?? null],
+          )
+        ).rows,
+      release: () => holder.query('ROLLBACK'),
+    };
+  }
+
   async function appendAll(
     target: ServerProcess,
     contents: string[],
@@ -177,28 +201,18 @@ describeOnPostgres('durability of acknowledged appends across a PostgreSQL outag
     async () => {
       const { target, url } = await serverOnOwnSchema();
       expect((await appendMessage(target, SESSION, 'before')).status).toBe('PERSISTED');
-      const holder = new pg.Client({ connectionString: url });
-      await holder.connect();
-      cleanups.add(() => holder.end());
-      await holder.query('BEGIN');
-      await holder.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [SESSION]);
-      const blockedBy = (pid?: number) =>
-        holder.query<{ pid: number }>(
-          `SELECT pid FROM pg_stat_activity
-           WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid)) AND ($1::int IS NULL OR pid = $1)`,
-          [pid ?? null],
-        );
+      const { blockedBy, release } = await lockSessionRow(url);
 
       const answered = appendMessage(target, SESSION, 'during');
       const writer = await eventually(async () => {
-        const { rows } = await blockedBy();
+        const rows = await blockedBy();
         expect(rows).toHaveLength(1);
         return rows[0].pid;
       });
 
       expect((await answered).status).toBe('QUEUED');
-      expect((await blockedBy(writer)).rows).toEqual([]);
-      await holder.query('ROLLBACK');
+      expect(await blockedBy(writer)).toEqual([]);
+      await release();
       await eventually(async () =>
         expect((await readTranscript(target, SESSION)).contents).toEqual(['before', 'during']),
       );
@@ -212,26 +226,16 @@ describeOnPostgres('durability of acknowledged appends across a PostgreSQL outag
     async () => {
       const { target, url } = await serverOnOwnSchema();
       expect((await appendMessage(target, SESSION, 'before')).status).toBe('PERSISTED');
-      const holder = new pg.Client({ connectionString: url });
-      await holder.connect();
-      cleanups.add(() => holder.end());
-      await holder.query('BEGIN');
-      await holder.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [SESSION]);
-      const blocked = async () =>
-        (
-          await holder.query(
-            'SELECT pid FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))',
-          )
-        ).rows;
+      const { blockedBy, release } = await lockSessionRow(url);
 
       const answered = appendMessage(target, SESSION, 'during');
-      await eventually(async () => expect(await blocked()).toHaveLength(1));
+      await eventually(async () => expect(await blockedBy()).toHaveLength(1));
       const other = await appendMessage(target, 'elsewhere', 'free');
 
       // Stored while the first write still waits on the lock.
       expect(other.status).toBe('PERSISTED');
-      expect(await blocked()).toHaveLength(1);
-      await holder.query('ROLLBACK');
+      expect(await blockedBy()).toHaveLength(1);
+      await release();
       expect(['PERSISTED', 'QUEUED']).toContain((await answered).status);
       await eventually(async () =>
         expect((await readTranscript(target, SESSION)).contents).toEqual(['before', 'during']),
