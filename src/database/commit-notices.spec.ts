@@ -5,6 +5,7 @@ import {
   SESSIONS_CHANNEL,
   changeNotice,
   messageNotices,
+  notifyAndCommit,
   parseChangeNotice,
   parseMessageNotice,
 } from './commit-notices.js';
@@ -124,5 +125,18 @@ describe(parseChangeNotice.name, () => {
     ['a number with a letter after it', 's1 m1 42x'],
   ])('refuses %s', (_case, payload) => {
     expect(parseChangeNotice(payload)).toBeUndefined();
+  });
+});
+
+describe(notifyAndCommit.name, () => {
+  it('ends a transaction with its notices, then COMMIT, each payload an escaped literal', () => {
+    expect(notifyAndCommit(MESSAGES_CHANNEL, ['s1 m1 m2', "it's", 'a\\b'])).toBe(
+      "SELECT pg_notify('scribe_messages' || '_' || substr(md5(current_schema()), 1, 12), notice)" +
+        " FROM unnest(ARRAY['s1 m1 m2', 'it''s',  E'a\\\\b']::text[]) AS notice; COMMIT",
+    );
+  });
+
+  it('is a plain COMMIT with nothing to announce', () => {
+    expect(notifyAndCommit(MESSAGES_CHANNEL, [])).toBe('COMMIT');
   });
 });

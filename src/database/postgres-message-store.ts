@@ -1,7 +1,7 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import pg from 'pg';
 import { describeError } from '../common/errors/describe-error.js';
-import { MESSAGES_CHANNEL, SCHEMA_SUFFIX_SQL, messageNotices } from './commit-notices.js';
+import { MESSAGES_CHANNEL, messageNotices, notifyAndCommit } from './commit-notices.js';
 import { DEADLOCK_RETRIES, isRetriedTransactionFailure } from './database-errors.js';
 import { beat, pruneHeartbeats } from './heartbeat-sql.js';
 import { beginWrite } from './message-sql.js';
@@ -82,35 +82,34 @@ export class PostgresMessageStore
   }
 
   async write(writes: SessionWrite[]): Promise<WrittenSession[]> {
-    const results = await this.transaction(beginWrite('postgres'), async (client) => {
-      const written = await writeSessions(
-        {
-          rows: async (statement) =>
-            (await client.query<Record<string, unknown>>(statement.sql, statement.values)).rows,
-          changes: async (statement) =>
-            (await client.query(statement.sql, statement.values)).rowCount ?? 0,
-        },
-        'postgres',
-        writes,
-        this.stamps.next(),
-        this.settings.instanceId,
-      );
+    const results = await this.transaction(
+      beginWrite('postgres'),
+      (client) =>
+        writeSessions(
+          {
+            rows: async (statement) =>
+              (await client.query<Record<string, unknown>>(statement.sql, statement.values)).rows,
+            changes: async (statement) =>
+              (await client.query(statement.sql, statement.values)).rowCount ?? 0,
+          },
+          'postgres',
+          writes,
+          this.stamps.next(),
+          this.settings.instanceId,
+        ),
       // Inside the transaction: PostgreSQL delivers notices only if it commits, and in the
       // order transactions commit, so every instance hears a session's writes in one order.
-      const notices = writes.flatMap((write, index) =>
-        messageNotices(
-          write.sessionId,
-          written[index].inserted.map((record) => record.id),
+      (written) =>
+        notifyAndCommit(
+          MESSAGES_CHANNEL,
+          writes.flatMap((write, index) =>
+            messageNotices(
+              write.sessionId,
+              written[index].inserted.map((record) => record.id),
+            ),
+          ),
         ),
-      );
-      if (notices.length > 0) {
-        await client.query(
-          `SELECT pg_notify($1 || ${SCHEMA_SUFFIX_SQL}, notice) FROM unnest($2::text[]) AS notice`,
-          [MESSAGES_CHANNEL, notices],
-        );
-      }
-      return written;
-    });
+    );
     numberInserted(results);
     return results;
   }
@@ -133,10 +132,11 @@ export class PostgresMessageStore
   private async transaction<T>(
     begin: string,
     work: (client: pg.PoolClient) => Promise<T>,
+    end: (result: T) => string = () => 'COMMIT',
   ): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.transactionOnce(begin, work);
+        return await this.transactionOnce(begin, work, end);
       } catch (error) {
         if (attempt > DEADLOCK_RETRIES || !isRetriedTransactionFailure(error)) throw error;
       }
@@ -146,6 +146,7 @@ export class PostgresMessageStore
   private async transactionOnce<T>(
     begin: string,
     work: (client: pg.PoolClient) => Promise<T>,
+    end: (result: T) => string,
   ): Promise<T> {
     const client = await this.pool.connect();
     // A checked-out client is the caller's to watch: the pool stops listening to it, and an
@@ -158,7 +159,7 @@ export class PostgresMessageStore
     try {
       await client.query(begin);
       result = await work(client);
-      await client.query('COMMIT');
+      await client.query(end(result));
     } catch (error) {
       // Destroyed, not rolled back and reused: after a failed COMMIT or a broken socket its
       // state is unknown, and a fresh connection costs little next to an outage.
