@@ -7,6 +7,7 @@ import {
   beginWrite,
   countMessages,
   findInserted,
+  inInsertOrder,
   insertChunks,
   insertMessages,
   insertMissingSessions,
@@ -17,6 +18,25 @@ function rowsOf(sql: string): string[] {
   const values = sql.slice(sql.indexOf(' VALUES ') + 8, sql.lastIndexOf(' ON CONFLICT'));
   return values.slice(1, -1).split('), (');
 }
+
+describe(inInsertOrder.name, () => {
+  const withId = (id: string, content = id) => ({ ...acceptedRecord('s', content), id });
+
+  it('inserts by id on PostgreSQL, each record with its own commit number, a repeated id first copy first', () => {
+    const [c, a, b, a2] = [withId('c'), withId('a'), withId('b'), withId('a', 'again')];
+
+    expect(inInsertOrder('postgres', [c, a, b, a2], [7, 5, 6, 8])).toEqual({
+      records: [a, a2, b, c],
+      seqs: [5, 8, 6, 7],
+    });
+  });
+
+  it('inserts in the order given on SQLite', () => {
+    const [c, a] = [withId('c'), withId('a')];
+
+    expect(inInsertOrder('sqlite', [c, a], [2, 1])).toEqual({ records: [c, a], seqs: [2, 1] });
+  });
+});
 
 describe(insertChunks.name, () => {
   const records = (count: number) =>

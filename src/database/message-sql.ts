@@ -30,6 +30,29 @@ export function insertChunks(dialect: Dialect, records: MessageRecord[]): Messag
   return chunks;
 }
 
+/**
+ * The records, with their commit numbers, in the order they are inserted: as given on SQLite
+ * (one writer: nothing to deadlock with); by id on PostgreSQL. Why: an insert takes each id's
+ * entry of the primary key as it goes, and two transactions inserting the same ids in opposite
+ * orders (two imports of the same messages into two sessions, on two connections) deadlocked;
+ * in one order, the second waits for the first and then finds them stored. Nothing stored
+ * depends on the order: each row carries its own order key and commit number.
+ */
+export function inInsertOrder(
+  dialect: Dialect,
+  records: MessageRecord[],
+  seqs: readonly number[],
+): { records: MessageRecord[]; seqs: number[] } {
+  if (dialect !== 'postgres') return { records, seqs: [...seqs] };
+  const order = records.map((_, index) => index);
+  // Stable: a record listed twice is inserted as its first copy, as in the order given.
+  order.sort((left, right) => {
+    const [a, b] = [records[left].id, records[right].id];
+    return a < b ? -1 : a > b ? 1 : 0;
+  });
+  return { records: order.map((index) => records[index]), seqs: order.map((index) => seqs[index]) };
+}
+
 function chunkLength(dialect: Dialect, left: number): number {
   if (dialect === 'postgres') return Math.min(left, INSERT_CHUNK_ROWS);
   let length = SQLITE_CHUNK_ROWS;

@@ -124,10 +124,10 @@ export class PostgresMessageStore
   /**
    * `work` in a transaction, tried again when PostgreSQL chose it as a deadlock's victim: it
    * changed nothing. Two write transactions (of this instance's connections, or of two
-   * instances) can deadlock only on ids stored in other sessions, as two imports of the same
-   * messages into two sessions hold; answered as an outage, such a write would be journaled,
-   * and the replay would find its ids stored and drop it. Tried again, it waits for the other,
-   * and finds them stored, as a write that came second does.
+   * instances) meet only on ids stored in other sessions, as two imports of the same messages
+   * into two sessions do; they insert in id order (inInsertOrder), so the second waits for the
+   * first rather than deadlock. One chosen as a victim all the same must not be answered as an
+   * outage: it would be journaled, and its replay would find the ids stored elsewhere.
    */
   private async transaction<T>(
     begin: string,

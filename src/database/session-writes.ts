@@ -4,6 +4,7 @@ import {
   ROLLBACK_TO_BEGIN,
   countMessages,
   findInserted,
+  inInsertOrder,
   insertChunks,
   insertMessages,
   insertMissingSessions,
@@ -43,13 +44,14 @@ export async function writeSessions(
   // The upsert above holds the session rows now (see placeAfterStored).
   const keys = await placeAfterStored(run, dialect, writes, instanceId);
   const seqs = commitNumbers(records, sessions, revisions);
+  const rows = inInsertOrder(dialect, withStoredKeys(records, keys), seqs);
   let offset = 0;
-  for (const chunk of insertChunks(dialect, withStoredKeys(records, keys))) {
+  for (const chunk of insertChunks(dialect, rows.records)) {
     const statement = insertMessages(
       dialect,
       chunk,
       storedAt,
-      seqs.slice(offset, offset + chunk.length),
+      rows.seqs.slice(offset, offset + chunk.length),
     );
     offset += chunk.length;
     if ((await run.changes(statement)) !== chunk.length) {
@@ -125,8 +127,9 @@ async function writeCounted(
   const seqOf = new Map(records.map((record, index) => [record, seqs[index]]));
   const insertedIds = new Set<string>();
   let offset = 0;
-  for (const chunk of insertChunks(dialect, withStoredKeys(records, keys))) {
-    const chunkSeqs = seqs.slice(offset, (offset += chunk.length));
+  const rows = inInsertOrder(dialect, withStoredKeys(records, keys), seqs);
+  for (const chunk of insertChunks(dialect, rows.records)) {
+    const chunkSeqs = rows.seqs.slice(offset, (offset += chunk.length));
     for (const id of await insertChunk(run, dialect, chunk, storedAt, chunkSeqs)) {
       insertedIds.add(id);
     }
