@@ -294,6 +294,25 @@ describe(JournalAdoption.name, () => {
       expect(index.isSealed(copies)).toBe(false);
     });
 
+    // Two imports of the same messages into two sessions: two records, not two copies. The
+    // write-back stores one, and sets the other aside (StoredElsewhere).
+    it("owes a record of another session with the same id as another's, from any owner", async () => {
+      const mine = messageRecord('s', 1);
+      const theirs = { ...messageRecord('t', 1), id: mine.id };
+      const alsoTheirs = { ...messageRecord('u', 1), id: mine.id };
+      put(segment(DEAD, 1000), [mine, theirs]);
+      put(segment(OTHER_DEAD, 2000), [alsoTheirs, mine]);
+
+      const report = await sut.adopt();
+
+      expect(report.records).toBe(3);
+      expect(report.sessions.sort()).toEqual(['s', 't', 'u']);
+      for (const session of ['s', 't', 'u']) {
+        expect(index.findJournalOnly(session, mine.id)?.sessionId).toBe(session);
+      }
+      expect(index.liveIn(segment(OTHER_DEAD, 2000))).toBe(1);
+    });
+
     it('skips a record the index already holds on disk', async () => {
       const r1 = messageRecord('s', 1);
       const mine = { segment: segment(OWN, 500), offset: 0, length: 1 };

@@ -162,7 +162,7 @@ export class JournalAdoption {
       refused: SetAsideEntry[];
       bytes: number;
     }[] = [];
-    // Ids this owner holds: they count as seen only once it is taken over (a failed one's
+    // Copies this owner holds: they count as seen only once it is taken over (a failed one's
     // records must not make another owner's copy of them a duplicate to be deleted).
     const found = new Set<string>();
     const unread: string[] = [];
@@ -177,10 +177,13 @@ export class JournalAdoption {
       const refused: SetAsideEntry[] = [];
       for (const { record, offset, length } of scan.records) {
         // A second copy of a record (written again after a failed sync, or by two instances
-        // that raced one client id) is owed once.
-        if (found.has(record.id) || seen.has(record.id)) continue;
+        // that raced one client id) is owed once. By session and id: the same id in another
+        // session (two imports of the same messages) is another record, which the write-back
+        // sets aside once it finds the id stored as the other's (see StoredElsewhere).
+        const copy = `${record.sessionId}\n${record.id}`;
+        if (found.has(copy) || seen.has(copy)) continue;
         if (this.index.findJournalOnly(record.sessionId, record.id)) continue;
-        found.add(record.id);
+        found.add(copy);
         const reason = this.refuse(record);
         if (reason !== undefined) {
           refused.push({
@@ -250,7 +253,7 @@ export class JournalAdoption {
       }
       for (const entry of segment.entries) entries.push(entry);
     }
-    for (const id of found) seen.add(id);
+    for (const copy of found) seen.add(copy);
     report.owners.push(owner);
     report.segments += scanned.length;
     report.setAside += kept.kept;
