@@ -31,6 +31,20 @@ describe(inInsertOrder.name, () => {
     });
   });
 
+  it('sorts a longer write wholly by id, whatever the order given', () => {
+    const ids = ['m', 'c', 'x', 'a', 'q', 'f', 'b', 'z', 'k', 'e', 'y', 'd'];
+    const given = ids.map((id) => withId(id));
+
+    const ordered = inInsertOrder(
+      'postgres',
+      given,
+      ids.map((_, index) => index),
+    );
+
+    expect(ordered.records.map((record) => record.id)).toEqual([...ids].sort());
+    expect(ordered.seqs).toEqual([...ids].sort().map((id) => ids.indexOf(id)));
+  });
+
   it('inserts in the order given on SQLite', () => {
     const [c, a] = [withId('c'), withId('a')];
 
