@@ -22,13 +22,36 @@ function rowsOf(sql: string): string[] {
 describe(inInsertOrder.name, () => {
   const withId = (id: string, content = id) => ({ ...acceptedRecord('s', content), id });
 
-  it('inserts by id on PostgreSQL, each record with its own commit number, a repeated id first copy first', () => {
-    const [c, a, b, a2] = [withId('c'), withId('a'), withId('b'), withId('a', 'again')];
+  it('inserts by id on PostgreSQL, each record with its own commit number', () => {
+    const [c, a, b] = [withId('c'), withId('a'), withId('b')];
 
-    expect(inInsertOrder('postgres', [c, a, b, a2], [7, 5, 6, 8])).toEqual({
-      records: [a, a2, b, c],
-      seqs: [5, 8, 6, 7],
+    expect(inInsertOrder('postgres', [c, a, b], [7, 5, 6])).toEqual({
+      records: [a, b, c],
+      seqs: [5, 6, 7],
     });
+  });
+
+  it.each<[string, (record: MessageRecord) => MessageRecord]>([
+    ['id', (record) => ({ ...record, id: 'c' })],
+    ['client id in the session', (record) => ({ ...record, clientMessageId: 'c-1' })],
+    ['order key in the session', (record) => ({ ...record, orderKey: 'k' })],
+  ])(
+    'keeps the order given when two records claim one %s: the first given is inserted',
+    (_, claim) => {
+      const [c, a, b] = [withId('c'), withId('a'), withId('b')].map(claim);
+
+      expect(inInsertOrder('postgres', [c, a, b], [7, 5, 6])).toEqual({
+        records: [c, a, b],
+        seqs: [7, 5, 6],
+      });
+    },
+  );
+
+  it('sorts records of two sessions that share a client id or an order key', () => {
+    const c = { ...withId('c'), clientMessageId: 'c-1', orderKey: 'k' };
+    const a = { ...withId('a'), sessionId: 'other', clientMessageId: 'c-1', orderKey: 'k' };
+
+    expect(inInsertOrder('postgres', [c, a], [2, 1]).records).toEqual([a, c]);
   });
 
   it('sorts a longer write wholly by id, whatever the order given', () => {

@@ -31,26 +31,40 @@ export function insertChunks(dialect: Dialect, records: MessageRecord[]): Messag
 }
 
 /**
- * The records, with their commit numbers, in the order they are inserted: as given on SQLite
- * (one writer: nothing to deadlock with); by id on PostgreSQL. Why: an insert takes each id's
- * entry of the primary key as it goes, and two transactions inserting the same ids in opposite
- * orders (two imports of the same messages into two sessions, on two connections) deadlocked;
- * in one order, the second waits for the first and then finds them stored. Nothing stored
- * depends on the order: each row carries its own order key and commit number.
+ * The records, with their commit numbers, in the order they are inserted: by id on PostgreSQL,
+ * unless two of them claim one id, client id or order key of a session; as given otherwise.
+ * Why: an insert takes each id's entry of the primary key as it goes, and two transactions
+ * inserting the same ids in opposite orders (two imports of the same messages into two sessions,
+ * on two connections) deadlocked; in one order, the second waits for the first and then finds
+ * them stored. Nothing stored depends on the order (each row carries its own order key and
+ * commit number), except which of two rows that claim one key is inserted: the first given, so
+ * such a write keeps its order. SQLite has one writer, nothing to deadlock with.
  */
 export function inInsertOrder(
   dialect: Dialect,
   records: MessageRecord[],
   seqs: readonly number[],
 ): { records: MessageRecord[]; seqs: number[] } {
-  if (dialect !== 'postgres') return { records, seqs: [...seqs] };
+  if (dialect !== 'postgres' || claimTwice(records)) return { records, seqs: [...seqs] };
   const order = records.map((_, index) => index);
-  // Stable: a record listed twice is inserted as its first copy, as in the order given.
-  order.sort((left, right) => {
-    const [a, b] = [records[left].id, records[right].id];
-    return a < b ? -1 : a > b ? 1 : 0;
-  });
+  order.sort((left, right) => (records[left].id < records[right].id ? -1 : 1));
   return { records: order.map((index) => records[index]), seqs: order.map((index) => seqs[index]) };
+}
+
+/** Whether two records claim one id, or one client id or order key of a session. */
+function claimTwice(records: readonly MessageRecord[]): boolean {
+  const claimed = new Set<string>();
+  for (const record of records) {
+    const claims = [`id ${record.id}`, `key ${record.sessionId} ${record.orderKey}`];
+    if (record.clientMessageId !== null) {
+      claims.push(`client ${record.sessionId} ${record.clientMessageId}`);
+    }
+    for (const claim of claims) {
+      if (claimed.has(claim)) return true;
+      claimed.add(claim);
+    }
+  }
+  return false;
 }
 
 function chunkLength(dialect: Dialect, left: number): number {
