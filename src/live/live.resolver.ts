@@ -101,7 +101,7 @@ export class LiveResolver {
 
   @Subscription(() => Session, {
     description:
-      'The session each time its title or metadata changes (updateSession), on any instance.',
+      'The session each time its title or metadata changes (updateSession), on any instance. Changes in quick succession may arrive as the latest of them only, and never an older one after a newer (each carries its revision).',
     resolve: (session: SessionRecord): Session => toSessionModel(session),
   })
   @RequireScope('read', 'id')
