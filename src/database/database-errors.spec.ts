@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { ScribeErrorCode } from '../common/errors/scribe-error-code.js';
 import { ScribeException } from '../common/errors/scribe.exception.js';
 import { DatabaseNotReadyError } from './database-readiness.js';
@@ -8,6 +9,7 @@ import {
   fromDatabase,
   isRetriedTransactionFailure,
   readFailure,
+  retryingDeadlocks,
   writeFailure,
 } from './database-errors.js';
 
@@ -164,5 +166,43 @@ describe(isRetriedTransactionFailure.name, () => {
     );
     expect(isRetriedTransactionFailure(new Error('connection terminated'))).toBe(false);
     expect(isRetriedTransactionFailure(undefined)).toBe(false);
+  });
+});
+
+describe(retryingDeadlocks.name, () => {
+  /** A transaction that fails with each of `failures` in turn, then answers 'done'. */
+  const failing = (...failures: Error[]) =>
+    jest.fn(async () => {
+      const failure = failures.shift();
+      if (failure) throw failure;
+      return 'done';
+    });
+
+  it('answers what the transaction answers, run once', async () => {
+    const transaction = failing();
+
+    await expect(retryingDeadlocks(transaction)).resolves.toBe('done');
+    expect(transaction).toHaveBeenCalledTimes(1);
+  });
+
+  it("runs a deadlock's victim again, up to three more times", async () => {
+    const deadlock = () => coded('40P01', 'deadlock detected');
+    const recovered = failing(deadlock(), coded('40001', 'could not serialize'), deadlock());
+
+    await expect(retryingDeadlocks(recovered)).resolves.toBe('done');
+    expect(recovered).toHaveBeenCalledTimes(4);
+
+    const last = deadlock();
+    const stuck = failing(deadlock(), deadlock(), deadlock(), last);
+    await expect(retryingDeadlocks(stuck)).rejects.toBe(last);
+    expect(stuck).toHaveBeenCalledTimes(4);
+  });
+
+  it('throws any other failure at once', async () => {
+    const outage = coded('57P01', 'terminating connection');
+    const transaction = failing(outage);
+
+    await expect(retryingDeadlocks(transaction)).rejects.toBe(outage);
+    expect(transaction).toHaveBeenCalledTimes(1);
   });
 });

@@ -42,7 +42,7 @@ function kindOf(code: string | undefined): DatabaseFailureKind {
 }
 
 /** How often a transaction PostgreSQL chose as a deadlock's victim is tried again. */
-export const DEADLOCK_RETRIES = 3;
+const DEADLOCK_RETRIES = 3;
 
 // deadlock_detected, serialization_failure: PostgreSQL rolled the transaction back, nothing
 // was changed, and trying it again is safe.
@@ -54,6 +54,21 @@ const RETRIED_CODES = new Set(['40P01', '40001']);
  */
 export function isRetriedTransactionFailure(error: unknown): boolean {
   return RETRIED_CODES.has(errorCode(driverErrorOf(error)) ?? '');
+}
+
+/**
+ * `transaction()` (one whole transaction, begun and ended by it), and again, up to
+ * DEADLOCK_RETRIES more times, while it fails only because PostgreSQL chose it as a deadlock's
+ * victim: it changed nothing. Any other failure, or the last, is thrown.
+ */
+export async function retryingDeadlocks<T>(transaction: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transaction();
+    } catch (error) {
+      if (attempt > DEADLOCK_RETRIES || !isRetriedTransactionFailure(error)) throw error;
+    }
+  }
 }
 
 /** Whether a driver error is a broken constraint (a duplicate key) rather than an outage. */

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Mutex } from 'async-mutex';
 import { DataSource, type EntityManager } from 'typeorm';
 import { SQLITE_BUSY_TIMEOUT_MS } from './data-source-options.js';
-import { DEADLOCK_RETRIES, isRetriedTransactionFailure } from './database-errors.js';
+import { retryingDeadlocks } from './database-errors.js';
 import { SCRIBE_CONNECTION } from './database.tokens.js';
 
 /**
@@ -56,14 +56,8 @@ export class OwnTransactions {
     });
   }
 
-  private async retried<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.dataSource.transaction(work);
-      } catch (error) {
-        if (attempt > DEADLOCK_RETRIES || !isRetriedTransactionFailure(error)) throw error;
-      }
-    }
+  private retried<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return retryingDeadlocks(() => this.dataSource.transaction(work));
   }
 
   private async immediate<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {

@@ -2,7 +2,7 @@ import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/c
 import pg from 'pg';
 import { describeError } from '../common/errors/describe-error.js';
 import { MESSAGES_CHANNEL, messageNotices, notifyAndCommit } from './commit-notices.js';
-import { DEADLOCK_RETRIES, isRetriedTransactionFailure } from './database-errors.js';
+import { retryingDeadlocks } from './database-errors.js';
 import { beat, pruneHeartbeats } from './heartbeat-sql.js';
 import { beginWrite } from './message-sql.js';
 import { TCP_KEEPALIVE } from './postgres-keepalive.js';
@@ -134,13 +134,7 @@ export class PostgresMessageStore
     work: (client: pg.PoolClient) => Promise<T>,
     end: (result: T) => string = () => 'COMMIT',
   ): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.transactionOnce(begin, work, end);
-      } catch (error) {
-        if (attempt > DEADLOCK_RETRIES || !isRetriedTransactionFailure(error)) throw error;
-      }
-    }
+    return retryingDeadlocks(() => this.transactionOnce(begin, work, end));
   }
 
   private async transactionOnce<T>(
