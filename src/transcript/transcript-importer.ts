@@ -165,9 +165,10 @@ export class TranscriptImporter {
       ({ record }) => skippedIds.has(record.id) && !mine.has(record.id),
     );
     if (lost !== -1) {
+      const storedNow = fresh.length - skipped.length;
       throw new PartlyImported(
         fieldOf(lost),
-        "its id was stored meanwhile as another session's message; the rest of its batch was stored",
+        `its id was stored meanwhile as another session's message; ${storedNow} other message(s) of its batch were stored now`,
         results.slice(0, lost).map(({ status: kept, accepted: taken }) => ({
           status: kept,
           accepted: taken,

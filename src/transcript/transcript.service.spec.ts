@@ -846,12 +846,27 @@ describe(TranscriptService.name, () => {
       expect(refusal.code).toBe(ScribeErrorCode.IdempotencyConflict);
       expect(refusal.field).toBe('line 3.message');
       expect(refusal.message).toBe(
-        "line 3.message: its id was stored meanwhile as another session's message; the rest of its batch was stored",
+        "line 3.message: its id was stored meanwhile as another session's message; 2 other message(s) of its batch were stored now",
       );
       expect((refusal as PartlyImported).stored).toEqual([
         { status: AppendStatus.PERSISTED, accepted: true },
       ]);
       expect(store.rows.map((row) => row.sessionId)).toEqual(['s2', 's1', 's1']);
+    });
+
+    it("counts none stored when every id was stored meanwhile as another session's", async () => {
+      const raced = imported();
+      queries.afterNextLookup(() =>
+        store.storedElsewhere(acceptedRecord('s2', 'theirs', { id: raced.id })),
+      );
+
+      const refusal = await rejectionOf(importAll('s1', raced));
+
+      expect(refusal.message).toBe(
+        "line 2.message: its id was stored meanwhile as another session's message; 0 other message(s) of its batch were stored now",
+      );
+      expect((refusal as PartlyImported).stored).toEqual([]);
+      expect(store.rows.map((row) => row.sessionId)).toEqual(['s2']);
     });
 
     it('checks the input as an append does, naming the line', async () => {
