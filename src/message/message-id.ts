@@ -1,7 +1,10 @@
-import { v5 as uuidV5, v7 as uuidV7 } from 'uuid';
+import { v5 as uuidV5 } from 'uuid';
+import { TimeOrderedIds } from './time-ordered-ids.js';
 
 // The UUID namespace of Scribe's message ids (itself a random v4, fixed forever).
 const MESSAGE_ID_NAMESPACE = '6f0f3c52-4a7d-4c38-9a8e-3c1d2b7e5a90';
+
+const timeOrdered = new TimeOrderedIds();
 
 /**
  * The id a message gets when accepted. With a client id it is derived from the session and
@@ -17,7 +20,7 @@ export function messageIdFor(
   sessionId: string,
   clientMessageId: string | null | undefined,
 ): string {
-  if (clientMessageId === null || clientMessageId === undefined) return uuidV7();
+  if (clientMessageId === null || clientMessageId === undefined) return timeOrdered.next();
   // JSON keeps the two parts apart whatever characters they hold.
   return uuidV5(JSON.stringify([sessionId, clientMessageId]), MESSAGE_ID_NAMESPACE);
 }
