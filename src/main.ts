@@ -51,6 +51,11 @@ async function bootstrap(): Promise<void> {
     // Not return503OnClosing: its plain-text 503 would stand before Scribe's steps, which
     // answer GraphQL requests during shutdown with a JSON SERVICE_UNAVAILABLE error.
   });
+  // Every answer of Scribe's own server is no-store (GraphQL's noStorePlugin, /metrics, an
+  // export's stream): Express's default weak ETag would hash each body for a revalidation that
+  // never comes, about 2% of a page read's CPU (npm run bench). The admin console's files, the
+  // only answers cached, are revalidated by their Last-Modified. A host app keeps its setting.
+  app.set('etag', false);
   app.enableShutdownHooks();
   await app.listen(serve.port, serve.host);
   const url = await app.getUrl();
