@@ -32,9 +32,9 @@ export interface ImportAnswer {
 }
 
 /**
- * A batch stored but for one message, whose id was stored meanwhile as another session's
- * message: refused by its line, with the answers of the batch's messages before it (the ones
- * after it were stored too, and are answered when the same file is imported again).
+ * A batch stored but for the messages whose id was stored meanwhile as another session's
+ * message: refused by the first one's line, with the answers of every other message of the
+ * batch, before it and after it, for they were stored (or held) all the same.
  */
 export class PartlyImported extends ScribeException {
   constructor(
@@ -161,18 +161,16 @@ export class TranscriptImporter {
       if (skippedIds.has(result.record.id)) result.accepted = false;
     }
     this.metrics.appendsTotal.inc({ status: status.toLowerCase() }, fresh.length - skipped.length);
-    const lost = results.findIndex(
-      ({ record }) => skippedIds.has(record.id) && !mine.has(record.id),
-    );
+    const isLost = ({ record }: Answer) => skippedIds.has(record.id) && !mine.has(record.id);
+    const lost = results.findIndex(isLost);
     if (lost !== -1) {
       const storedNow = fresh.length - skipped.length;
       throw new PartlyImported(
         fieldOf(lost),
-        `its id was stored meanwhile as another session's message; ${storedNow} other message(s) of its batch were stored now`,
-        results.slice(0, lost).map(({ status: kept, accepted: taken }) => ({
-          status: kept,
-          accepted: taken,
-        })),
+        `its id was stored meanwhile as another session's message; ${storedNow} other message(s) of its batch were stored now, counted in imported`,
+        results
+          .filter((result) => !isLost(result))
+          .map(({ status: kept, accepted: taken }) => ({ status: kept, accepted: taken })),
       );
     }
   }

@@ -846,9 +846,11 @@ describe(TranscriptService.name, () => {
       expect(refusal.code).toBe(ScribeErrorCode.IdempotencyConflict);
       expect(refusal.field).toBe('line 3.message');
       expect(refusal.message).toBe(
-        "line 3.message: its id was stored meanwhile as another session's message; 2 other message(s) of its batch were stored now",
+        "line 3.message: its id was stored meanwhile as another session's message; 2 other message(s) of its batch were stored now, counted in imported",
       );
+      // The line after the refused one was stored too, and is answered with the one before it.
       expect((refusal as PartlyImported).stored).toEqual([
+        { status: AppendStatus.PERSISTED, accepted: true },
         { status: AppendStatus.PERSISTED, accepted: true },
       ]);
       expect(store.rows.map((row) => row.sessionId)).toEqual(['s2', 's1', 's1']);
@@ -863,7 +865,7 @@ describe(TranscriptService.name, () => {
       const refusal = await rejectionOf(importAll('s1', raced));
 
       expect(refusal.message).toBe(
-        "line 2.message: its id was stored meanwhile as another session's message; 0 other message(s) of its batch were stored now",
+        "line 2.message: its id was stored meanwhile as another session's message; 0 other message(s) of its batch were stored now, counted in imported",
       );
       expect((refusal as PartlyImported).stored).toEqual([]);
       expect(store.rows.map((row) => row.sessionId)).toEqual(['s2']);

@@ -107,7 +107,7 @@ export class ImportRun {
     try {
       await this.store(batch, lines);
     } catch (error) {
-      // Stored but for the one refused: counted as far as it.
+      // Stored but for the lines refused, those after them included: every one counted.
       if (error instanceof PartlyImported) {
         this.tally.add(error.stored);
         throw error;
