@@ -1,6 +1,6 @@
 // Shared pieces of `npm run bench`: a started Scribe process and a closed-loop load generator.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -109,7 +109,6 @@ export const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(v
 
 /** Resident set size of a process in bytes, from /proc. */
 export async function rssOf(pid) {
-  const { readFile } = await import('node:fs/promises');
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) * 1024;
 }
@@ -273,4 +272,13 @@ export async function fillSession(url, sessionId, count, contentChars = 400) {
     });
     if (answer.errors) throw new Error(JSON.stringify(answer.errors));
   }
+}
+
+const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+
+/** User + system CPU of a process (all its threads) in ms, from /proc/<pid>/stat. */
+export async function cpuMsOf(pid) {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }

@@ -9,10 +9,10 @@
 // One server alive at a time, pinned as the other bench sections pin theirs; for each work a
 // warm-up, then a measured window; rounds alternate which server goes first. CPU per request of
 // each server and of PostgreSQL (every `postgres` process) comes from /proc.
-import { execFileSync } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import pg from 'pg';
-import { fillSession, load, median, startServer, withPinnedLoad } from './lib.js';
+import { cpuMsOf, fillSession, load, median, startServer, withPinnedLoad } from './lib.js';
+import { typenameFloors } from './floors.js';
 import { onFreshPostgres } from './raw-postgres.js';
 
 const CLIENTS = 32;
@@ -110,15 +110,6 @@ const works = [
   { name: 'single append', body: 'append', check: 'appendCheck', goal: 1 },
   { name: `batch of ${BATCH}`, body: 'batch', check: 'batchCheck', goal: 1, perRequest: BATCH },
 ];
-
-const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
-
-/** User + system CPU of a process (all its threads) in ms, from /proc/<pid>/stat. */
-async function cpuMsOf(pid) {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-}
 
 /** CPU ms of every process named `postgres` (the server and its backends). */
 async function postgresCpuMs() {
@@ -222,6 +213,7 @@ export function againstPostGraphile() {
             atLeast: work.goal,
           });
         }
+        await typenameFloors(url, serverCpu);
         return figures;
       }),
     [],
