@@ -12,7 +12,7 @@ const ROUNDS = 3;
 const servers = {
   PostGraphile: { script: 'bench/peer-server.js', database: true },
   'Apollo Server alone': { script: 'bench/apollo-alone.js' },
-  'Nest + Apollo, Fastify': { script: 'bench/bare-fastify-app.js' },
+  'Nest + Apollo, Fastify': { script: 'bench/bare-app.js', env: { BARE_PLATFORM: 'fastify' } },
   'Nest + Apollo, Express': { script: 'bench/bare-app.js' },
   Scribe: { script: 'dist/main.js', database: true },
 };
@@ -24,11 +24,14 @@ export async function typenameFloors(url, serverCpu) {
     const names = Object.keys(servers);
     if (round % 2) names.reverse();
     for (const name of names) {
-      const { script, database } = servers[name];
-      const server = await startServer(database ? { DATABASE_URL: url } : {}, {
-        cpu: serverCpu,
-        script,
-      });
+      const { script, database, env = {} } = servers[name];
+      const server = await startServer(
+        { ...env, ...(database ? { DATABASE_URL: url } : {}) },
+        {
+          cpu: serverCpu,
+          script,
+        },
+      );
       try {
         const run = (seconds) =>
           load({
