@@ -19,8 +19,12 @@ export interface ServerProcess {
   child: ChildProcess;
   /** Everything the process printed so far, stdout and stderr interleaved. */
   output(): string;
-  /** Resolves when the output contains `pattern`, rejects after `timeoutMs`. */
-  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  /**
+   * Resolves when the output contains `pattern` (a string: that text, as it is), rejects after
+   * `timeoutMs`. For a line the process prints while it answers: its output comes through a
+   * pipe of its own, which an answer can overtake.
+   */
+  waitForOutput(pattern: RegExp | string, timeoutMs?: number): Promise<RegExpExecArray>;
   gql<T = any>(
     query: string,
     variables?: Record<string, unknown>,
@@ -81,8 +85,12 @@ export async function startServer(
     }),
   );
 
-  const waitForOutput = (pattern: RegExp, timeoutMs = 10_000) =>
+  const waitForOutput = (wanted: RegExp | string, timeoutMs = 10_000) =>
     new Promise<RegExpExecArray>((resolveWait, rejectWait) => {
+      const pattern =
+        typeof wanted === 'string'
+          ? new RegExp(wanted.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+          : wanted;
       const check = () => {
         const match = pattern.exec(output);
         if (match) {
