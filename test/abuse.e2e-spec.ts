@@ -422,6 +422,10 @@ describe('hostile requests', () => {
         await Promise.all(Array.from({ length: 16 }, worker));
       }
       expect((await sut.gql('{ __typename }')).data).toEqual({ __typename: 'Query' });
+      // Logged as a refusal is answered, on a pipe the answers can overtake: waited for.
+      await sut.waitForOutput(
+        /Refused a request from \S+: UNAUTHENTICATED: pendingStatus needs Authorization/,
+      );
 
       const lines = sut.output().slice(startedAt).split('\n');
       expect(lines.filter((line) => / ERROR /.test(line))).toEqual([]);
@@ -472,6 +476,8 @@ describe('hostile requests', () => {
         query: '{ session(id: "limited") { messageCount } }',
       });
       expect(stored.data).toEqual({ session: null });
+      // Logged as the 429 is answered, on a pipe the answers can overtake: waited for.
+      await sut.waitForOutput(/Turning away requests from 127\.0\.0\.2/);
       expect(sut.output().match(/Turning away requests from 127\.0\.0\.2/g)).toHaveLength(1);
       expect(sut.output()).not.toMatch(/\bERROR\b/);
     },

@@ -119,6 +119,8 @@ describeOnPostgres('durability of acknowledged appends across a PostgreSQL outag
     expect(journal.map((line) => [line.id, line.content])).toEqual(
       cut.map((content, index) => [cutIds[index], content]),
     );
+    // Printed while the answers go out: the last is waited for, and the lines come in order.
+    await target.waitForOutput(`(message ${cutIds[2]})`);
     expect(occurrences(target.output(), 'spooled oldest message')).toBe(3);
     const health = await target.get('/health');
     expect(health.status).toBe(200);

@@ -121,6 +121,11 @@ describe('a damaged journal found at start', () => {
       expect(setAside[2].raw).toBe(
         tornLine.subarray(0, Math.floor(tornLine.length / 2)).toString(),
       );
+      // Logged at start, but at ERROR: on stderr, which the ready line (stdout) and the answers
+      // since do not wait for. Each is waited for.
+      for (const reason of ['checksum mismatch', 'unknown format version 2', 'torn tail']) {
+        await target.waitForOutput(new RegExp(`ERROR.*Set aside bytes at .*: ${reason}`));
+      }
       expect(occurrences(target.output(), /ERROR.*Set aside bytes at/)).toBe(3);
       const metrics = await target.get('/metrics');
       expect(metrics.text).toContain('scribe_set_aside_total{reason="corrupt"} 3');

@@ -108,6 +108,8 @@ describe('a segment that cannot be read for a while', () => {
       expect(
         occurrences(target.output(), /ERROR.*cannot be used: segment unreadable: EACCES/),
       ).toBe(1);
+      // Logged as the replay begins, on a pipe the reads above can overtake: waited for.
+      await target.waitForOutput(/usable again after \d+ ms/);
       expect(occurrences(target.output(), /usable again after \d+ ms/)).toBe(1);
       expect(target.output()).not.toContain('Set aside');
     },

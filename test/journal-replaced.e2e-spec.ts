@@ -139,6 +139,11 @@ async function replaceUnderLoad(
   // Both down (the database is locked): 503. Paths stay out of /health; its code says why.
   expect(health.status).toBe(503);
   expect(health.body.details.spool).toMatchObject({ status: 'down', code: 'SPOOL_DIR_UNUSABLE' });
+  // Both ERROR lines go out with the answers above, on a pipe of their own (stderr) that the
+  // answers can overtake: waited for. Its lines come in order, so the absence of a lock line
+  // below is checked against all that stderr carried up to the later of the two.
+  await target.waitForOutput('3 record(s) still in memory are BUFFERED');
+  await target.waitForOutput(new RegExp(`ERROR.*${spoolDir} is ${found}`));
   // No re-journal is claimed that did not happen, and the refusal is logged once.
   expect(target.output()).not.toContain('journaled again into a new segment');
   expect(target.output()).toContain('3 record(s) still in memory are BUFFERED');
@@ -164,6 +169,10 @@ async function replaceUnderLoad(
   });
   const onDisk = new Set((await readJournal(spoolDir)).map((line) => line.id));
   expect(answers.filter((answer) => !onDisk.has(answer.id)).map((a) => a.content)).toEqual([]);
+  // Logged as the recovery goes, on pipes the answers above can overtake: waited for.
+  await target.waitForOutput(/3 record\(s\) journaled again into segment/);
+  await target.waitForOutput(`on-disk spool at ${spoolDir} writable again`);
+  await target.waitForOutput(/ERROR.*owner-.*\.lock vanished or was replaced/);
   expect(occurrences(target.output(), /3 record\(s\) journaled again into segment/)).toBe(1);
   expect(occurrences(target.output(), `on-disk spool at ${spoolDir} writable again`)).toBe(1);
   // Only now, in the repaired directory, is the lock found missing and taken again.
@@ -235,7 +244,8 @@ describe('SPOOL_DIR replaced under a running instance that is not root', () => {
       await eventually(async () =>
         expect(await spoolStatus(target)).toMatchObject({ lostRecords: 2 }),
       );
-      expect(target.output()).toContain('2 record(s) only it held are LOST');
+      // Its ERROR line goes out as the loss is counted, on a pipe an answer can overtake.
+      await target.waitForOutput('2 record(s) only it held are LOST');
 
       // The instance has begun a new SPOOL_DIR meanwhile: the operator moves the files back.
       for (const name of await readdir(moved)) {
@@ -250,6 +260,7 @@ describe('SPOOL_DIR replaced under a running instance that is not root', () => {
           }),
         15_000,
       );
+      await target.waitForOutput(/is back; its 2 record\(s\) counted LOST are on disk/);
       expect(
         occurrences(target.output(), /is back; its 2 record\(s\) counted LOST are on disk/),
       ).toBe(1);
@@ -344,6 +355,10 @@ describe('SPOOL_DIR replaced under a running instance that is not root', () => {
         status: 'down',
         code: 'SPOOL_DIR_UNUSABLE',
       });
+      // Logged with the first answer BUFFERED, on a pipe of its own (stderr) that the answers
+      // can overtake: waited for. Its lines come in order, so a lock or segment line printed
+      // before it would be in the output the two checks below read.
+      await target.waitForOutput(new RegExp(`ERROR.*${spoolDir} is a symlink`));
       expect(occurrences(target.output(), new RegExp(`ERROR.*${spoolDir} is a symlink`))).toBe(1);
       expect(target.output()).not.toContain('vanished or was replaced');
       expect(target.output()).not.toContain('under the running instance');
@@ -372,6 +387,7 @@ describe('SPOOL_DIR replaced under a running instance that is not root', () => {
       const journal = await readJournal(spoolDir);
       expect(journal.segments).toHaveLength(1);
       expect(journal.map((line) => line.id).sort()).toEqual(answers.map((a) => a.id).sort());
+      await target.waitForOutput(`on-disk spool at ${spoolDir} writable again`);
       expect(occurrences(target.output(), `on-disk spool at ${spoolDir} writable again`)).toBe(1);
 
       expect((await target.stop('SIGKILL')).signal).toBe('SIGKILL');

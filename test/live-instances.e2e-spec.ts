@@ -366,7 +366,8 @@ describeOnPostgres('live updates across three instances sharing PostgreSQL', () 
       await before.ended;
       expect(errorCodes(before.error)).toEqual(['SUBSCRIPTION_INTERRUPTED']);
       expect(before.events).toHaveLength(10);
-      expect(a.output()).toMatch(/Stopped hearing commits/);
+      // Logged as the subscriber is told, on a pipe its end can overtake: waited for.
+      await a.waitForOutput(/Stopped hearing commits/);
 
       // Committed after the subscriber was told, whether A listens again by then or not. Each
       // append waits for the one before, so the keys follow the commits: the last cursor

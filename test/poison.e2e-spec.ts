@@ -496,6 +496,8 @@ describe.each(databaseKinds())('poison on %s', (kind) => {
         ['memory', poisonInMemory],
         ['disk', poisonOnDisk],
       ]) {
+        // Logged at write-back, on a pipe the reads above can overtake: waited for.
+        await target.waitForOutput(`Set aside message ${id} of session ${sessionId}`);
         const errorLines = target
           .output()
           .split('\n')

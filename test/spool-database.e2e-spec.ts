@@ -117,6 +117,8 @@ describe('one SPOOL_DIR shared by instances of two databases', () => {
         expect(bId).toMatch(/^[0-9a-f]{16}$/);
         expect(bId).not.toBe(aId);
         const refusal = `ERROR [Journal] Refusing the spool at ${spoolDir}: its database.id names database ${aId}, and this instance's database is ${bId}`;
+        // On stderr, which the ready line (stdout) and the answers since do not wait for.
+        await b.waitForOutput(refusal);
         expect(occurrences(b.output(), refusal)).toBe(1);
         expect(status).toEqual({
           writable: false,
@@ -272,6 +274,8 @@ describe('a spool used before its database answered', () => {
         databaseCheck: 'PENDING',
         databaseCheckReason: reason,
       });
+      // Logged with the first answer BUFFERED, on a pipe the answers can overtake: waited for.
+      await b.waitForOutput(`Not journaling into the spool at ${spoolDir}`);
       expect(occurrences(b.output(), `Not journaling into the spool at ${spoolDir}`)).toBe(1);
       expect((await readJournal(spoolDir)).segments).toEqual([]);
 

@@ -117,7 +117,9 @@ describeOnPostgres('a start while PostgreSQL is unreachable', () => {
       expect(await storedIds()).toEqual(ids);
       expect((await readJournal(join(dataDir, 'pending_messages'))).segments).toEqual([]);
       // Retried in the background (the proxy's refusals count the feed's attempts too, so the
-      // start's own attempts are fewer on a loaded machine).
+      // start's own attempts are fewer on a loaded machine). Logged as the database answers, on
+      // a pipe the reads above can overtake: waited for.
+      await target.waitForOutput(CONNECTED);
       expect(Number(CONNECTED.exec(target.output())?.[1])).toBeGreaterThan(1);
       expect(occurrences(target.output(), CONNECTED)).toBe(1);
       const health = await target.get('/health');
@@ -191,6 +193,8 @@ describe('a start while another process holds the SQLite database locked', () =>
         expect(stored.messageCount).toBe(contents.length);
       }, 15_000);
       expect((await readJournal(join(dataDir, 'pending_messages'))).segments).toEqual([]);
+      // Logged as the database answers, on a pipe the reads above can overtake: waited for.
+      await target.waitForOutput(CONNECTED);
       expect(occurrences(target.output(), CONNECTED)).toBe(1);
     },
   );
