@@ -202,7 +202,8 @@ describe('JWT_JWKS_URL that does not answer at start', () => {
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    const exit = await new Promise<number | null>((done) => child.once('exit', done));
+    // 'close', not 'exit': the line looked for is the last the process prints.
+    const exit = await new Promise<number | null>((done) => child.once('close', done));
     clearTimeout(timer);
     await rm(dataDir, { recursive: true, force: true });
     expect(exit).toBe(1);

@@ -63,7 +63,8 @@ describe('a data directory Scribe cannot use', () => {
       child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
       child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
       const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      const code = await new Promise<number | null>((done) => child.once('exit', done));
+      // 'close', not 'exit': the line looked for is the last the process prints.
+      const code = await new Promise<number | null>((done) => child.once('close', done));
       clearTimeout(timer);
 
       expect(code).toBe(1);

@@ -31,7 +31,7 @@ export interface ServerProcess {
     headers?: Record<string, string>,
   ): Promise<GqlResponse<T>>;
   get(path: string): Promise<request.Response>;
-  /** Sends `signal` and resolves with how the process ended once it is gone. */
+  /** Sends `signal` and resolves with how the process ended once it is gone, its output read. */
   stop(signal?: NodeJS.Signals): Promise<ProcessEnd>;
 }
 
@@ -78,8 +78,12 @@ export async function startServer(
   };
   child.stdout?.on('data', onData);
   child.stderr?.on('data', onData);
+  // 'close', not 'exit': at 'exit' the last lines may still be in the pipes. Once the pipes
+  // are closed too, output() holds all the process printed.
+  let closed = false;
   const exited = new Promise<ProcessEnd>((resolveExit) =>
-    child.once('exit', (code, signal) => {
+    child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
+      closed = true;
       for (const waiter of waiters) waiter();
       resolveExit({ code, signal });
     }),
@@ -96,7 +100,7 @@ export async function startServer(
         if (match) {
           cleanup();
           resolveWait(match);
-        } else if (child.exitCode !== null || child.signalCode !== null) {
+        } else if (closed) {
           cleanup();
           rejectWait(
             new Error(
