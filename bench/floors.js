@@ -2,7 +2,7 @@
 // answered by each layer Scribe stands on, beside PostGraphile and Scribe itself. No goal: they
 // say which goals of the peer section a change of platform could reach (issue 24's notes).
 // One server alive at a time, pinned as the peer section pins its own; rounds alternate.
-import { cpuMsOf, load, median, startServer } from './lib.js';
+import { loadWithCpu, median, startServer } from './lib.js';
 
 const CLIENTS = 32;
 const SECONDS = 5;
@@ -33,18 +33,14 @@ export async function typenameFloors(url, serverCpu) {
         },
       );
       try {
-        const run = (seconds) =>
-          load({
-            url: server.url,
+        results[name].push(
+          await loadWithCpu(server, {
             clients: CLIENTS,
-            durationMs: seconds * 1000,
+            warmUpSeconds: WARM_UP_SECONDS,
+            seconds: SECONDS,
             makeBody: () => ({ query: '{ __typename }' }),
-          });
-        await run(WARM_UP_SECONDS);
-        const before = await cpuMsOf(server.pid);
-        const result = await run(SECONDS);
-        const cpu = ((await cpuMsOf(server.pid)) - before) / result.requests;
-        results[name].push({ ...result, cpu });
+          }),
+        );
       } finally {
         await server.stop();
       }
@@ -55,7 +51,7 @@ export async function typenameFloors(url, serverCpu) {
     `\n{ __typename } floors, ${CLIENTS} clients, ${ROUNDS} alternating rounds of ${SECONDS} s (no goal: what each layer under Scribe costs):`,
   );
   for (const name of Object.keys(servers)) {
-    const cpu = median(results[name].map((result) => result.cpu));
+    const cpu = median(results[name].map((result) => result.serverCpu));
     const errors = results[name].reduce((sum, result) => sum + result.errors, 0);
     console.log(
       `  ${name.padEnd(24)} ${rateOf(name).toFixed(0).padStart(6)} req/s  ${cpu.toFixed(3)} ms CPU a request  / PostGraphile ${(rateOf(name) / rateOf('PostGraphile')).toFixed(2)}  (${errors} errors)`,

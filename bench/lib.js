@@ -206,6 +206,27 @@ export async function load({ url, clients, durationMs, makeBody, check }) {
   };
 }
 
+/**
+ * `load()` against a started server for `seconds` after `warmUpSeconds` of the same load, with
+ * the CPU each request cost: `serverCpu` (the server's ms), and `otherCpu` when `otherCpuMs`
+ * reads another process's total (PostgreSQL's, say).
+ */
+export async function loadWithCpu(server, { warmUpSeconds, seconds, otherCpuMs, ...work }) {
+  const run = (durationSeconds) =>
+    load({ url: server.url, durationMs: durationSeconds * 1000, ...work });
+  await run(warmUpSeconds);
+  const readOther = otherCpuMs ?? (async () => 0);
+  const [serverBefore, otherBefore] = [await cpuMsOf(server.pid), await readOther()];
+  const result = await run(seconds);
+  const serverMs = (await cpuMsOf(server.pid)) - serverBefore;
+  const otherMs = (await readOther()) - otherBefore;
+  return {
+    ...result,
+    serverCpu: serverMs / result.requests,
+    otherCpu: otherMs / result.requests,
+  };
+}
+
 export function fmt(result) {
   return `${result.perSecond.toFixed(0).padStart(7)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms  (${result.requests} requests, ${result.errors} errors)`;
 }

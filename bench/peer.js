@@ -11,7 +11,7 @@
 // each server and of PostgreSQL (every `postgres` process) comes from /proc.
 import { readFile, readdir } from 'node:fs/promises';
 import pg from 'pg';
-import { cpuMsOf, fillSession, load, median, startServer, withPinnedLoad } from './lib.js';
+import { cpuMsOf, fillSession, loadWithCpu, median, startServer, withPinnedLoad } from './lib.js';
 import { typenameFloors } from './floors.js';
 import { onFreshPostgres } from './raw-postgres.js';
 
@@ -127,24 +127,15 @@ async function postgresCpuMs() {
 }
 
 async function measureWork(server, side, work) {
-  const run = (seconds) =>
-    load({
-      url: server.url,
-      clients: CLIENTS,
-      durationMs: seconds * 1000,
-      makeBody: side[work.body],
-      check: work.check && side[work.check],
-    });
-  await run(WARM_UP_SECONDS);
-  const [serverBefore, postgresBefore] = [await cpuMsOf(server.pid), await postgresCpuMs()];
-  const result = await run(SECONDS);
-  const serverMs = (await cpuMsOf(server.pid)) - serverBefore;
-  const postgresMs = (await postgresCpuMs()) - postgresBefore;
-  return {
-    ...result,
-    serverCpu: serverMs / result.requests,
-    postgresCpu: postgresMs / result.requests,
-  };
+  const { otherCpu, ...result } = await loadWithCpu(server, {
+    clients: CLIENTS,
+    warmUpSeconds: WARM_UP_SECONDS,
+    seconds: SECONDS,
+    makeBody: side[work.body],
+    check: work.check && side[work.check],
+    otherCpuMs: postgresCpuMs,
+  });
+  return { ...result, postgresCpu: otherCpu };
 }
 
 const row = (label, r, perRequest = 1) =>
