@@ -21,7 +21,12 @@ import {
   readTranscript,
   type AppendStatus,
 } from './support/fault-helpers.js';
-import { startServer, temporaryDataDir, type ServerProcess } from './support/server-process.js';
+import {
+  literally,
+  startServer,
+  temporaryDataDir,
+  type ServerProcess,
+} from './support/server-process.js';
 
 // A stranger's attack on issue 19: SPOOL_DIR itself replaced under a server that is not root,
 // during a database outage, by a symlink to another directory or by a directory owned by root
@@ -143,11 +148,14 @@ async function replaceUnderLoad(
   // answers can overtake: waited for. Its lines come in order, so the absence of a lock line
   // below is checked against all that stderr carried up to the later of the two.
   await target.waitForOutput('3 record(s) still in memory are BUFFERED');
-  await target.waitForOutput(new RegExp(`ERROR.*${spoolDir} is ${found}`));
-  // No re-journal is claimed that did not happen, and the refusal is logged once.
-  expect(target.output()).not.toContain('journaled again into a new segment');
+  await target.waitForOutput(new RegExp(`ERROR.*${literally(spoolDir)} is ${found}`));
+  // No re-journal is claimed that did not happen (it happens only once the directory is
+  // repaired, below), and the refusal is logged once.
+  expect(target.output()).not.toMatch(/journaled again into (a new )?segment/);
   expect(target.output()).toContain('3 record(s) still in memory are BUFFERED');
-  expect(occurrences(target.output(), new RegExp(`ERROR.*${spoolDir} is ${found}`))).toBe(1);
+  expect(
+    occurrences(target.output(), new RegExp(`ERROR.*${literally(spoolDir)} is ${found}`)),
+  ).toBe(1);
   // The directory's line says it all: no lock line sends the operator after the lock file.
   expect(target.output()).not.toContain('vanished or was replaced');
 
@@ -358,8 +366,10 @@ describe('SPOOL_DIR replaced under a running instance that is not root', () => {
       // Logged with the first answer BUFFERED, on a pipe of its own (stderr) that the answers
       // can overtake: waited for. Its lines come in order, so a lock or segment line printed
       // before it would be in the output the two checks below read.
-      await target.waitForOutput(new RegExp(`ERROR.*${spoolDir} is a symlink`));
-      expect(occurrences(target.output(), new RegExp(`ERROR.*${spoolDir} is a symlink`))).toBe(1);
+      await target.waitForOutput(new RegExp(`ERROR.*${literally(spoolDir)} is a symlink`));
+      expect(
+        occurrences(target.output(), new RegExp(`ERROR.*${literally(spoolDir)} is a symlink`)),
+      ).toBe(1);
       expect(target.output()).not.toContain('vanished or was replaced');
       expect(target.output()).not.toContain('under the running instance');
 

@@ -11,13 +11,20 @@ export const READY_LINE = /GraphQL API ready at http:\/\/\S+\/graphql/;
 // A busy shared machine may need all of it.
 export const READY_TIMEOUT_MS = 30_000;
 
-/** How a child process ended, once it has (at once if it has already). */
+/**
+ * How a child process ended, once it has and its output is read to the end: at 'close', not
+ * 'exit', when the last lines (a crash's stack) may still be in its pipes.
+ */
 export function processEnd(child: ChildProcess): Promise<ProcessEnd> {
-  if (child.exitCode !== null || child.signalCode !== null) {
+  const piped = [child.stdout, child.stderr].filter((stream) => stream !== null);
+  const exited = child.exitCode !== null || child.signalCode !== null;
+  if (exited && piped.every((stream) => stream.readableEnded || stream.destroyed)) {
     return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   }
   return new Promise((resolveEnd) =>
-    child.once('exit', (code, signal) => resolveEnd({ code, signal })),
+    child.once('close', (code: number | null, signal: NodeJS.Signals | null) =>
+      resolveEnd({ code, signal }),
+    ),
   );
 }
 

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { parseSegmentName } from '../../src/spool/segment-names.js';
 import { scanSegment } from '../../src/spool/segment-scan.js';
 import {
+  literally,
   startServer,
   temporaryDataDir,
   type ServerProcess,
@@ -232,7 +233,7 @@ export function metricValue(metricsText: string, name: string): number | undefin
 export function occurrences(text: string, needle: string | RegExp): number {
   const pattern =
     typeof needle === 'string'
-      ? new RegExp(needle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'g')
+      ? new RegExp(literally(needle), 'g')
       : new RegExp(needle.source, 'g');
   return text.match(pattern)?.length ?? 0;
 }

@@ -50,6 +50,11 @@ export interface StartOptions {
   runAs?: { uid: number; gid: number };
 }
 
+/** `text` as a regular expression that matches it, and only it, character for character. */
+export function literally(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 /**
  * Starts the built server (`npm test` builds it first) as a real process on a free port and
  * resolves once it says it is ready. Logs are plain (no colours) so tests can match them.
@@ -91,10 +96,7 @@ export async function startServer(
 
   const waitForOutput = (wanted: RegExp | string, timeoutMs = 10_000) =>
     new Promise<RegExpExecArray>((resolveWait, rejectWait) => {
-      const pattern =
-        typeof wanted === 'string'
-          ? new RegExp(wanted.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-          : wanted;
+      const pattern = typeof wanted === 'string' ? new RegExp(literally(wanted)) : wanted;
       const check = () => {
         const match = pattern.exec(output);
         if (match) {
@@ -121,7 +123,14 @@ export async function startServer(
       check();
     });
 
-  const url = (await waitForOutput(READY, readyTimeoutMs))[1];
+  let url: string;
+  try {
+    url = (await waitForOutput(READY, readyTimeoutMs))[1];
+  } catch (error) {
+    // Not ready in time (or gone): nothing else will stop it, and its pipes would keep Jest.
+    child.kill('SIGKILL');
+    throw error;
+  }
   return {
     url,
     child,
