@@ -1,6 +1,7 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { databaseKinds } from './support/databases.js';
+import { processEnd } from './support/crash-process.js';
 import { appendMessage, eventually, faultSuite } from './support/fault-helpers.js';
 import { type ServerProcess } from './support/server-process.js';
 import { proxiedPostgresSchema } from './support/tcp-proxy.js';
@@ -40,15 +41,6 @@ async function filesHolding(dir: string, text: string): Promise<string[]> {
     if ((await readFile(path)).includes(needle)) found.push(entry);
   }
   return found.sort();
-}
-
-/** How the process ended, once it has (by itself: a failpoint's kill). */
-function ended(target: ServerProcess): Promise<{ code: number | null; signal: string | null }> {
-  const { child } = target;
-  if (child.exitCode !== null || child.signalCode !== null) {
-    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
-  }
-  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 }
 
 /** A database of the kind, down, and the ways to refuse SECRET, let it be, and end the outage. */
@@ -164,7 +156,7 @@ describe.each(databaseKinds())('redactMessage and kill -9 on %s', (database_) =>
       const { dataDir, env, restarted, id } = await storedWithCopy('redact.after-scrub');
 
       await redact(restarted, id).catch(() => undefined);
-      expect(await ended(restarted)).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(await processEnd(restarted.child)).toEqual({ code: null, signal: 'SIGKILL' });
       expect(await filesHolding(join(dataDir, 'pending_messages'), SECRET)).toEqual([]);
 
       const again = await server(env);
@@ -182,7 +174,7 @@ describe.each(databaseKinds())('redactMessage and kill -9 on %s', (database_) =>
       const { dataDir, env, restarted, id } = await storedWithCopy('redact.after-commit');
 
       await redact(restarted, id).catch(() => undefined);
-      expect(await ended(restarted)).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(await processEnd(restarted.child)).toEqual({ code: null, signal: 'SIGKILL' });
 
       await expectForgotten(await server(env), dataDir, id);
     },
@@ -194,7 +186,7 @@ describe.each(databaseKinds())('redactMessage and kill -9 on %s', (database_) =>
       const { dataDir, env, restarted, id } = await storedWithCopy('redact.before-scrub');
 
       await redact(restarted, id).catch(() => undefined);
-      expect(await ended(restarted)).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(await processEnd(restarted.child)).toEqual({ code: null, signal: 'SIGKILL' });
 
       // What expectForgotten would refuse: the copy is still on disk, and reads give it.
       expect(await filesHolding(join(dataDir, 'pending_messages'), SECRET)).not.toEqual([]);
